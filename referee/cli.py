@@ -1,0 +1,316 @@
+"""The ``rummikub-referee`` command line: a thin layer over the library, one function per command.
+
+Domain errors (unknown labels, malformed JSON, impossible inputs) print one line and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from referee.moves import Ruling, Verdict, check_move
+from referee.profiles import DEFAULT_PROFILE, PROFILES, get_profile
+from referee.scoring import Game, ScoreError, score_game, tournament_sheet
+from referee.sets import TileSet
+from referee.table import Table, TableError
+
+PROG = "rummikub-referee"
+EXIT_USAGE = 2
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}
+
+
+class CommandError(ValueError):
+    """A problem with the command's input, reported as one line."""
+
+
+# -- shared option bundles ------------------------------------------------------------------------
+
+
+def _add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
+
+
+def _add_profile(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--profile",
+        default=DEFAULT_PROFILE,
+        choices=list(PROFILES),
+        metavar="P",
+        help=f"rule profile (default {DEFAULT_PROFILE}; see `{PROG} profiles`)",
+    )
+
+
+def _time_limit(text: str) -> float | None:
+    if text.lower() in {"none", "off", "0"}:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("a time limit cannot be negative")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("elapsed time cannot be negative")
+    return value
+
+
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
+
+
+# -- commands ---------------------------------------------------------------------------------------
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    tile_set = TileSet.parse(args.tiles)
+    check = tile_set.check(args.profile)
+    data = check.to_dict()
+    if check.reading is not None:
+        data["jokers"] = check.reading.joker_meanings(tile_set.tiles)
+    if check.valid:
+        jokers = f"; joker(s): {', '.join(data['jokers'])}" if data["jokers"] else ""
+        text = f"valid {data['kind']} worth {check.value}{jokers}"
+    else:
+        text = f"invalid: {check.reason}"
+    _emit(args, data, text)
+    return 0 if check.valid else 1
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    before, after = _read_table(args.before), _read_table(args.after)
+    options: dict[str, Any] = {}
+    if args.time_limit is not _NOT_GIVEN:
+        options["time_limit_s"] = args.time_limit
+    ruling = check_move(before, after, opened=args.opened, profile=args.profile, elapsed_s=args.elapsed, **options)
+    _emit(args, ruling.to_dict(), format_ruling(ruling))
+    return 0
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    data = _read_json(args.game)
+    games = data if isinstance(data, list) else [data]
+    if not games:
+        raise ScoreError(f"{args.game}: no games to score")
+    scored = []
+    for index, game_data in enumerate(games):
+        try:
+            game = Game.from_json(game_data, profile=args.profile)
+        except ScoreError as error:
+            where = f"game {index + 1}: " if len(games) > 1 else ""
+            raise ScoreError(f"{args.game}: {where}{error}") from None
+        scored.append(score_game(game))
+    sheet = tournament_sheet(scored)
+    result = {"games": [[s.to_dict() for s in game] for game in scored], "sheet": [s.to_dict() for s in sheet]}
+    _emit(args, result, _format_scores(result))
+    return 0
+
+
+def cmd_profiles(args: argparse.Namespace) -> int:
+    data = [p.describe() for p in PROFILES.values()]
+    lines = []
+    for p in PROFILES.values():
+        limit = "none" if p.time_limit_s is None else f"{p.time_limit_s:g} s"
+        lines.append(
+            f"{p.name:<22} {p.title}\n{'':<22} opening {p.opening_threshold}, time {limit}, penalty {p.penalty_tiles},"
+            f" tiles {p.copies}x52+{p.jokers}, descending runs {'yes' if p.descending_runs else 'no'},"
+            f" joker on rack -{p.joker_on_rack_points}, big points {p.big_points.value}"
+        )
+    _emit(args, data, "\n".join(lines))
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from referee.bench import format_rules_benchmark, run_rules_benchmark
+
+    rows = run_rules_benchmark(repeats=args.repeats, seed=args.seed)
+    _emit(args, rows, format_rules_benchmark(rows))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Rule on the bundled sample game, move by move."""
+    sample = resources.files("referee").joinpath("samples/game.json")
+    game = json.loads(sample.read_text(encoding="utf-8"))
+    rulings = []
+    for move in game["moves"]:
+        ruling = check_move(
+            Table.from_json(move["before"]),
+            Table.from_json(move["after"]),
+            opened=move["opened"],
+            profile=game["profile"],
+            elapsed_s=move.get("elapsed_s"),
+        )
+        rulings.append({"player": move["player"], "says": move["says"], **ruling.to_dict()})
+        if not args.json:
+            print(f"--- move {len(rulings)}: {move['player']} ({move['says']})")
+            print(format_ruling(ruling))
+    if args.json:
+        print(json.dumps({"profile": game["profile"], "moves": rulings}, indent=2))
+    return 0
+
+
+# -- text formatting -------------------------------------------------------------------------------
+
+
+def format_ruling(ruling: Ruling) -> str:
+    status = "opened" if ruling.opened else "not opened"
+    lines = [f"{ruling.verdict.value.upper()}  ({ruling.profile}, player {status}, {ruling.kind})"]
+    lines += [f"  {v.code.value}: {v.detail}" for v in ruling.violations]
+    if ruling.played:
+        lines.append("played from the rack: " + " ".join(str(t) for t in ruling.played))
+    if ruling.opening_value is not None:
+        lines.append(f"opening value: {ruling.opening_value}")
+    for which, place, tile in ruling.uncertain:
+        where = "loose" if place[0] < 0 else f"set {place[0] + 1}"
+        lines.append(f"uncertain: {tile} ({which}, {where}, position {place[1] + 1})")
+    lines += [f"note: {note}" for note in ruling.notes]
+    plan = ruling.revert
+    if plan is not None and ruling.verdict is Verdict.REVERT:
+        lines.append(f"restore the table to: {plan.restore or '(empty table)'}")
+        if plan.to_rack:
+            lines.append("  back to the player's rack: " + " ".join(str(t) for t in plan.to_rack))
+        if plan.to_table:
+            lines.append("  back onto the table: " + " ".join(str(t) for t in plan.to_table))
+        lines.append(f"  penalty: draw {plan.penalty_tiles} tile{'s' if plan.penalty_tiles != 1 else ''}")
+    return "\n".join(lines)
+
+
+def _format_scores(result: dict[str, Any]) -> str:
+    lines = []
+    for number, game in enumerate(result["games"], 1):
+        lines.append(f"game {number}")
+        for s in game:
+            note = f"  ({s['note']})" if s["note"] else ""
+            lines.append(f"  {s['name']:<16} small {s['small_points']:>+6}  big {s['big_points']}{note}")
+    lines.append("sheet (big points, then small points)")
+    for s in result["sheet"]:
+        lines.append(f"  {s['rank']}. {s['name']:<14} big {s['big_points']:>2}  small {s['small_points']:>+6}")
+    return "\n".join(lines)
+
+
+# -- input --------------------------------------------------------------------------------------------
+
+
+def _read_json(path: str) -> Any:
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise CommandError(f"cannot read {path!r}: {getattr(error, 'strerror', None) or error}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CommandError(f"{path}: malformed JSON ({error.msg} at line {error.lineno} column {error.colno})") from None
+
+
+def _read_table(path: str) -> Table:
+    if Path(path).suffix.lower() in IMAGE_SUFFIXES:
+        raise CommandError(f"{path}: reading photos needs the tile recognition model, which this version does not ship yet")
+    try:
+        return Table.from_json(_read_json(path))
+    except TableError as error:
+        raise TableError(f"{path}: {error}") from None
+
+
+# -- parser -------------------------------------------------------------------------------------------
+
+_NOT_GIVEN = object()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="A Rummikub referee: rules on moves, scores games, reads tables.",
+        epilog=f"Example: {PROG} check before.json after.json --opened",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, func: Callable[[argparse.Namespace], int], help_: str, example: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(
+            name, help=help_, description=help_, epilog=f"Example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter
+        )
+        sub.set_defaults(func=func)
+        return sub
+
+    validate = command(
+        "validate", cmd_validate, "Is a set of tiles, in this order, a valid run or group?", f"{PROG} validate red-5 joker red-7"
+    )
+    validate.add_argument("tiles", nargs="+", metavar="TILE", help="labels such as red-7, k13, joker")
+    _add_profile(validate)
+    _add_json(validate)
+
+    check = command(
+        "check",
+        cmd_check,
+        "Rule on a move from the table before and after it (table JSON files).",
+        f"{PROG} check before.json after.json --not-opened --elapsed 42 --profile przasnysz",
+    )
+    check.add_argument("before", metavar="BEFORE", help="table JSON before the move ('-' reads standard input)")
+    check.add_argument("after", metavar="AFTER", help="table JSON after the move")
+    status = check.add_mutually_exclusive_group(required=True)
+    status.add_argument("--opened", dest="opened", action="store_true", help="the player had opened before this move")
+    status.add_argument("--not-opened", dest="opened", action="store_false", help="this is the player's opening turn")
+    check.add_argument("--elapsed", type=_seconds, metavar="SECONDS", help="how long the move took")
+    check.add_argument(
+        "--time-limit", type=_time_limit, default=_NOT_GIVEN, metavar="SECONDS",
+        help="time limit agreed at the table ('none' for no limit); default: the profile's",
+    )  # fmt: skip
+    _add_profile(check)
+    _add_json(check)
+
+    score = command(
+        "score",
+        cmd_score,
+        "Score a finished game (or a list of games, with the tournament sheet) from the racks at the end.",
+        f"{PROG} score game.json --json",
+    )
+    score.add_argument("game", metavar="GAME", help="game JSON: {profile, ending, players: [{name, rack, opened}]}")
+    score.add_argument("--profile", choices=list(PROFILES), metavar="P", help="override the game's profile")
+    _add_json(score)
+
+    profiles = command("profiles", cmd_profiles, "List the rule profiles with their parameters.", f"{PROG} profiles --json")
+    _add_json(profiles)
+
+    bench = command(
+        "bench", cmd_bench, "Benchmark the rules solver against an ILP reference measured in the same run.", f"{PROG} bench rules"
+    )
+    bench.add_argument("suite", choices=["rules"], help="what to benchmark")
+    bench.add_argument("--repeats", type=int, default=30, help="inputs per case (default 30)")
+    bench.add_argument("--seed", type=int, default=0)
+    _add_json(bench)
+
+    demo = command("demo", cmd_demo, "Rule on a bundled sample game, move by move.", f"{PROG} demo")
+    _add_json(demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if hasattr(args, "profile") and args.profile is not None:
+        get_profile(args.profile)
+    try:
+        return args.func(args)
+    except (ValueError, OSError) as error:  # domain errors are ValueError subclasses quoting the input
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

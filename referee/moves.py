@@ -1,0 +1,326 @@
+"""Rulings on a move: compare the table before and after, report every problem, say what to restore.
+
+>>> before = Table.parse("[red-5 red-6 red-7]")
+>>> after = Table.parse("[red-5 red-6] [red-7 blue-7 black-7]")
+>>> ruling = check_move(before, after, opened=True)
+>>> ruling.verdict.value, [v.code.value for v in ruling.violations]
+('revert', ['invalid-set'])
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee.profiles import DEFAULT_PROFILE, Profile, get_profile
+from referee.sets import TileSet, check_set
+from referee.table import LOOSE, Place, Table
+from referee.tiles import JOKER, Tile
+
+
+class Code(enum.Enum):
+    """The violation codes of RULES.md §9."""
+
+    INVALID_SET = "invalid-set"
+    TILE_RETURNED_TO_RACK = "tile-returned-to-rack"
+    JOKER_KEPT = "joker-kept"
+    NO_TILE_FROM_RACK = "no-tile-from-rack"
+    OPENING_BELOW_THRESHOLD = "opening-below-threshold"
+    OPENING_MANIPULATION = "opening-manipulation"
+    TIMEOUT = "timeout"
+    IMPOSSIBLE_TABLE = "impossible-table"
+
+
+class Verdict(enum.Enum):
+    OK = "ok"
+    REVERT = "revert"
+    REVIEW = "review"
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    code: Code
+    detail: str
+    sets: tuple[int, ...] = ()
+    """Indices of the sets concerned in the table after the move (or before, for opening-manipulation)."""
+    tiles: tuple[Tile, ...] = ()
+    players_fault: bool = True
+    """False when the problem cannot be blamed on the player on move (a misread, a set already broken)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code.value,
+            "detail": self.detail,
+            "sets": list(self.sets),
+            "tiles": [str(t) for t in self.tiles],
+            "players_fault": self.players_fault,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RevertPlan:
+    """How to undo a move: the layout to restore, which tiles go where, and the penalty."""
+
+    restore: Table
+    to_rack: tuple[Tile, ...]
+    """Tiles the player put on the table from the rack: they go back to the rack."""
+    to_table: tuple[Tile, ...]
+    """Tiles that were on the table and left it: the player puts them back."""
+    changed_sets: tuple[int, ...]
+    """Sets of the table after the move that are not in the before-layout (the tiles to move)."""
+    penalty_tiles: int
+    fallback_keep: tuple[TileSet, ...]
+    """RULES.md §6 fallback when the layout cannot be restored: these valid sets stay on the table..."""
+    fallback_take: tuple[Tile, ...]
+    """...and the player takes every tile that is not part of a valid set onto the rack."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "restore": self.restore.to_json(),
+            "to_rack": [str(t) for t in self.to_rack],
+            "to_table": [str(t) for t in self.to_table],
+            "changed_sets": list(self.changed_sets),
+            "penalty_tiles": self.penalty_tiles,
+            "fallback": {
+                "keep": [[str(t) for t in s] for s in self.fallback_keep],
+                "take": [str(t) for t in self.fallback_take],
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Ruling:
+    verdict: Verdict
+    violations: tuple[Violation, ...]
+    played: tuple[Tile, ...]
+    """Tiles that came onto the table from the rack."""
+    removed: tuple[Tile, ...]
+    """Tiles that were on the table before and are not after."""
+    penalty_tiles: int
+    profile: str
+    opened: bool
+    opening_value: int | None = None
+    """Value of the sets laid from the rack in an opening turn."""
+    revert: RevertPlan | None = None
+    uncertain: tuple[tuple[str, Place, Tile], ...] = ()
+    """("before"|"after", place, tile) of every reading not certain enough to rule on."""
+    notes: tuple[str, ...] = ()
+    kind: str = "play"
+    """"draw" when the table did not change, "play" otherwise."""
+
+    @property
+    def codes(self) -> list[str]:
+        return [v.code.value for v in self.violations]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict.value,
+            "kind": self.kind,
+            "violations": [v.to_dict() for v in self.violations],
+            "penalty_tiles": self.penalty_tiles,
+            "played": [str(t) for t in self.played],
+            "removed": [str(t) for t in self.removed],
+            "opening_value": self.opening_value,
+            "revert": None if self.revert is None else self.revert.to_dict(),
+            "uncertain": [{"table": which, "place": list(place), "tile": str(t)} for which, place, t in self.uncertain],
+            "notes": list(self.notes),
+            "profile": self.profile,
+            "opened": self.opened,
+        }
+
+
+_USE_PROFILE = object()
+
+
+@dataclass
+class _Findings:
+    violations: list[Violation] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, code: Code, detail: str, **kwargs: Any) -> None:
+        self.violations.append(Violation(code, detail, **kwargs))
+
+
+def check_move(
+    before: Table,
+    after: Table,
+    *,
+    opened: bool,
+    profile: Profile | str = DEFAULT_PROFILE,
+    elapsed_s: float | None = None,
+    time_limit_s: float | None | object = _USE_PROFILE,
+) -> Ruling:
+    """Rule on one move. ``opened``: the player had opened before this move.
+
+    ``time_limit_s`` overrides the profile's limit (``None``: no limit), for limits agreed at the table.
+    """
+    rules = get_profile(profile)
+    limit = rules.time_limit_s if time_limit_s is _USE_PROFILE else time_limit_s
+    played, removed = _difference(after.counts(), before.counts())
+    findings = _Findings()
+    unchanged = before.same_layout(after)
+
+    _check_tile_counts(after, rules, findings)
+    _check_sets(before, after, rules, findings)
+    _check_removed(removed, findings)
+    if not unchanged and not played:
+        findings.add(Code.NO_TILE_FROM_RACK, "the table changed but no tile came from the rack")
+    opening_value = None
+    if not opened and played:
+        opening_value = _check_opening(before, after, played, rules, findings)
+    _check_time(elapsed_s, limit, rules, findings, unchanged=unchanged)
+
+    uncertain = tuple(("before", p, before.tile_at(p)) for p in sorted(before.uncertain)) + tuple(
+        ("after", p, after.tile_at(p)) for p in sorted(after.uncertain)
+    )
+    verdict = _verdict(findings.violations, uncertain)
+    if uncertain:
+        findings.notes.append(f"{len(uncertain)} tile(s) read with low confidence: a person decides")
+    revert = _revert_plan(before, after, played, removed, rules) if verdict is not Verdict.OK else None
+    return Ruling(
+        verdict=verdict,
+        violations=tuple(findings.violations),
+        played=played,
+        removed=removed,
+        penalty_tiles=rules.penalty_tiles if verdict is Verdict.REVERT else 0,
+        profile=rules.name,
+        opened=opened,
+        opening_value=opening_value,
+        revert=revert,
+        uncertain=uncertain,
+        notes=tuple(findings.notes),
+        kind="draw" if unchanged else "play",
+    )
+
+
+def _difference(after: Counter[Tile], before: Counter[Tile]) -> tuple[tuple[Tile, ...], tuple[Tile, ...]]:
+    played = sorted((after - before).elements())
+    removed = sorted((before - after).elements())
+    return tuple(played), tuple(removed)
+
+
+def _check_tile_counts(table: Table, rules: Profile, findings: _Findings) -> None:
+    for tile, count in sorted(table.counts().items()):
+        allowed = rules.jokers if tile.is_joker else rules.copies
+        if count > allowed:
+            findings.add(
+                Code.IMPOSSIBLE_TABLE,
+                f"{count} copies of {tile} on the table; the {rules.name} set has {allowed}"
+                " (a misread or a foreign tile)",
+                tiles=(tile,),
+                players_fault=False,
+            )
+
+
+def _check_sets(before: Table, after: Table, rules: Profile, findings: _Findings) -> None:
+    already_there = Counter(s.tiles for s in before.sets if not check_set(s.tiles, rules).valid)
+    for index, tile_set in enumerate(after.sets):
+        check = check_set(tile_set.tiles, rules)
+        if check.valid:
+            continue
+        inherited = already_there[tile_set.tiles] > 0
+        if inherited:
+            already_there[tile_set.tiles] -= 1
+        detail = f"set {index + 1} ({tile_set}) is not a valid run or group: {check.reason}"
+        if inherited:
+            detail += "; it was already like this before the move"
+        findings.add(Code.INVALID_SET, detail, sets=(index,), tiles=tile_set.tiles, players_fault=not inherited)
+    if after.loose:
+        loose = " ".join(str(t) for t in after.loose)
+        findings.add(Code.INVALID_SET, f"tiles left outside any set: {loose}", tiles=after.loose)
+
+
+def _check_removed(removed: Sequence[Tile], findings: _Findings) -> None:
+    numbers = tuple(t for t in removed if not t.is_joker)
+    jokers = len(removed) - len(numbers)
+    if numbers:
+        listed = " ".join(str(t) for t in numbers)
+        findings.add(
+            Code.TILE_RETURNED_TO_RACK,
+            f"tile(s) on the table before the move are gone after it: {listed}",
+            tiles=numbers,
+        )
+    if jokers:
+        findings.add(
+            Code.JOKER_KEPT,
+            f"{jokers} joker(s) taken from the table are not on the table after the move",
+            tiles=(JOKER,) * jokers,
+        )
+
+
+def _check_opening(before: Table, after: Table, played: Sequence[Tile], rules: Profile, findings: _Findings) -> int:
+    """The opening turn: the old sets stay untouched, and the new sets from the rack reach the threshold."""
+    remaining = Counter(s.tiles for s in after.sets)
+    touched = []
+    for index, tile_set in enumerate(before.sets):
+        if remaining[tile_set.tiles] > 0:
+            remaining[tile_set.tiles] -= 1
+        else:
+            touched.append(index)
+    if touched or before.loose and Counter(before.loose) - Counter(after.loose):
+        names = ", ".join(f"set {i + 1} ({before.sets[i]})" for i in touched) or "loose tiles"
+        findings.add(
+            Code.OPENING_MANIPULATION,
+            f"sets already on the table were changed during the opening turn: {names}",
+            sets=tuple(touched),
+            tiles=tuple(t for i in touched for t in before.sets[i]),
+        )
+    from_rack = Counter(played)
+    value = 0
+    for tiles, count in remaining.items():
+        if count and not Counter(tiles) - from_rack:
+            value += count * check_set(tiles, rules).value
+    if value < rules.opening_threshold:
+        findings.add(
+            Code.OPENING_BELOW_THRESHOLD,
+            f"opening sets from the rack are worth {value} points; {rules.name} needs at least"
+            f" {rules.opening_threshold}",
+            tiles=tuple(played),
+        )
+    return value
+
+
+def _check_time(elapsed_s: float | None, limit: Any, rules: Profile, findings: _Findings, *, unchanged: bool) -> None:
+    if elapsed_s is None or limit is None or elapsed_s <= limit:
+        return
+    detail = f"the move took {elapsed_s:.1f} s; the limit is {limit:g} s"
+    if unchanged:
+        findings.notes.append(f"{detail}; the table is as it was, so the turn ends with a draw from the pool")
+        return
+    if rules.valid_table_at_timeout_stands and not findings.violations:
+        findings.notes.append(f"{detail}, but every set is valid: the move stands ({rules.name} rule 15)")
+        return
+    findings.add(Code.TIMEOUT, detail)
+
+
+def _verdict(violations: Iterable[Violation], uncertain: Sequence[object]) -> Verdict:
+    violations = list(violations)
+    if uncertain or any(not v.players_fault for v in violations):
+        return Verdict.REVIEW
+    return Verdict.REVERT if violations else Verdict.OK
+
+
+def _revert_plan(
+    before: Table, after: Table, played: tuple[Tile, ...], removed: tuple[Tile, ...], rules: Profile
+) -> RevertPlan:
+    kept = Counter(s.tiles for s in before.sets)
+    changed = []
+    for index, tile_set in enumerate(after.sets):
+        if kept[tile_set.tiles] > 0:
+            kept[tile_set.tiles] -= 1
+        else:
+            changed.append(index)
+    valid = [s for s in after.sets if check_set(s.tiles, rules).valid]
+    broken = [t for s in after.sets if not check_set(s.tiles, rules).valid for t in s]
+    return RevertPlan(
+        restore=Table(before.sets, before.loose),
+        to_rack=played,
+        to_table=removed,
+        changed_sets=tuple(changed) + ((LOOSE,) if after.loose else ()),
+        penalty_tiles=rules.penalty_tiles,
+        fallback_keep=tuple(valid),
+        fallback_take=tuple(sorted(broken + list(after.loose))),
+    )

@@ -1,0 +1,205 @@
+"""Sets on the table: runs and groups, jokers, reading order, and the highest-valued valid reading.
+
+>>> TileSet.parse("r5 j r7").check().value
+18
+>>> TileSet.parse("b5 j j").check().value   # group of fives (15) or run 5-6-7 (18): the higher counts
+18
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from referee.profiles import Profile, get_profile, DEFAULT_PROFILE
+from referee.tiles import MAX_NUMBER, MIN_NUMBER, Colour, Tile, TileError, parse_tiles
+
+MIN_SET_SIZE = 3
+MAX_GROUP_SIZE = 4
+MAX_RUN_SIZE = MAX_NUMBER - MIN_NUMBER + 1
+
+
+class SetKind(enum.Enum):
+    RUN = "run"
+    GROUP = "group"
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One way to read a set: its kind, the number each position stands for, and its value."""
+
+    kind: SetKind
+    numbers: tuple[int, ...]
+    colour: Colour | None
+    """The run's colour; ``None`` for a group."""
+    descending: bool = False
+
+    @property
+    def value(self) -> int:
+        return sum(self.numbers)
+
+    def joker_meanings(self, tiles: Sequence[Tile]) -> list[str]:
+        """What each joker stands for, e.g. ``['red-6']`` or ``['5 (blue or orange)']``."""
+        if self.kind is SetKind.RUN:
+            return [str(Tile(self.colour, n)) for t, n in zip(tiles, self.numbers) if t.is_joker]
+        present = {t.colour for t in tiles if not t.is_joker}
+        missing = " or ".join(c.value for c in Colour if c not in present)
+        return [f"{self.numbers[0]} ({missing})" for t in tiles if t.is_joker]
+
+
+@dataclass(frozen=True, slots=True)
+class SetCheck:
+    """The verdict on one set: valid or not, its best reading, and why not when it is invalid."""
+
+    valid: bool
+    reading: Reading | None
+    reason: str | None
+
+    @property
+    def kind(self) -> SetKind | None:
+        return None if self.reading is None else self.reading.kind
+
+    @property
+    def value(self) -> int:
+        return 0 if self.reading is None else self.reading.value
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "valid": self.valid,
+            "kind": None if self.kind is None else self.kind.value,
+            "value": self.value,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TileSet:
+    """Tiles laid together on the table, in reading order."""
+
+    tiles: tuple[Tile, ...]
+
+    @classmethod
+    def parse(cls, text: str | Iterable[str]) -> TileSet:
+        return cls(tuple(parse_tiles(text)))
+
+    @classmethod
+    def of(cls, tiles: Iterable[Tile | str]) -> TileSet:
+        return cls(tuple(t if isinstance(t, Tile) else Tile.parse(t) for t in tiles))
+
+    def __post_init__(self) -> None:
+        for tile in self.tiles:
+            if not isinstance(tile, Tile):
+                raise TileError(f"not a tile: {tile!r}")
+
+    def __iter__(self) -> Iterator[Tile]:
+        return iter(self.tiles)
+
+    def __len__(self) -> int:
+        return len(self.tiles)
+
+    def __str__(self) -> str:
+        return " ".join(str(t) for t in self.tiles)
+
+    def __repr__(self) -> str:
+        return f"TileSet.parse({str(self)!r})"
+
+    def readings(self, profile: Profile | str = DEFAULT_PROFILE) -> list[Reading]:
+        return list(valid_readings(self.tiles, get_profile(profile)))
+
+    def check(self, profile: Profile | str = DEFAULT_PROFILE) -> SetCheck:
+        return check_set(self.tiles, get_profile(profile))
+
+    def is_valid(self, profile: Profile | str = DEFAULT_PROFILE) -> bool:
+        return self.check(profile).valid
+
+
+def valid_readings(tiles: Sequence[Tile], profile: Profile) -> Iterator[Reading]:
+    """Every valid reading of ``tiles`` in their physical order under ``profile``."""
+    if len(tiles) < MIN_SET_SIZE or all(t.is_joker for t in tiles):
+        return
+    group = _group_reading(tiles)
+    if group is not None:
+        yield group
+    yield from _run_readings(tiles, descending=False)
+    if profile.descending_runs:
+        yield from _run_readings(tiles, descending=True)
+
+
+def check_set(tiles: Sequence[Tile], profile: Profile) -> SetCheck:
+    best = max(valid_readings(tiles, profile), key=lambda r: r.value, default=None)
+    if best is not None:
+        return SetCheck(True, best, None)
+    return SetCheck(False, None, _why_invalid(tiles, profile))
+
+
+def _group_reading(tiles: Sequence[Tile]) -> Reading | None:
+    if len(tiles) > MAX_GROUP_SIZE:
+        return None
+    numbers = {t.number for t in tiles if not t.is_joker}
+    colours = [t.colour for t in tiles if not t.is_joker]
+    if len(numbers) != 1 or len(set(colours)) != len(colours):
+        return None
+    (number,) = numbers
+    return Reading(SetKind.GROUP, (number,) * len(tiles), None)
+
+
+def _run_readings(tiles: Sequence[Tile], *, descending: bool) -> Iterator[Reading]:
+    if len(tiles) > MAX_RUN_SIZE:
+        return
+    colours = {t.colour for t in tiles if not t.is_joker}
+    if len(colours) != 1:
+        return
+    step = -1 if descending else 1
+    starts = {t.number - step * i for i, t in enumerate(tiles) if t.number is not None}
+    if len(starts) != 1:
+        return
+    (start,) = starts
+    numbers = tuple(start + step * i for i in range(len(tiles)))
+    if min(numbers) < MIN_NUMBER or max(numbers) > MAX_NUMBER:
+        return
+    (colour,) = colours
+    yield Reading(SetKind.RUN, numbers, colour, descending)
+
+
+def _why_invalid(tiles: Sequence[Tile], profile: Profile) -> str:
+    size = len(tiles)
+    if size < MIN_SET_SIZE:
+        return f"only {size} tile{'s' if size != 1 else ''}; a set needs at least {MIN_SET_SIZE}"
+    real = [t for t in tiles if not t.is_joker]
+    if not real:
+        return "only jokers; a set needs at least one number tile"
+    colours = {t.colour for t in real}
+    numbers = {t.number for t in real}
+    if len(numbers) == 1 and len(colours) < len(real):
+        repeated = next(c for c in colours if sum(t.colour == c for t in real) > 1)
+        return f"group of {real[0].number}s repeats {repeated.value}"
+    if len(numbers) == 1 and size > MAX_GROUP_SIZE:
+        return f"a group has at most {MAX_GROUP_SIZE} tiles, this one has {size}"
+    if len(colours) == 1:
+        return _why_not_run(tiles, profile)
+    if len(numbers) == 1:
+        return "not a valid group"
+    return "mixes colours and numbers: neither a run nor a group"
+
+
+def _why_not_run(tiles: Sequence[Tile], profile: Profile) -> str:
+    if len(tiles) > MAX_RUN_SIZE:
+        return f"a run has at most {MAX_RUN_SIZE} tiles, this one has {len(tiles)}"
+    order = "ascending or descending" if profile.descending_runs else "ascending"
+    positions = [(i, t.number) for i, t in enumerate(tiles) if t.number is not None]
+    (i0, n0) = positions[0]
+    for step, direction in ((1, "ascending"), (-1, "descending")):
+        if all(n == n0 + step * (i - i0) for i, n in positions):
+            first, last = n0 - step * i0, n0 + step * (len(tiles) - 1 - i0)
+            if direction == "descending" and not profile.descending_runs:
+                return "run laid in descending order; runs must be laid ascending"
+            if min(first, last) < MIN_NUMBER:
+                return f"run would need a tile below {MIN_NUMBER} for its jokers"
+            return f"run would pass {MAX_NUMBER} (13 is never followed by 1)"
+    pairs = zip(positions, positions[1:])
+    for (i, a), (j, b) in pairs:
+        if b - a != j - i:
+            gap = f"{a} then {b}" if j == i + 1 else f"{a} and {b} with {j - i - 1} joker(s) between"
+            return f"numbers not consecutive in {order} order: {gap}"
+    return f"numbers not consecutive in {order} order"
