@@ -212,12 +212,16 @@ def _read_json(path: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise CommandError(f"{path}: malformed JSON ({error.msg} at line {error.lineno} column {error.colno})") from None
+        raise CommandError(
+            f"{path}: malformed JSON ({error.msg} at line {error.lineno} column {error.colno})"
+        ) from None
 
 
 def _read_table(path: str) -> Table:
     if Path(path).suffix.lower() in IMAGE_SUFFIXES:
-        raise CommandError(f"{path}: reading photos needs the tile recognition model, which this version does not ship yet")
+        raise CommandError(
+            f"{path}: reading photos needs the tile recognition model, which this version does not ship yet"
+        )
     try:
         return Table.from_json(_read_json(path))
     except TableError as error:
@@ -237,15 +241,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, func: Callable[[argparse.Namespace], int], help_: str, example: str) -> argparse.ArgumentParser:
+    def command(
+        name: str, func: Callable[[argparse.Namespace], int], help_: str, example: str
+    ) -> argparse.ArgumentParser:
         sub = commands.add_parser(
-            name, help=help_, description=help_, epilog=f"Example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter
+            name,
+            help=help_,
+            description=help_,
+            epilog=f"Example:\n  {example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         sub.set_defaults(func=func)
         return sub
 
     validate = command(
-        "validate", cmd_validate, "Is a set of tiles, in this order, a valid run or group?", f"{PROG} validate red-5 joker red-7"
+        "validate",
+        cmd_validate,
+        "Is a set of tiles, in this order, a valid run or group?",
+        f"{PROG} validate red-5 joker red-7",
     )
     validate.add_argument("tiles", nargs="+", metavar="TILE", help="labels such as red-7, k13, joker")
     _add_profile(validate)
@@ -280,11 +293,16 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--profile", choices=list(PROFILES), metavar="P", help="override the game's profile")
     _add_json(score)
 
-    profiles = command("profiles", cmd_profiles, "List the rule profiles with their parameters.", f"{PROG} profiles --json")
+    profiles = command(
+        "profiles", cmd_profiles, "List the rule profiles with their parameters.", f"{PROG} profiles --json"
+    )
     _add_json(profiles)
 
     bench = command(
-        "bench", cmd_bench, "Benchmark the rules solver against an ILP reference measured in the same run.", f"{PROG} bench rules"
+        "bench",
+        cmd_bench,
+        "Benchmark the rules solver against an ILP reference measured in the same run.",
+        f"{PROG} bench rules",
     )
     bench.add_argument("suite", choices=["rules"], help="what to benchmark")
     bench.add_argument("--repeats", type=int, default=30, help="inputs per case (default 30)")

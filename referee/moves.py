@@ -151,7 +151,7 @@ def check_move(
     opened: bool,
     profile: Profile | str = DEFAULT_PROFILE,
     elapsed_s: float | None = None,
-    time_limit_s: float | None | object = _USE_PROFILE,
+    time_limit_s: float | object | None = _USE_PROFILE,
 ) -> Ruling:
     """Rule on one move. ``opened``: the player had opened before this move.
 
@@ -260,7 +260,7 @@ def _check_opening(before: Table, after: Table, played: Sequence[Tile], rules: P
             remaining[tile_set.tiles] -= 1
         else:
             touched.append(index)
-    if touched or before.loose and Counter(before.loose) - Counter(after.loose):
+    if touched or (before.loose and Counter(before.loose) - Counter(after.loose)):
         names = ", ".join(f"set {i + 1} ({before.sets[i]})" for i in touched) or "loose tiles"
         findings.add(
             Code.OPENING_MANIPULATION,

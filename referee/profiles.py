@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 
 
@@ -59,7 +59,7 @@ class Profile:
         return 52 * self.copies + self.jokers
 
     def describe(self) -> dict[str, object]:
-        data = asdict(self)
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["big_points"] = self.big_points.value
         data["big_points_by_table"] = {str(k): list(v) for k, v in self.big_points_by_table.items()}
         data["notes"] = list(self.notes)

@@ -109,7 +109,9 @@ def score_game(game: Game) -> list[PlayerScore]:
     winners = {name for name, place in places.items() if place == 1}
     big = _big_points(places, winners, rules)
     return [
-        PlayerScore(p.name, racks[p.name], small[p.name], big[p.name], places[p.name], p.name in winners, notes.get(p.name, ""))
+        PlayerScore(
+            p.name, racks[p.name], small[p.name], big[p.name], places[p.name], p.name in winners, notes.get(p.name, "")
+        )
         for p in game.players
     ]
 

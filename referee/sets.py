@@ -11,8 +11,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
-from referee.profiles import Profile, get_profile, DEFAULT_PROFILE
+from referee.profiles import DEFAULT_PROFILE, Profile, get_profile
 from referee.tiles import MAX_NUMBER, MIN_NUMBER, Colour, Tile, TileError, parse_tiles
 
 MIN_SET_SIZE = 3
@@ -42,7 +43,7 @@ class Reading:
     def joker_meanings(self, tiles: Sequence[Tile]) -> list[str]:
         """What each joker stands for, e.g. ``['red-6']`` or ``['5 (blue or orange)']``."""
         if self.kind is SetKind.RUN:
-            return [str(Tile(self.colour, n)) for t, n in zip(tiles, self.numbers) if t.is_joker]
+            return [str(Tile(self.colour, n)) for t, n in zip(tiles, self.numbers, strict=True) if t.is_joker]
         present = {t.colour for t in tiles if not t.is_joker}
         missing = " or ".join(c.value for c in Colour if c not in present)
         return [f"{self.numbers[0]} ({missing})" for t in tiles if t.is_joker]
@@ -197,8 +198,7 @@ def _why_not_run(tiles: Sequence[Tile], profile: Profile) -> str:
             if min(first, last) < MIN_NUMBER:
                 return f"run would need a tile below {MIN_NUMBER} for its jokers"
             return f"run would pass {MAX_NUMBER} (13 is never followed by 1)"
-    pairs = zip(positions, positions[1:])
-    for (i, a), (j, b) in pairs:
+    for (i, a), (j, b) in pairwise(positions):
         if b - a != j - i:
             gap = f"{a} then {b}" if j == i + 1 else f"{a} and {b} with {j - i - 1} joker(s) between"
             return f"numbers not consecutive in {order} order: {gap}"

@@ -96,7 +96,9 @@ class Table:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as error:
-            raise TableError(f"{source}: malformed JSON ({error.msg} at line {error.lineno} column {error.colno})") from None
+            raise TableError(
+                f"{source}: malformed JSON ({error.msg} at line {error.lineno} column {error.colno})"
+            ) from None
         try:
             return cls.from_json(data)
         except TableError as error:
@@ -108,7 +110,9 @@ class Table:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
-            raise TableError(f"cannot read table file {str(path)!r}: {getattr(error, 'strerror', None) or error}") from None
+            raise TableError(
+                f"cannot read table file {str(path)!r}: {getattr(error, 'strerror', None) or error}"
+            ) from None
         return cls.from_json_text(text, source=str(path))
 
     # -- views ----------------------------------------------------------------------------------

@@ -138,7 +138,7 @@ class Tile:
 
 JOKER = Tile()
 NUMBER_TILES: tuple[Tile, ...] = tuple(Tile(c, n) for c in COLOURS for n in range(MIN_NUMBER, MAX_NUMBER + 1))
-ALL_LABELS: tuple[str, ...] = tuple(str(t) for t in NUMBER_TILES) + (JOKER_LABEL,)
+ALL_LABELS: tuple[str, ...] = (*(str(t) for t in NUMBER_TILES), JOKER_LABEL)
 """The 53 labels in the project's canonical order (colour by colour, 1-13, then the joker)."""
 
 

@@ -1,0 +1,147 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.cli import build_parser, main
+
+
+def run(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def tables(tmp_path: Path) -> dict[str, str]:
+    files = {
+        "before": {"sets": [["red-5", "red-6", "red-7"], ["black-3", "blue-3", "joker"]]},
+        "kept": {"sets": [["red-5", "red-6", "red-7"], ["black-3", "blue-3", "orange-3"]]},
+        "good": {"sets": [["red-5", "red-6", "red-7", "red-8"], ["black-3", "blue-3", "joker"]]},
+        "bad": "{not json",
+        "label": {"sets": [["red-5", "purple-6", "red-7"]]},
+    }
+    paths = {}
+    for name, content in files.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
+        paths[name] = str(path)
+    return paths
+
+
+def test_validate(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run("validate", "red-5", "joker", "red-7", capsys=capsys)
+    assert code == 0 and "valid run worth 18" in out and "red-6" in out
+    code, out, _ = run("validate", "--json", "r5", "r6", capsys=capsys)
+    assert code == 1 and json.loads(out) == {
+        "valid": False,
+        "kind": None,
+        "value": 0,
+        "reason": "only 2 tiles; a set needs at least 3",
+    }
+
+
+def test_check_human_and_json(tables: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run("check", tables["before"], tables["kept"], "--opened", capsys=capsys)
+    assert code == 0 and out.startswith("REVERT") and "joker-kept" in out and "back onto the table: joker" in out
+    code, out, _ = run(
+        "check", tables["before"], tables["good"], "--opened", "--elapsed", "61", "--json", capsys=capsys
+    )
+    ruling = json.loads(out)
+    assert ruling["verdict"] == "revert" and [v["code"] for v in ruling["violations"]] == ["timeout"]
+    code, out, _ = run(
+        "check",
+        tables["before"],
+        tables["good"],
+        "--opened",
+        "--elapsed",
+        "61",
+        "--time-limit",
+        "none",
+        "--json",
+        capsys=capsys,
+    )
+    assert json.loads(out)["verdict"] == "ok"
+    code, out, _ = run(
+        "check",
+        tables["before"],
+        tables["good"],
+        "--opened",
+        "--elapsed",
+        "45",
+        "--profile",
+        "przasnysz",
+        "--json",
+        capsys=capsys,
+    )
+    assert json.loads(out)["verdict"] == "ok" and json.loads(out)["notes"]  # valid table at timeout stands
+
+
+@pytest.mark.parametrize(
+    ("which", "message"),
+    [
+        ("bad", "malformed JSON"),
+        ("label", "sets[0][1]: unknown tile label 'purple-6'"),
+        ("missing", "cannot read"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    which: str, message: str, tables: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tables.get(which, "/nonexistent/missing.json")
+    code, out, err = run("check", tables["before"], path, "--opened", capsys=capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("rummikub-referee: error: ") and message in err
+
+
+def test_photos_are_refused_clearly_until_the_model_ships(
+    tables: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run("check", "before.jpg", tables["good"], "--opened", capsys=capsys)
+    assert code == 2 and "recognition model" in err
+
+
+def test_score_a_list_of_games_gives_a_sheet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    game = {
+        "profile": "official",
+        "ending": "out",
+        "players": [{"name": "A", "rack": []}, {"name": "B", "rack": ["r5"]}],
+    }
+    path = tmp_path / "games.json"
+    path.write_text(json.dumps([game, game]))
+    code, out, _ = run("score", str(path), "--json", capsys=capsys)
+    result = json.loads(out)
+    assert code == 0 and result["sheet"][0] == {"name": "A", "big_points": 2, "small_points": 10, "games": 2, "rank": 1}
+    path.write_text(json.dumps([game, {"players": []}]))
+    code, _, err = run("score", str(path), capsys=capsys)
+    assert code == 2 and "game 2:" in err
+
+
+def test_profiles_lists_all(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run("profiles", "--json", capsys=capsys)
+    assert code == 0 and len(json.loads(out)) == 7
+
+
+def test_demo_rules_on_the_bundled_game(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run("demo", "--json", capsys=capsys)
+    codes = [[v["code"] for v in m["violations"]] or m["verdict"] for m in json.loads(out)["moves"]]
+    assert code == 0
+    assert codes == [
+        "ok", ["opening-below-threshold"], "ok", "ok", "ok", "ok",
+        ["joker-kept"], "ok", ["no-tile-from-rack"], ["timeout"], ["invalid-set"],
+    ]  # fmt: skip
+
+
+def test_every_command_is_documented_with_an_example() -> None:
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    for name, sub in commands.items():
+        assert sub.description, f"{name} has no description"
+        assert "Example:" in (sub.epilog or ""), f"{name} --help has no example"
+
+
+def test_console_script_without_arguments_is_a_usage_error() -> None:
+    result = subprocess.run([sys.executable, "-m", "referee.cli"], capture_output=True, text=True)
+    assert result.returncode == 2 and "Traceback" not in result.stderr

@@ -1,0 +1,52 @@
+import pytest
+
+from referee.profiles import PROFILES, ProfileError, get_profile
+
+SEEDS = "../shared/seeds"
+
+
+def test_all_profiles_of_rules_md_are_registered() -> None:
+    assert set(PROFILES) == {
+        "pl-championship", "wejherowo", "przasnysz", "official", "official-6p", "official-free-opening", "house"
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "threshold", "limit", "penalty", "tiles"),
+    [
+        ("pl-championship", 30, 60, 1, 106),
+        ("wejherowo", 30, 60, 1, 106),
+        ("przasnysz", 30, 40, 1, 106),  # rule 12: 40 s per move
+        ("official", 30, 60, 1, 106),
+        ("official-6p", 30, 60, 1, 160),  # three copies, four jokers
+        ("official-free-opening", 0, 60, 1, 106),
+        ("house", 30, 120, 3, 106),  # "np. 2 minuty", three penalty tiles
+    ],
+)
+def test_profile_parameters_follow_the_seeds(name: str, threshold: int, limit: int, penalty: int, tiles: int) -> None:
+    profile = get_profile(name)
+    assert (profile.opening_threshold, profile.time_limit_s, profile.penalty_tiles, profile.tile_count) == (
+        threshold, limit, penalty, tiles
+    )  # fmt: skip
+
+
+def test_unknown_profile_lists_the_known_ones() -> None:
+    with pytest.raises(ProfileError, match=r"unknown profile 'chess'.*pl-championship"):
+        get_profile("chess")
+
+
+def test_every_profile_names_an_existing_seed() -> None:
+    from pathlib import Path
+
+    shared = Path(__file__).resolve().parents[3] / "shared"
+    if not shared.is_dir():
+        pytest.skip("../shared is not beside the project")
+    for profile in PROFILES.values():
+        assert (shared / profile.seed).is_file(), profile.seed
+
+
+def test_describe_is_json_friendly() -> None:
+    import json
+
+    for profile in PROFILES.values():
+        json.dumps(profile.describe())

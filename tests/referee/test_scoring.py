@@ -1,0 +1,164 @@
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from referee.scoring import Game, PlayerScore, ScoreError, score_game, tournament_sheet
+
+
+def score(profile: str, ending: str, *players: dict[str, Any]) -> dict[str, tuple[Any, int]]:
+    game = Game.from_json({"profile": profile, "ending": ending, "players": list(players)})
+    return {s.name: (s.small_points, s.big_points) for s in score_game(game)}
+
+
+def test_official_pool_exhausted_example_from_the_seed() -> None:
+    # A 1 point left (winner), B 5, C 10, D 15 -> B -4, C -9, D -14, A +27
+    result = score(
+        "official",
+        "pool-exhausted",
+        {"name": "A", "rack": ["r1"]},
+        {"name": "B", "rack": ["b5"]},
+        {"name": "C", "rack": ["k4", "k6"]},
+        {"name": "D", "rack": ["o13", "o2"]},
+    )
+    assert result == {"A": (27, 1), "B": (-4, 0), "C": (-9, 0), "D": (-14, 0)}
+
+
+def test_official_score_sheet_example_ranks_by_big_then_small_points() -> None:
+    # The seed's 4-game sheet: C wins with 2 big points; D (+33) before A (-24) on small points.
+    sheet_rows = {
+        "A": [(1, 24), (0, -6), (0, -32), (0, -10)],
+        "B": [(0, -5), (0, -11), (0, -13), (0, -25)],
+        "C": [(0, -16), (1, 22), (0, -2), (1, 41)],
+        "D": [(0, -3), (0, -5), (1, 47), (0, -6)],
+    }
+    games = [
+        [PlayerScore(name, 0, rows[g][1], rows[g][0], 0, rows[g][0] == 1) for name, rows in sheet_rows.items()]
+        for g in range(4)
+    ]
+    standings = {s.name: (s.rank, s.big_points, s.small_points) for s in tournament_sheet(games)}
+    assert standings == {"C": (1, 2, 45), "D": (2, 1, 33), "A": (3, 1, -24), "B": (4, 0, -54)}
+
+
+def test_championship_out_with_joker_on_a_rack_and_places() -> None:
+    result = score(
+        "pl-championship",
+        "out",
+        {"name": "A", "rack": []},
+        {"name": "B", "rack": ["r5", "joker"]},  # 5 + 50 for the joker
+        {"name": "C", "rack": ["k9"]},
+        {"name": "D", "rack": ["b2"]},
+    )
+    assert result == {"A": (66, 4), "B": (-55, 0), "C": (-9, 1), "D": (-2, 2)}
+
+
+def test_championship_ties_get_the_better_place() -> None:
+    # Seed: two players on -9 share 2nd place and both get 2 big points.
+    result = score(
+        "pl-championship",
+        "out",
+        {"name": "A", "rack": []},
+        {"name": "B", "rack": ["r9"]},
+        {"name": "C", "rack": ["b9"]},
+        {"name": "D", "rack": ["k12"]},
+    )
+    assert {name: big for name, (_, big) in result.items()} == {"A": 4, "B": 2, "C": 2, "D": 0}
+
+
+def test_championship_three_player_table() -> None:
+    result = score(
+        "wejherowo", "out", {"name": "A", "rack": []}, {"name": "B", "rack": ["r3"]}, {"name": "C", "rack": ["r4"]}
+    )
+    assert result == {"A": (7, 4), "B": (-3, 2), "C": (-4, 0)}
+
+
+def test_championship_pool_exhausted_difference_to_the_winner() -> None:
+    result = score(
+        "pl-championship",
+        "pool-exhausted",
+        {"name": "A", "rack": ["r3"]},
+        {"name": "B", "rack": ["r10"]},
+        {"name": "C", "rack": ["k13", "k12"]},
+    )
+    assert result == {"A": (29, 4), "B": (-7, 2), "C": (-22, 0)}
+
+
+def test_przasnysz_tie_for_the_win_gives_each_one_big_point() -> None:
+    result = score(
+        "przasnysz",
+        "pool-exhausted",
+        {"name": "A", "rack": ["r3"]},
+        {"name": "B", "rack": ["b3"]},
+        {"name": "C", "rack": ["k10"]},
+    )
+    assert result == {"A": (Fraction(7, 2), 1), "B": (Fraction(7, 2), 1), "C": (-7, 0)}
+
+
+NEVER_OPENED_CAN_OPEN = ["k10", "k11", "k12", "r1"]  # 33 points in one run
+NEVER_OPENED_CANNOT_OPEN = ["k1", "k2", "k3", "r9", "b12", "o13", "o11"]  # best is 6 points
+
+
+@pytest.mark.parametrize(
+    ("player", "small"),
+    [
+        ({"rack": NEVER_OPENED_CANNOT_OPEN, "opened": False}, -100),  # the rack never allowed an opening
+        ({"rack": NEVER_OPENED_CAN_OPEN, "opened": False}, -200),  # it did, and the player did not open
+        ({"rack": ["k10", "k11", "joker", "r1"], "opened": False}, -200),  # jokers count for the opening
+        ({"rack": NEVER_OPENED_CAN_OPEN, "opened": False, "announced_opening": True}, -100),  # "next round"
+        # the announcement does not help when the rack could open before the last draw
+        ({"rack": NEVER_OPENED_CAN_OPEN, "opened": False, "announced_opening": True, "drawn_last_round": ["r1"]}, -200),
+        # ...and does when the tile drawn last round made the opening
+        (
+            {"rack": NEVER_OPENED_CAN_OPEN, "opened": False, "announced_opening": True, "drawn_last_round": ["k12"]},
+            -100,
+        ),
+        ({"rack": NEVER_OPENED_CAN_OPEN, "opened": True}, -34),  # opened players count their rack
+    ],
+)
+def test_never_opened_penalties(player: dict[str, Any], small: int) -> None:
+    result = score("pl-championship", "out", {"name": "W", "rack": []}, {"name": "P", **player})
+    assert result["P"][0] == small
+    assert result["W"][0] == -small
+
+
+def test_free_opening_profile_needs_only_one_valid_set_to_have_been_able_to_open() -> None:
+    result = score(
+        "official-free-opening",
+        "out",
+        {"name": "W", "rack": []},
+        {"name": "P", "rack": ["k1", "k2", "k3"], "opened": False},
+    )
+    assert result["P"][0] == -200
+
+
+def test_house_rules_winner_keeps_jokers_for_30_each_and_no_never_opened_rule() -> None:
+    result = score(
+        "house",
+        "out",
+        {"name": "W", "rack": ["joker"]},
+        {"name": "P", "rack": ["k10", "k11", "k12", "joker"], "opened": False},  # 33 + 30 for the joker
+    )
+    assert result == {"W": (93, 1), "P": (-63, 0)}
+
+
+@pytest.mark.parametrize(
+    ("players", "message"),
+    [
+        ([{"name": "A", "rack": ["r1"]}, {"name": "B", "rack": ["r2"]}], "exactly one player with an empty rack"),
+        ([{"name": "A", "rack": []}, {"name": "B", "rack": ["red-14"]}], "players[1].rack: unknown tile label"),
+        ([{"name": "A", "rack": []}, {"name": "A", "rack": []}], "distinct"),
+        ([{"name": "A", "rack": []}], "2 to 6 players"),
+        ([{"name": "A", "rack": []}, {"name": "B", "rack": [], "colour": "red"}], "unknown field"),
+        ([{"name": "A", "rack": []}, {"name": "B", "rack": [], "opened": "yes"}], "true or false"),
+    ],
+)
+def test_bad_games_are_score_errors(players: list[dict[str, Any]], message: str) -> None:
+    with pytest.raises(ScoreError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        score_game(Game.from_json({"profile": "official", "ending": "out", "players": players}))
+
+
+def test_too_many_players_for_the_profile() -> None:
+    players = [{"name": str(i), "rack": []} for i in range(5)]
+    with pytest.raises(ScoreError, match="at most 4"):
+        Game.from_json({"profile": "official", "players": players})
+    assert Game.from_json({"profile": "official-6p", "players": players}).profile.name == "official-6p"
