@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from referee.moves import Ruling, Verdict, check_move
 from referee.profiles import DEFAULT_PROFILE, PROFILES, get_profile
@@ -26,6 +26,13 @@ IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}
 
 class CommandError(ValueError):
     """A problem with the command's input, reported as one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line (argparse prints the whole usage first), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 # -- shared option bundles ------------------------------------------------------------------------
@@ -234,12 +241,12 @@ _NOT_GIVEN = object()
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="A Rummikub referee: rules on moves, scores games, reads tables.",
         epilog=f"Example: {PROG} check before.json after.json --opened",
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     def command(
         name: str, func: Callable[[argparse.Namespace], int], help_: str, example: str

@@ -142,6 +142,17 @@ def test_every_command_is_documented_with_an_example() -> None:
         assert "Example:" in (sub.epilog or ""), f"{name} --help has no example"
 
 
-def test_console_script_without_arguments_is_a_usage_error() -> None:
-    result = subprocess.run([sys.executable, "-m", "referee.cli"], capture_output=True, text=True)
-    assert result.returncode == 2 and "Traceback" not in result.stderr
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],  # no command
+        ["check", "a.json", "b.json"],  # neither --opened nor --not-opened
+        ["check", "a.json", "b.json", "--opened", "--elapsed", "-3"],
+        ["validate", "r5", "--profile", "chess"],
+        ["validate", "red-14", "r5", "r6"],
+    ],
+)
+def test_usage_errors_are_one_line_without_traceback(args: list[str]) -> None:
+    result = subprocess.run([sys.executable, "-m", "referee.cli", *args], capture_output=True, text=True)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("rummikub-referee")
