@@ -169,8 +169,10 @@ def check_move(
     if not unchanged and not played:
         findings.add(Code.NO_TILE_FROM_RACK, "the table changed but no tile came from the rack")
     opening_value = None
+    if not opened and not unchanged:
+        _check_untouched_during_opening(before, after, findings)
     if not opened and played:
-        opening_value = _check_opening(before, after, played, rules, findings)
+        opening_value = _check_opening_value(before, after, played, rules, findings)
     _check_time(elapsed_s, limit, rules, findings, unchanged=unchanged)
 
     uncertain = tuple(("before", p, before.tile_at(p)) for p in sorted(before.uncertain)) + tuple(
@@ -196,6 +198,18 @@ def check_move(
     )
 
 
+def _unmatched(sets: Sequence[TileSet], reference: Sequence[TileSet]) -> list[int]:
+    """Indices of ``sets`` that are not in ``reference`` (as a multiset of layouts): the changed sets."""
+    available = Counter(s.layout_key for s in reference)
+    changed = []
+    for index, tile_set in enumerate(sets):
+        if available[tile_set.layout_key] > 0:
+            available[tile_set.layout_key] -= 1
+        else:
+            changed.append(index)
+    return changed
+
+
 def _difference(after: Counter[Tile], before: Counter[Tile]) -> tuple[tuple[Tile, ...], tuple[Tile, ...]]:
     played = sorted((after - before).elements())
     removed = sorted((before - after).elements())
@@ -216,21 +230,29 @@ def _check_tile_counts(table: Table, rules: Profile, findings: _Findings) -> Non
 
 
 def _check_sets(before: Table, after: Table, rules: Profile, findings: _Findings) -> None:
-    already_there = Counter(s.tiles for s in before.sets if not check_set(s.tiles, rules).valid)
+    """Every set must be valid; a set or loose tile already broken before the move is not the mover's fault."""
+    new = set(_unmatched(after.sets, before.sets))
     for index, tile_set in enumerate(after.sets):
         check = check_set(tile_set.tiles, rules)
         if check.valid:
             continue
-        inherited = already_there[tile_set.tiles] > 0
-        if inherited:
-            already_there[tile_set.tiles] -= 1
         detail = f"set {index + 1} ({tile_set}) is not a valid run or group: {check.reason}"
+        inherited = index not in new
         if inherited:
             detail += "; it was already like this before the move"
         findings.add(Code.INVALID_SET, detail, sets=(index,), tiles=tile_set.tiles, players_fault=not inherited)
-    if after.loose:
-        loose = " ".join(str(t) for t in after.loose)
-        findings.add(Code.INVALID_SET, f"tiles left outside any set: {loose}", tiles=after.loose)
+    left_before = Counter(before.loose)
+    new_loose = tuple(sorted((Counter(after.loose) - left_before).elements()))
+    old_loose = tuple(sorted((Counter(after.loose) & left_before).elements()))
+    if new_loose:
+        findings.add(Code.INVALID_SET, f"tiles left outside any set: {_labels(new_loose)}", tiles=new_loose)
+    if old_loose:
+        detail = f"tiles outside any set, already there before the move: {_labels(old_loose)}"
+        findings.add(Code.INVALID_SET, detail, tiles=old_loose, players_fault=False)
+
+
+def _labels(tiles: Iterable[Tile]) -> str:
+    return " ".join(str(t) for t in tiles)
 
 
 def _check_removed(removed: Sequence[Tile], findings: _Findings) -> None:
@@ -251,28 +273,35 @@ def _check_removed(removed: Sequence[Tile], findings: _Findings) -> None:
         )
 
 
-def _check_opening(before: Table, after: Table, played: Sequence[Tile], rules: Profile, findings: _Findings) -> int:
-    """The opening turn: the old sets stay untouched, and the new sets from the rack reach the threshold."""
-    remaining = Counter(s.tiles for s in after.sets)
-    touched = []
-    for index, tile_set in enumerate(before.sets):
-        if remaining[tile_set.tiles] > 0:
-            remaining[tile_set.tiles] -= 1
-        else:
-            touched.append(index)
-    if touched or (before.loose and Counter(before.loose) - Counter(after.loose)):
-        names = ", ".join(f"set {i + 1} ({before.sets[i]})" for i in touched) or "loose tiles"
-        findings.add(
-            Code.OPENING_MANIPULATION,
-            f"sets already on the table were changed during the opening turn: {names}",
-            sets=tuple(touched),
-            tiles=tuple(t for i in touched for t in before.sets[i]),
-        )
+def _check_untouched_during_opening(before: Table, after: Table, findings: _Findings) -> None:
+    """Until a player has opened, the sets already on the table are not theirs to touch (RULES.md §4)."""
+    touched = _unmatched(before.sets, after.sets)
+    loose_taken = Counter(before.loose) - Counter(after.loose)
+    if not touched and not loose_taken:
+        return
+    names = ", ".join(f"set {i + 1} ({before.sets[i]})" for i in touched)
+    names = names or f"loose tiles {_labels(sorted(loose_taken.elements()))}"
+    findings.add(
+        Code.OPENING_MANIPULATION,
+        f"sets already on the table were changed before the player had opened: {names}",
+        sets=tuple(touched),
+        tiles=tuple(t for i in touched for t in before.sets[i]) + tuple(sorted(loose_taken.elements())),
+    )
+
+
+def _check_opening_value(
+    before: Table, after: Table, played: Sequence[Tile], rules: Profile, findings: _Findings
+) -> int:
+    """The opening counts only new sets made of the player's own rack tiles, each rack tile once."""
     from_rack = Counter(played)
+    new_sets = [after.sets[i] for i in _unmatched(after.sets, before.sets)]
+    valued = sorted(((check_set(s.tiles, rules).value, s) for s in new_sets), key=lambda pair: -pair[0])
     value = 0
-    for tiles, count in remaining.items():
-        if count and not Counter(tiles) - from_rack:
-            value += count * check_set(tiles, rules).value
+    for set_value, tile_set in valued:
+        needed = Counter(tile_set.tiles)
+        if set_value and not needed - from_rack:
+            from_rack -= needed
+            value += set_value
     if value < rules.opening_threshold:
         findings.add(
             Code.OPENING_BELOW_THRESHOLD,

@@ -105,6 +105,15 @@ class TileSet:
     def __repr__(self) -> str:
         return f"TileSet.parse({str(self)!r})"
 
+    @property
+    def layout_key(self) -> tuple[Tile, ...]:
+        """What identifies this set on the table: a group's order means nothing, a run's order does."""
+        real = [t for t in self.tiles if not t.is_joker]
+        is_group_like = (
+            len(real) >= 2 and len({t.number for t in real}) == 1 and len({t.colour for t in real}) == len(real)
+        )
+        return tuple(sorted(self.tiles)) if is_group_like else self.tiles
+
     def readings(self, profile: Profile | str = DEFAULT_PROFILE) -> list[Reading]:
         return list(valid_readings(self.tiles, get_profile(profile)))
 

@@ -142,8 +142,8 @@ class Table:
         return len(self) == 0
 
     def same_layout(self, other: Table) -> bool:
-        """The same sets (each in the same reading order, in any order on the table) and loose tiles."""
-        return Counter(s.tiles for s in self.sets) == Counter(s.tiles for s in other.sets) and Counter(
+        """The same sets (runs in the same reading order, groups in any) anywhere on the table, same loose tiles."""
+        return Counter(s.layout_key for s in self.sets) == Counter(s.layout_key for s in other.sets) and Counter(
             self.loose
         ) == Counter(other.loose)
 

@@ -67,7 +67,8 @@ def test_unreadable_file_is_a_table_error(tmp_path) -> None:
         Table.load(tmp_path / "binary.json")
 
 
-def test_same_layout_ignores_set_order_but_not_reading_order() -> None:
-    a = Table.parse("[r5 r6 r7] [k3 b3 o3]")
-    assert a.same_layout(Table.parse("[k3 b3 o3] [r5 r6 r7]"))
-    assert not a.same_layout(Table.parse("[r5 r6 r7] [b3 k3 o3]"))
+def test_same_layout_ignores_set_order_and_group_order_but_not_run_order() -> None:
+    a = Table.parse("[r5 r6 j] [k3 b3 o3]")
+    assert a.same_layout(Table.parse("[k3 b3 o3] [r5 r6 j]"))
+    assert a.same_layout(Table.parse("[r5 r6 j] [b3 k3 o3]"))  # a group has no order
+    assert not a.same_layout(Table.parse("[j r5 r6] [k3 b3 o3]"))  # the joker moved from 7 to 4
