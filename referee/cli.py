@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from referee.moves import Ruling, Verdict, check_move
-from referee.profiles import DEFAULT_PROFILE, PROFILES, get_profile
+from referee.profiles import DEFAULT_PROFILE, PROFILES
 from referee.scoring import Game, ScoreError, score_game, tournament_sheet
 from referee.sets import TileSet
 from referee.table import Table, TableError
@@ -238,6 +238,27 @@ def _read_table(path: str) -> Table:
 # -- parser -------------------------------------------------------------------------------------------
 
 _NOT_GIVEN = object()
+Handler = Callable[[argparse.Namespace], int]
+
+
+def add_command(
+    commands: argparse._SubParsersAction, name: str, func: Handler, help_: str, example: str
+) -> argparse.ArgumentParser:
+    """Register a command; every command has a description and an example in its --help."""
+    sub = commands.add_parser(
+        name,
+        help=help_,
+        description=help_,
+        epilog=f"Example:\n  {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub.set_defaults(func=func)
+    return sub
+
+
+def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+    """The subcommand registry of a parser built by :func:`build_parser`, for packages that add commands."""
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -248,18 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
-    def command(
-        name: str, func: Callable[[argparse.Namespace], int], help_: str, example: str
-    ) -> argparse.ArgumentParser:
-        sub = commands.add_parser(
-            name,
-            help=help_,
-            description=help_,
-            epilog=f"Example:\n  {example}",
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        sub.set_defaults(func=func)
-        return sub
+    def command(name: str, func: Handler, help_: str, example: str) -> argparse.ArgumentParser:
+        return add_command(commands, name, func, help_, example)
 
     validate = command(
         "validate",
@@ -321,11 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> int:
+    """Parse and dispatch; domain errors become one line on standard error and exit status 2."""
     args = parser.parse_args(argv)
-    if hasattr(args, "profile") and args.profile is not None:
-        get_profile(args.profile)
     try:
         return args.func(args)
     except (ValueError, OSError) as error:  # domain errors are ValueError subclasses quoting the input
@@ -335,6 +344,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The rules-only command line (the full one, with the camera commands, is ``vision.cli``)."""
+    return run(build_parser(), argv)
 
 
 if __name__ == "__main__":

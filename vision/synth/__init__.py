@@ -1,0 +1,1 @@
+"""Synthetic Rummikub scenes and games with exact ground truth."""

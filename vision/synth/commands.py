@@ -1,0 +1,115 @@
+"""The ``synth`` and ``synth-game`` commands (registered by :mod:`vision.cli`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from referee.cli import add_command
+from referee.profiles import DEFAULT_PROFILE, PROFILES
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a size is WIDTHxHEIGHT, e.g. 1280x960, not {text!r}") from None
+    if not (64 <= width <= 8192 and 64 <= height <= 8192):
+        raise argparse.ArgumentTypeError(f"size {text} is outside 64-8192 pixels")
+    return width, height
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _rate(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError("a rate is between 0 and 1")
+    return value
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from vision.synth.dataset import write_dataset, write_preview
+    from vision.synth.recipe import load_recipe
+
+    params, about = load_recipe(args.recipe)
+    if args.size:
+        params = replace(params, size=args.size)
+    images = args.images if args.images is not None else int(about.get("images", 100))
+    summary = write_dataset(
+        Path(args.out), images, args.seed, params, recipe=about, workers=args.workers,
+        label_format=args.label_format or about.get("label_format", "detect"), progress=not args.json,
+    )  # fmt: skip
+    if args.preview:
+        summary["preview"] = str(write_preview(Path(args.out)))
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(
+            f"wrote {images} images to {args.out} in {summary['seconds']} s ({summary['images_per_second']} images/s),"
+            f" {summary['labelled_tiles']} labelled tiles"
+            + (f"; preview: {summary['preview']}" if args.preview else "")
+        )
+    return 0
+
+
+def cmd_synth_game(args: argparse.Namespace) -> int:
+    from vision.synth.video import write_game
+
+    summary = write_game(
+        Path(args.out), players=args.players, seed=args.seed, violation_rate=args.violations, profile=args.profile,
+        minutes=args.minutes, size=args.size, fps=args.fps, progress=not args.json,
+    )  # fmt: skip
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(
+            f"wrote {summary['video']} ({summary['frames']} frames, {summary['duration_s']:.0f} s of game,"
+            f" {summary['moves']} moves, {summary['injected']} injected violations) and {summary['truth']}"
+            f" in {summary['seconds']:.0f} s"
+        )
+    return 0
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    synth = add_command(
+        commands,
+        "synth",
+        cmd_synth,
+        "Render a synthetic YOLO dataset of Rummikub tables with exact ground truth.",
+        "rummikub-referee synth --out cache/synth --images 200 --seed 1 --recipe datasets/synth-train.yaml --preview",
+    )
+    synth.add_argument("--out", required=True, help="output folder (created)")
+    synth.add_argument("--images", type=_positive, help="how many images (default: the recipe's)")
+    synth.add_argument("--seed", type=int, default=0, help="the same seed gives the same dataset")
+    synth.add_argument("--recipe", default="synth-train", help="a recipe name in datasets/ or a YAML path")
+    synth.add_argument("--size", type=_size, help="image size WIDTHxHEIGHT (default: the recipe's)")
+    synth.add_argument("--workers", type=_positive, help="processes (default: one per core)")
+    synth.add_argument("--label-format", choices=["detect", "obb"], help="YOLO boxes or oriented boxes")
+    synth.add_argument("--preview", action="store_true", help="also write preview.png, a contact sheet")
+    synth.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    game = add_command(
+        commands,
+        "synth-game",
+        cmd_synth_game,
+        "Simulate a game with injected violations and film it: an MP4 and a JSONL ground truth per move.",
+        "rummikub-referee synth-game --out cache/game --players 4 --seed 1 --violations 0.1 --minutes 3",
+    )
+    game.add_argument("--out", required=True, help="output folder (created)")
+    game.add_argument("--players", type=int, choices=[2, 3, 4], default=4)
+    game.add_argument("--seed", type=int, default=0)
+    game.add_argument("--violations", type=_rate, default=0.1, help="share of moves with an injected violation")
+    game.add_argument("--profile", choices=list(PROFILES), default=DEFAULT_PROFILE, metavar="P")
+    game.add_argument("--minutes", type=float, default=10.0, help="stop the game after this much game time")
+    game.add_argument("--size", type=_size, default=(1920, 1080), help="video size (default 1920x1080)")
+    game.add_argument("--fps", type=float, default=30.0)
+    game.add_argument("--json", action="store_true", help="print the summary as JSON")
