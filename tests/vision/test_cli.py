@@ -1,0 +1,89 @@
+"""The full command line: the rules commands plus synth and synth-game."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from referee.cli import subcommands
+from vision.cli import build_parser, main
+
+
+def test_every_command_is_documented_with_an_example() -> None:
+    for name, sub in subcommands(build_parser()).choices.items():
+        assert sub.description, f"{name} has no description"
+        assert "Example:" in (sub.epilog or ""), f"{name} --help has no example"
+
+
+def test_synth_writes_a_yolo_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "ds"
+    code = main(
+        [
+            "synth",
+            "--out",
+            str(out),
+            "--images",
+            "3",
+            "--seed",
+            "5",
+            "--size",
+            "320x240",
+            "--workers",
+            "1",
+            "--preview",
+            "--json",
+        ]
+    )
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0 and summary["images"] == 3 and summary["labelled_tiles"] > 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "data.yaml",
+        "images",
+        "labels",
+        "meta",
+        "preview.png",
+        "recipe.yaml",
+        "summary.json",
+    ]
+    assert len(list((out / "labels").glob("*.txt"))) == 3
+    meta = json.loads((out / "meta" / "000000.json").read_text())
+    assert {"seed", "camera", "lighting", "style", "tiles"} <= set(meta)
+
+
+def test_synth_is_deterministic_whatever_the_workers(tmp_path: Path) -> None:
+    args = ["synth", "--images", "4", "--seed", "9", "--size", "256x192", "--json"]
+    assert main([*args, "--out", str(tmp_path / "a"), "--workers", "1"]) == 0
+    assert main([*args, "--out", str(tmp_path / "b"), "--workers", "2"]) == 0
+    for name in ("000000", "000003"):
+        assert (tmp_path / "a" / "labels" / f"{name}.txt").read_text() == (
+            tmp_path / "b" / "labels" / f"{name}.txt"
+        ).read_text()
+        assert (tmp_path / "a" / "images" / f"{name}.jpg").read_bytes() == (
+            tmp_path / "b" / "images" / f"{name}.jpg"
+        ).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["synth", "--out", "x", "--recipe", "no-such-recipe"], "cannot read recipe"),
+        (["synth", "--out", "x", "--size", "big"], "WIDTHxHEIGHT"),
+        (["synth-game", "--out", "x", "--violations", "2"], "between 0 and 1"),
+    ],
+)
+def test_bad_synth_arguments_are_one_line(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = main(args)
+    except SystemExit as exit_:
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_unknown_recipe_parameter_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = tmp_path / "bad.yaml"
+    recipe.write_text("camera:\n  tilt: [0, 10]\n")
+    assert main(["synth", "--out", str(tmp_path / "o"), "--recipe", str(recipe), "--images", "1"]) == 2
+    assert "unknown parameter(s) tilt for CameraParams" in capsys.readouterr().err

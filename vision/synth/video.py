@@ -1,0 +1,493 @@
+"""Filming a simulated game: one fixed overhead camera, hands over the table during moves, still between.
+
+Every distinct table state is rendered once (the expensive part: tiles in perspective, shadows, lighting);
+frames are then cut from it with a small camera jitter, hands drawn in a region of interest and sensor noise
+added, and a second thread encodes while the first draws. The ground truth (``truth.jsonl``) has a header
+line, then one line per move (the simulation's move with its frames: ``start_frame`` when hands come in,
+``settle_frame`` when the table is still again, ``end_frame`` at the clock press) and one line per
+``restore`` event (after a ruling that reverts, the table is put back as it was).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import queue
+import threading
+import time
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from referee.sets import TileSet
+from referee.table import Table
+from referee.tiles import Tile
+from vision.synth import distractors, effects, textures
+from vision.synth.dataset import Progress
+from vision.synth.game import SimGame, SimMove, simulate_game
+from vision.synth.geometry import TILE_HEIGHT_MM, TILE_WIDTH_MM, Camera, TilePose
+from vision.synth.layout import (
+    LOOSE_SET,
+    POOL_SET,
+    Area,
+    LayoutParams,
+    Occupancy,
+    PlacedTile,
+    SetPlacement,
+    lay_out_rack,
+    place_set_tiles,
+    set_footprint,
+)
+from vision.synth.scene import Canvas, style_pool
+
+JITTER_PX = 3
+"""Margin rendered around the frame so the camera can shake by up to this many pixels."""
+HAND_RATE_HZ = 10.0
+SEATS_BY_PLAYERS = {2: (0, 2), 3: (0, 1, 2), 4: (0, 1, 2, 3)}
+TRUTH_FORMAT = "rummikub-referee/synth-game-video/1"
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A stretch of video: the table state shown, and hands (from a seat) over it or not."""
+
+    start_s: float
+    end_s: float
+    state: int
+    hands_seat: int | None = None
+
+
+class LayoutKeeper:
+    """Keeps sets where they lie from one table state to the next, as players do.
+
+    An unchanged set keeps its place; a set that grew or shrank stays anchored on the tiles it shares with
+    the set it came from; a brand-new set goes to free space, facing the seat of the player who laid it.
+    """
+
+    def __init__(self, area: Area, seed: int, scale: float, params: LayoutParams) -> None:
+        self.area, self.seed, self.scale, self.params = area, seed, scale, params
+        self.pitch = TILE_WIDTH_MM * scale + float(np.mean(params.tile_gap_mm))
+        self.previous: list[tuple[TileSet, SetPlacement]] = []
+        self.loose_spots: dict[int, tuple[float, float, float]] = {}
+        self.rng = np.random.default_rng(seed)
+
+    def place(self, table: Table, seat: int) -> list[PlacedTile]:
+        occupancy = Occupancy(self.area)
+        unused = list(self.previous)
+        placements: list[SetPlacement | None] = [None] * len(table.sets)
+        # Unchanged sets first, so moved ones cannot take their place.
+        for index, tile_set in enumerate(table.sets):
+            for j, (old, placement) in enumerate(unused):
+                if old.layout_key == tile_set.layout_key:
+                    placements[index] = placement
+                    self._mark(occupancy, tile_set, placement, 2.0)
+                    del unused[j]
+                    break
+        for index, tile_set in enumerate(table.sets):
+            if placements[index] is None:
+                placement = self._grown(tile_set, unused, occupancy) or self._free(tile_set, seat, occupancy)
+                placements[index] = placement
+                self._mark(occupancy, tile_set, placement, 2.0)
+        self.previous = [(s, p) for s, p in zip(table.sets, placements, strict=True) if p is not None]
+        placed: list[PlacedTile] = []
+        for index, (tile_set, placement) in enumerate(zip(table.sets, placements, strict=True)):
+            rng = np.random.default_rng(zlib.crc32(f"{self.seed}/{placement}/{tile_set}".encode()))
+            placed += place_set_tiles(tile_set.tiles, placement, index, rng, self.params, self.scale)
+        for index, tile in enumerate(table.loose):
+            x, y, angle = self._loose_spot(index, occupancy)
+            pose = TilePose(x, y, angle, width=TILE_WIDTH_MM * self.scale, height=TILE_HEIGHT_MM * self.scale)
+            placed.append(PlacedTile(tile, pose, LOOSE_SET, index))
+        return placed
+
+    def _mark(self, occupancy: Occupancy, tile_set: TileSet, placement: SetPlacement, margin: float) -> None:
+        occupancy.mark(self._footprint(tile_set, placement, margin))
+
+    def _footprint(self, tile_set: TileSet, placement: SetPlacement, margin: float) -> np.ndarray:
+        w, h = TILE_WIDTH_MM * self.scale, TILE_HEIGHT_MM * self.scale
+        return set_footprint(len(tile_set), placement, w, h, self.pitch, margin)
+
+    def _grown(
+        self, tile_set: TileSet, unused: list[tuple[TileSet, SetPlacement]], occupancy: Occupancy
+    ) -> SetPlacement | None:
+        best = max(
+            range(len(unused)),
+            key=lambda j: sum((Counter(unused[j][0].tiles) & Counter(tile_set.tiles)).values()),
+            default=None,
+        )
+        if best is None or not Counter(unused[best][0].tiles) & Counter(tile_set.tiles):
+            return None
+        old, placement = unused[best]
+        shared = next((t for t in old.tiles if t in tile_set.tiles and not t.is_joker), old.tiles[0])
+        shift = (tile_set.tiles.index(shared) if shared in tile_set.tiles else 0) - old.tiles.index(shared)
+        a = math.radians(placement.angle_deg)
+        anchored = SetPlacement(
+            placement.x - shift * self.pitch * math.cos(a),
+            placement.y - shift * self.pitch * math.sin(a),
+            placement.angle_deg,
+        )
+        if occupancy.free(self._footprint(tile_set, anchored, 3.0)):
+            del unused[best]
+            return anchored
+        return None
+
+    def _free(self, tile_set: TileSet, seat: int, occupancy: Occupancy) -> SetPlacement:
+        angle = 90.0 * seat + float(self.rng.normal(0, 2.0))
+        for margin in (12.0, 6.0, 3.0):
+            for _ in range(150):
+                placement = SetPlacement(
+                    float(self.rng.uniform(self.area.x0, self.area.x1)),
+                    float(self.rng.uniform(self.area.y0, self.area.y1)),
+                    angle,
+                )
+                if occupancy.free(self._footprint(tile_set, placement, margin)):
+                    return placement
+        raise RuntimeError(f"no room left on the table for the set {tile_set}")
+
+    def _loose_spot(self, index: int, occupancy: Occupancy) -> tuple[float, float, float]:
+        if index not in self.loose_spots:
+            point = occupancy.random_free_point(self.rng, 25.0) or (self.area.x0 + 30, self.area.y0 + 30)
+            self.loose_spots[index] = (point[0], point[1], float(self.rng.uniform(0, 360)))
+        return self.loose_spots[index]
+
+
+@dataclass
+class GameFilm:
+    """The fixed parts of the film: camera, edition, table, light; and each table state's still frame."""
+
+    camera: Camera
+    size: tuple[int, int]
+    seed: int
+    params: LayoutParams
+
+    def __post_init__(self) -> None:
+        rng = np.random.default_rng(self.seed)
+        self.style = style_pool("train", 64)[int(rng.integers(64))]
+        self.material = str(rng.choice(textures.TABLE_MATERIALS["train"]))
+        lighting = effects.sample_lighting(rng, "train")
+        self.lighting = replace(lighting, glare=lighting.glare[:1])
+        self.sensor = effects.sample_sensor(rng, self.size)
+        self.rng = rng
+        self.background = self._background()
+        self.noise = [
+            rng.normal(0, max(self.sensor.noise_sigma, 1.5), (self.camera.height, self.camera.width, 1)).astype(
+                np.int16
+            )
+            for _ in range(6)
+        ]
+
+    def _background(self) -> np.ndarray:
+        canvas = Canvas(self.camera, np.random.default_rng(self.seed + 1))
+        canvas.draw_table(self.material, TABLE_AREA)
+        return canvas.image
+
+    def still(self, placed: list[PlacedTile], racks: list[np.ndarray]) -> np.ndarray:
+        canvas = Canvas(self.camera, np.random.default_rng(self.seed + 2))
+        canvas.image[:] = self.background
+        canvas.draw_shadows(placed, racks, self.lighting)
+        for body in racks:
+            canvas.draw_box(body, (30, 30, 34), self.lighting)
+        canvas.draw_tiles(placed, self.style, self.lighting)
+        return effects.apply_lighting(canvas.image, self.lighting)
+
+
+PLAY_AREA = Area(-430.0, -280.0, 430.0, 280.0)
+TABLE_AREA = Area(-560.0, -420.0, 560.0, 420.0)
+
+
+def film_camera(size: tuple[int, int], rng: np.random.Generator) -> Camera:
+    """Straight overhead or nearly, framing the whole table; a margin for the jitter."""
+    width, height = size
+    fov = float(rng.uniform(55, 70))
+    tilt = math.radians(float(rng.uniform(0, 12)))
+    extent = max(TABLE_AREA.width * 0.92, TABLE_AREA.height * 0.92 * width / height)
+    distance = extent / 2 / math.tan(math.radians(fov) / 2)
+    position = (0.0, -distance * math.sin(tilt), distance * math.cos(tilt))
+    framed_width = width + 2 * JITTER_PX
+    return Camera.looking_at(
+        width=framed_width,
+        height=height + 2 * JITTER_PX,
+        horizontal_fov_deg=fov * framed_width / width,
+        position=position,
+        target=(0.0, 0.0, 0.0),
+        roll_deg=float(rng.normal(0, 1.0)),
+    )
+
+
+def timeline(
+    game: SimGame, rng: np.random.Generator
+) -> tuple[list[Segment], list[dict[str, Any]], list[tuple[Table, int]]]:
+    """Segments of video, the truth lines, and the table states (with the seat that made each)."""
+    states: list[tuple[Table, int]] = []
+    segments: list[Segment] = []
+    truth: list[dict[str, Any]] = []
+    now = 0.0
+
+    def state_of(table: Table, seat: int) -> int:
+        if states and states[-1][0] == table:
+            return len(states) - 1
+        states.append((table, seat))
+        return len(states) - 1
+
+    seats = SEATS_BY_PLAYERS[game.players]
+    for move in game.moves:
+        seat = seats[move.player]
+        before, after = state_of(move.before, seat), None
+        think = min(0.3 * move.duration_s, 8.0)
+        settle = min(1.5, 0.15 * move.duration_s)
+        start, end = now + think, now + move.duration_s
+        settled = end - settle
+        switch = start + 0.6 * (settled - start)
+        segments.append(Segment(now, start, before))
+        segments.append(Segment(start, switch, before, seat))
+        after = state_of(move.after, seat)
+        segments.append(Segment(switch, settled, after, seat))
+        segments.append(Segment(settled, end, after))
+        truth.append(
+            {"event": "move", **_move_truth(move), "seat": seat, "start_s": start, "settle_s": settled, "end_s": end}
+        )
+        now = end
+        if move.verdict != "ok":
+            restored = _next_before(game, move)
+            if restored is not None and restored != move.after:
+                duration = float(rng.uniform(6, 12))
+                target = state_of(restored, seat)
+                segments.append(Segment(now, now + duration * 0.5, after, seat))
+                segments.append(Segment(now + duration * 0.5, now + duration * 0.85, target, seat))
+                segments.append(Segment(now + duration * 0.85, now + duration, target))
+                truth.append(
+                    {
+                        "event": "restore",
+                        "seat": seat,
+                        "after_move": move.index,
+                        "start_s": now,
+                        "settle_s": now + duration * 0.85,
+                        "end_s": now + duration,
+                        "table": restored.to_json(),
+                    }
+                )
+                now += duration
+    return segments, truth, states
+
+
+def _next_before(game: SimGame, move: SimMove) -> Table | None:
+    following = [m for m in game.moves if m.index == move.index + 1]
+    return following[0].before if following else None
+
+
+def _move_truth(move: SimMove) -> dict[str, Any]:
+    return move.to_json()
+
+
+def write_game(
+    out: Path,
+    *,
+    players: int,
+    seed: int,
+    violation_rate: float,
+    profile: str,
+    minutes: float,
+    size: tuple[int, int] = (1920, 1080),
+    fps: float = 30.0,
+    progress: bool = True,
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    out.mkdir(parents=True, exist_ok=True)
+    game = simulate_game(
+        players=players, seed=seed, violation_rate=violation_rate, profile=profile, max_duration_s=minutes * 60
+    )
+    rng = np.random.default_rng([seed, 7])
+    film = GameFilm(film_camera(size, rng), size, seed, LayoutParams())
+    segments, truth, states = timeline(game, rng)
+    stills = _StillCache(film, game, states, seed)
+    total_s = segments[-1].end_s if segments else 0.0
+    frames = round(total_s * fps)
+    video_path, truth_path = out / "game.mp4", out / "truth.jsonl"
+    writer = _AsyncWriter(video_path, fps, size)
+    bar = Progress(frames, label="frames") if progress else None
+    try:
+        for index, frame in enumerate(_frames(film, segments, stills, fps, frames, rng)):
+            writer.write(frame)
+            if bar and index % 30 == 0:
+                bar.advance(min(30, frames - index))
+    finally:
+        writer.close()
+        if bar:
+            bar.close()
+    header = {
+        "format": TRUTH_FORMAT,
+        **game.header(),
+        "video": video_path.name,
+        "fps": fps,
+        "frames": frames,
+        "size": list(size),
+        "camera": film.camera.describe(),
+        "jitter_px": JITTER_PX,
+        "style": film.style.describe(),
+        "material": film.material,
+        "lighting": film.lighting.describe(),
+    }
+    with truth_path.open("w") as handle:
+        handle.write(json.dumps(header, sort_keys=True) + "\n")
+        for line in truth:
+            timed = {**line, **{f"{k}_frame": round(line[f"{k}_s"] * fps) for k in ("start", "settle", "end")}}
+            handle.write(json.dumps(timed, sort_keys=True) + "\n")
+    summary = {
+        "video": str(video_path),
+        "truth": str(truth_path),
+        "frames": frames,
+        "duration_s": total_s,
+        "moves": len(game.moves),
+        "injected": sum(game.injection_counts().values()),
+        "seconds": time.perf_counter() - started,
+        "distinct_states": len(states),
+    }
+    summary["speed_x_real_time"] = round(total_s / summary["seconds"], 2) if summary["seconds"] else None
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+class _StillCache:
+    """Renders each table state once (with the racks and the pool as they are then), keeps the last few."""
+
+    def __init__(self, film: GameFilm, game: SimGame, states: list[tuple[Table, int]], seed: int) -> None:
+        self.film, self.game, self.states = film, game, states
+        self.keeper = LayoutKeeper(PLAY_AREA, seed, 1.0, film.params)
+        self.layouts: dict[int, list[PlacedTile]] = {}
+        self.cache: dict[int, np.ndarray] = {}
+        self.pool = _pool_heap(np.random.default_rng(seed + 3))
+        self.racks = self._rack_contents()
+
+    def _rack_contents(self) -> dict[int, list[Tile]]:
+        racks: dict[int, list[Tile]] = {}
+        for move in self.game.moves:
+            racks.setdefault(move.player, list(move.rack_before))
+        return racks
+
+    def get(self, state: int) -> np.ndarray:
+        if state not in self.cache:
+            _table, _seat = self.states[state]
+            for earlier in range(len(self.layouts), state + 1):  # layouts must be made in order
+                self.layouts[earlier] = self.keeper.place(self.states[earlier][0], self.states[earlier][1])
+            placed = list(self.layouts[state])
+            seats = SEATS_BY_PLAYERS[self.game.players]
+            racks = []
+            rng = np.random.default_rng(self.film.seed + 5)
+            for player, tiles in self.racks.items():
+                rack_tiles, body = lay_out_rack(seats[player], TABLE_AREA, tiles[:20], rng, 1.0)
+                placed += rack_tiles
+                racks.append(body)
+            placed += self.pool[: max(8, 40 - state // 2)]
+            if len(self.cache) > 6:
+                self.cache.pop(next(iter(self.cache)))
+            self.cache[state] = self.film.still(placed, racks)
+        return self.cache[state]
+
+
+def _pool_heap(rng: np.random.Generator) -> list[PlacedTile]:
+    centre = np.array([PLAY_AREA.x1 + 60.0, PLAY_AREA.y1 + 40.0])
+    heap = []
+    for _ in range(40):
+        x, y = centre + rng.normal(0, 30, 2)
+        heap.append(PlacedTile(None, TilePose(float(x), float(y), float(rng.uniform(0, 360)), face_up=False), POOL_SET))
+    return heap
+
+
+def _frames(
+    film: GameFilm, segments: list[Segment], stills: _StillCache, fps: float, total: int, rng: np.random.Generator
+) -> Iterator[np.ndarray]:
+    width, height = film.size
+    offset = np.array([JITTER_PX, JITTER_PX])
+    hand_every = max(1, round(fps / HAND_RATE_HZ))
+    segment_index = 0
+    hand_frame: np.ndarray | None = None
+    for index in range(total):
+        t = index / fps
+        while segment_index < len(segments) - 1 and t >= segments[segment_index].end_s:
+            segment_index += 1
+        segment = segments[segment_index]
+        if index % 15 == 0:  # the camera drifts a little, a pixel at a time
+            offset = np.clip(offset + rng.integers(-1, 2, 2), 0, 2 * JITTER_PX)
+        still = stills.get(segment.state)
+        if segment.hands_seat is None:
+            frame = still
+            hand_frame = None
+        elif hand_frame is None or index % hand_every == 0:
+            hand_frame = _with_hand(still, segment, t, film, rng)
+            frame = hand_frame
+        else:
+            frame = hand_frame
+        x, y = offset
+        crop = frame[y : y + height, x : x + width]
+        yield _add_noise(crop, film.noise[index % len(film.noise)], x, y, width, height)
+
+
+def _add_noise(crop: np.ndarray, noise: np.ndarray, x: int, y: int, width: int, height: int) -> np.ndarray:
+    return np.clip(crop.astype(np.int16) + noise[y : y + height, x : x + width], 0, 255).astype(np.uint8)
+
+
+def _with_hand(still: np.ndarray, segment: Segment, t: float, film: GameFilm, rng: np.random.Generator) -> np.ndarray:
+    """The still frame with the player's arm reaching over the table (drawn in its bounding region only)."""
+    h, w = still.shape[:2]
+    seat = segment.hands_seat
+    phase = (t - segment.start_s) / max(segment.end_s - segment.start_s, 1e-3)
+    reach = 0.35 + 0.25 * math.sin(math.pi * min(1.0, phase * 1.2))
+    sway = 0.5 + 0.18 * math.sin(2 * math.pi * (t * 0.4 + seat * 0.3))
+    entries = {0: (sway * w, h + 5), 1: (w + 5, (1 - sway) * h), 2: ((1 - sway) * w, -5), 3: (-5, sway * h)}
+    ex, ey = entries[seat]
+    centre = (w / 2, h / 2)
+    tip = (ex + (centre[0] - ex) * reach * 1.6, ey + (centre[1] - ey) * reach * 1.6)
+    ppm = film.camera.focal_px / film.camera.position[2]
+    margin = int(120 * ppm)
+    x0, y0 = max(0, int(min(ex, tip[0])) - margin), max(0, int(min(ey, tip[1])) - margin)
+    x1, y1 = min(w, int(max(ex, tip[0])) + margin), min(h, int(max(ey, tip[1])) + margin)
+    frame = still.copy()
+    roi = frame[y0:y1, x0:x1]
+    mask = np.zeros(roi.shape[:2], np.uint8)
+    hand_rng = np.random.default_rng(zlib.crc32(f"hand/{seat}/{int(t * HAND_RATE_HZ)}".encode()))
+    distractors.draw_hand(
+        roi, mask, hand_rng, entry=(ex - x0, ey - y0), tip=(tip[0] - x0, tip[1] - y0), px_per_mm=ppm,
+        skin_bgr=_SKINS[seat], sleeve_bgr=_SLEEVES[seat],
+    )  # fmt: skip
+    return frame
+
+
+_SKINS = {0: (150, 180, 225), 1: (95, 125, 170), 2: (120, 155, 205), 3: (70, 95, 140)}
+_SLEEVES = {0: (140, 60, 30), 1: (40, 40, 40), 2: (30, 110, 200), 3: (90, 140, 60)}
+
+
+class _AsyncWriter:
+    """Encodes on a second thread (OpenCV releases the GIL while encoding) so drawing and encoding overlap."""
+
+    def __init__(self, path: Path, fps: float, size: tuple[int, int]) -> None:
+        self.writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), fps, size)
+        if not self.writer.isOpened():
+            raise OSError(f"cannot open a video writer for {path} (OpenCV without an MPEG-4 encoder?)")
+        self.queue: queue.Queue[np.ndarray | None] = queue.Queue(maxsize=16)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            while (frame := self.queue.get()) is not None:
+                self.writer.write(frame)
+        except BaseException as error:  # surfaced in close()
+            self.error = error
+
+    def write(self, frame: np.ndarray) -> None:
+        if self.error:
+            raise self.error
+        self.queue.put(frame)
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.thread.join()
+        self.writer.release()
+        if self.error:
+            raise self.error
