@@ -22,6 +22,9 @@ from referee.table import Table, TableError
 PROG = "rummikub-referee"
 EXIT_USAGE = 2
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}
+TABLE_READERS: dict[str, Callable[[str], Table]] = {}
+"""Readers of tables from other files, by suffix (``.jpg`` -> a photo reader). The rules package leaves it
+empty; ``vision.commands.register`` fills it for photos, so ``check`` accepts them (referee never imports vision)."""
 
 
 class CommandError(ValueError):
@@ -225,7 +228,10 @@ def _read_json(path: str) -> Any:
 
 
 def _read_table(path: str) -> Table:
-    if Path(path).suffix.lower() in IMAGE_SUFFIXES:
+    suffix = Path(path).suffix.lower()
+    if suffix in TABLE_READERS:
+        return TABLE_READERS[suffix](path)
+    if suffix in IMAGE_SUFFIXES:
         raise CommandError(
             f"{path}: reading photos needs the tile recognition model, which this version does not ship yet"
         )
@@ -285,11 +291,13 @@ def build_parser() -> argparse.ArgumentParser:
     check = command(
         "check",
         cmd_check,
-        "Rule on a move from the table before and after it (table JSON files).",
+        "Rule on a move from the table before and after it (table JSON files, or photos with the vision package).",
         f"{PROG} check before.json after.json --not-opened --elapsed 42 --profile przasnysz",
     )
-    check.add_argument("before", metavar="BEFORE", help="table JSON before the move ('-' reads standard input)")
-    check.add_argument("after", metavar="AFTER", help="table JSON after the move")
+    check.add_argument(
+        "before", metavar="BEFORE", help="table JSON (or photo) before the move ('-' reads standard input)"
+    )
+    check.add_argument("after", metavar="AFTER", help="table JSON (or photo) after the move")
     status = check.add_mutually_exclusive_group(required=True)
     status.add_argument("--opened", dest="opened", action="store_true", help="the player had opened before this move")
     status.add_argument("--not-opened", dest="opened", action="store_false", help="this is the player's opening turn")

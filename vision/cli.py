@@ -15,9 +15,13 @@ from referee import cli as rules_cli
 def build_parser() -> argparse.ArgumentParser:
     parser = rules_cli.build_parser()
     commands = rules_cli.subcommands(parser)
+    from vision import commands as recognition_commands
     from vision.synth import commands as synth_commands
+    from vision.train import commands as training_commands
 
     synth_commands.register(commands)
+    recognition_commands.register(commands)
+    training_commands.register(commands)
     return parser
 
 

@@ -1,0 +1,118 @@
+"""Sets from detections: rows of touching tiles in any of four orientations, read as the player reads them."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from referee.table import LOOSE, Table
+from referee.tiles import ALL_LABELS
+from vision.detections import Detections
+from vision.layout import MIN_CONFIDENCE, group_tiles
+
+TILE_W, TILE_H = 30.0, 40.0
+
+
+def row(
+    labels: list[str],
+    origin: tuple[float, float],
+    angle_deg: float = 0.0,
+    *,
+    gap: float = 2.0,
+    jitter: float = 0.0,
+    seed: int = 0,
+    confidence: float = 0.99,
+) -> Detections:
+    """Tiles in reading order from ``origin``, rotated ``angle_deg`` (up clockwise from image up)."""
+    rng = np.random.default_rng(seed)
+    boxes, angles = [], []
+    for i in range(len(labels)):
+        nominal = math.radians(angle_deg)
+        right = np.array([math.cos(nominal), math.sin(nominal)])
+        centre = np.array(origin) + i * (TILE_W + gap) * right + rng.uniform(-jitter, jitter, 2) / 2
+        angle = angle_deg + rng.uniform(-jitter, jitter) * 1.5  # each tile a few degrees off
+        theta = math.radians(angle)
+        c, s = abs(math.cos(theta)), abs(math.sin(theta))
+        half = np.array([TILE_W * c + TILE_H * s, TILE_W * s + TILE_H * c]) / 2
+        boxes.append([*(centre - half), *(centre + half)])
+        angles.append(angle % 360)
+    return Detections.of_boxes(boxes, [confidence] * len(labels), labels, angle_deg=angles)
+
+
+def shuffled(detections: Detections, seed: int = 1) -> Detections:
+    return detections[np.random.default_rng(seed).permutation(len(detections))]
+
+
+RUN = ["red-5", "red-6", "red-7", "red-8"]
+
+
+@pytest.mark.parametrize("angle", [0, 90, 180, 270])
+def test_a_run_is_read_in_the_players_order_in_every_orientation(angle: float) -> None:
+    table = group_tiles(shuffled(row(RUN, (300, 300), angle)))
+    assert table == Table.of([RUN])
+    # The reading goes along the tile's "right": upside down in the image, that is right to left.
+    reading = np.array([math.cos(math.radians(angle)), math.sin(math.radians(angle))])
+    along = [np.add(*np.reshape(table.extras[(0, p)]["box"], (2, 2))) @ reading for p in range(4)]
+    assert along == sorted(along)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_jittered_boxes_and_angles_still_form_one_set(seed: int) -> None:
+    table = group_tiles(shuffled(row(RUN, (200, 200), 90, jitter=4.0, seed=seed), seed))
+    assert table == Table.of([RUN])
+
+
+def test_two_rows_close_together_are_two_sets() -> None:
+    top = row(["blue-1", "blue-2", "blue-3"], (100, 100))
+    below = row(["black-9", "red-9", "blue-9"], (100, 100 + TILE_H + 6))  # a gap of 0.15 tile heights
+    table = group_tiles(shuffled(Detections.merge([below, top])))
+    assert table == Table.of([["blue-1", "blue-2", "blue-3"], ["black-9", "red-9", "blue-9"]])
+
+
+def test_two_sets_in_one_row_with_a_tile_wide_gap_are_two_sets() -> None:
+    left = row(["blue-1", "blue-2", "blue-3"], (100, 100))
+    right = row(["orange-4", "orange-5", "orange-6"], (100 + 3 * 32 + TILE_W, 100))
+    assert group_tiles(Detections.merge([right, left])) == Table.of(
+        [["blue-1", "blue-2", "blue-3"], ["orange-4", "orange-5", "orange-6"]]
+    )
+
+
+def test_a_rotated_tile_does_not_join_a_row() -> None:
+    tiles = Detections.merge([row(["red-1", "red-2", "red-3"], (100, 100)), row(["joker"], (100 + 3 * 33, 100), 90)])
+    assert group_tiles(tiles) == Table.of([["red-1", "red-2", "red-3"]], ["joker"])
+
+
+def test_lone_tiles_are_loose_and_pairs_stay_sets() -> None:
+    tiles = Detections.merge(
+        [
+            row(["red-1", "red-2", "red-3"], (100, 100)),
+            row(["orange-13"], (400, 400)),
+            row(["blue-4", "blue-5"], (100, 300)),
+        ]
+    )
+    table = group_tiles(tiles)
+    assert table == Table.of([["red-1", "red-2", "red-3"], ["blue-4", "blue-5"]], ["orange-13"])
+    assert not table.sets[1].is_valid()  # the referee flags the pair
+
+
+def test_low_confidence_tiles_are_uncertain_with_their_box_and_confidence() -> None:
+    shaky = row(["black-7"], (100 + 2 * 32, 100), confidence=MIN_CONFIDENCE - 0.1)
+    table = group_tiles(Detections.merge([row(["black-5", "black-6"], (100, 100)), shaky]))
+    assert str(table) == "[black-5 black-6 black-7]"
+    assert table.uncertain == {(0, 2)}
+    assert set(table.extras[(0, 2)]) == {"box", "confidence"}
+    assert table.to_json(with_extras=True)["sets"][0][2]["uncertain"] is True
+    assert Table.from_json(table.to_json(with_extras=True)).uncertain == {(0, 2)}
+
+
+def test_no_tiles_is_an_empty_table_and_unclassified_tiles_are_refused() -> None:
+    assert group_tiles(Detections.empty()) == Table()
+    with pytest.raises(ValueError, match="classified"):
+        group_tiles(Detections.of_boxes([[0, 0, 10, 10]]))
+
+
+def test_a_loose_place_uses_the_loose_index() -> None:
+    table = group_tiles(row([ALL_LABELS[0]], (50, 50), confidence=0.1))
+    assert table.uncertain == {(LOOSE, 0)}

@@ -1,0 +1,139 @@
+"""Recognition with ONNX Runtime: letterbox, YOLO decoding, the stand-in models, image and model errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.recognition import (
+    ImageReadError,
+    Letterbox,
+    ModelNotFoundError,
+    TileClassifier,
+    TileDetector,
+    TileReader,
+    decode_yolo,
+    load_image,
+    windows,
+)
+
+SAMPLE_DETECTOR = Path("/tmp/det/runs/t/weights/best.onnx")
+
+
+def test_letterbox_matches_ultralytics_for_a_wide_image() -> None:
+    boxed, scale, pad = Letterbox(640).apply(np.zeros((720, 1280, 3), np.uint8))
+    assert boxed.shape == (640, 640, 3) and scale == 0.5 and pad == (0.0, 140.0)
+    assert boxed[0, 0].tolist() == [114, 114, 114] and boxed[320, 320].tolist() == [0, 0, 0]
+
+
+def test_decode_maps_letterbox_boxes_back_to_original_pixels(make_yolo_output: Callable) -> None:
+    # A 640x480 photo in a 320 input: scale 0.5, 40 px of padding above and below.
+    tensor = make_yolo_output(
+        [(60, 105, 20, 30), (61, 105, 20, 30), (310, 160, 40, 40), (10, 10, 5, 5)], [0.9, 0.8, 0.7, 0.1]
+    )
+    found = decode_yolo(tensor, scale=0.5, pad=(0.0, 40.0), image_shape=(480, 640), confidence=0.25, iou=0.5)
+    # The second box overlaps the first (NMS), the last is under the threshold; the third is clipped at x=640.
+    np.testing.assert_allclose(found.xyxy, [[100, 100, 140, 160], [580, 200, 640, 280]])
+    assert found.confidence.tolist() == pytest.approx([0.9, 0.7])
+    assert found.class_id.tolist() == [-1, -1]
+
+
+@pytest.fixture
+def models(standin_models: Callable, make_yolo_output: Callable) -> Path:
+    # Letterbox space of a 640x480 photo in a 320 input; original boxes (100,100)-(140,160) and (200,100)-(240,160).
+    return standin_models(make_yolo_output([(60, 105, 20, 30), (110, 105, 20, 30)], [0.9, 0.6]))
+
+
+def tiles_photo() -> np.ndarray:
+    image = np.full((480, 640, 3), 0, np.uint8)
+    image[100:160, 100:140] = (0, 0, 255)  # red (BGR) -> red-5 by the stand-in classifier
+    image[100:160, 200:240] = (128, 128, 128)  # grey -> equal odds, an uncertain reading
+    return image
+
+
+def test_detector_and_classifier_stand_ins(models: Path) -> None:
+    detector = TileDetector(models / "tile-detector.onnx")
+    assert detector._session is None  # lazy: nothing loaded before the first detect
+    boxes = detector.detect(tiles_photo())
+    assert detector.input_size == 320
+    np.testing.assert_allclose(boxes.xyxy, [[100, 100, 140, 160], [200, 100, 240, 160]], atol=0.01)
+    read = TileClassifier(models / "tile-classifier.onnx").classify(tiles_photo(), boxes)
+    assert read.labels[0] == "red-5" and read.confidence[0] > 0.99
+    assert read.confidence[1] == pytest.approx(1 / 53, abs=0.01)  # grey: equal odds
+    assert read.data["probs"].shape == (2, 53) and read.data["angle_deg"].tolist() == [0.0, 0.0]
+    assert read.data["detector_confidence"].tolist() == pytest.approx([0.9, 0.6])
+
+
+def test_reader_combines_both_and_times_them(models: Path) -> None:
+    reader = TileReader(models)
+    read = reader.read(tiles_photo())
+    assert len(read) == 2 and set(reader.last_timings_ms) == {"detect", "classify"}
+    assert len(reader.classifier.classify(tiles_photo(), read[:0])) == 0  # no boxes, no session call
+
+
+def test_tiled_detection_covers_the_frame_and_stays_inside_it(models: Path) -> None:
+    detector = TileDetector(models / "tile-detector.onnx", tiled=True)
+    found = detector.detect(np.zeros((1080, 1920, 3), np.uint8))
+    assert len(found) >= 2
+    assert (found.xyxy[:, [0, 2]] <= 1920).all() and (found.xyxy[:, [1, 3]] <= 1080).all()
+
+
+@pytest.mark.parametrize(("width", "height"), [(3840, 2160), (640, 480), (320, 320)])
+def test_windows_cover_the_image(width: int, height: int) -> None:
+    covered = np.zeros((height, width), bool)
+    for x0, y0, x1, y1 in windows(width, height, 640):
+        assert x1 - x0 <= 640 and y1 - y0 <= 640
+        covered[y0:y1, x0:x1] = True
+    assert covered.all()
+
+
+def test_tiled_windows_are_native_resolution_unless_that_needs_too_many(models: Path) -> None:
+    detector = TileDetector(models / "tile-detector.onnx", tiled=True, max_windows=8)
+    assert detector.window_for(640, 480) == 320  # 6 windows of the 320 input at native resolution
+    side = detector.window_for(3840, 2160)
+    assert side > 320 and len(windows(3840, 2160, side)) <= 8
+
+
+def test_missing_model_names_the_file_and_where_models_ship(tmp_path: Path) -> None:
+    with pytest.raises(ModelNotFoundError, match=r"tile-detector\.onnx: model file not found.*ship in models/"):
+        TileReader(tmp_path).check_models()
+
+
+def test_corrupt_model_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "tile-detector.onnx").write_bytes(b"not a model")
+    with pytest.raises(ValueError, match="cannot load the model") as error:
+        TileDetector(tmp_path / "tile-detector.onnx").detect(np.zeros((8, 8, 3), np.uint8))
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "no such image file"),  # missing
+        (b"", "not a readable image"),  # empty
+        (b"\xff\xd8\xff\xe0 truncated jpeg", "not a readable image"),  # corrupt
+    ],
+)
+def test_bad_images_are_one_line_errors(tmp_path: Path, content: bytes | None, message: str) -> None:
+    path = tmp_path / "photo.jpg"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(ImageReadError, match=message):
+        load_image(path)
+
+
+def test_load_image_gives_bgr_for_grey_pngs(tmp_path: Path) -> None:
+    cv2.imwrite(str(tmp_path / "grey.png"), np.full((4, 6), 200, np.uint8))
+    assert load_image(tmp_path / "grey.png").shape == (4, 6, 3)
+
+
+@pytest.mark.skipif(not SAMPLE_DETECTOR.is_file(), reason="the sample detector export is not on this machine")
+def test_sample_detector_export_runs_on_a_non_square_frame() -> None:
+    detector = TileDetector(SAMPLE_DETECTOR, confidence=0.01)
+    found = detector.detect(np.random.default_rng(0).integers(0, 255, (480, 800, 3), dtype=np.uint8))
+    assert detector.input_size == 320
+    assert (found.xyxy[:, [0, 2]] <= 800).all() and (found.xyxy[:, [1, 3]] <= 480).all()

@@ -1,0 +1,145 @@
+"""Overlays, after supervision's annotators: each has one verb, ``annotate(scene, detections_or_table) -> image``.
+
+They draw on a copy of the scene (BGR uint8) and accept either :class:`Detections` or a :class:`Table` read by
+:mod:`vision.layout` (whose places carry their ``box``). Compose them as a list::
+
+    for annotator in (BoxAnnotator(), LabelAnnotator(), SetAnnotator()):
+        scene = annotator.annotate(scene, table)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from referee.profiles import DEFAULT_PROFILE
+from referee.table import Table
+from vision.detections import Detections
+from vision.layout import MIN_CONFIDENCE
+
+COLOURS_BGR: dict[str, tuple[int, int, int]] = {
+    "black": (60, 60, 60),
+    "red": (40, 40, 220),
+    "blue": (200, 110, 20),
+    "orange": (0, 150, 255),
+    "joker": (200, 40, 200),
+    "tile": (0, 200, 0),
+}
+UNCERTAIN_BGR = (0, 0, 255)
+VALID_BGR = (0, 190, 0)
+INVALID_BGR = (0, 0, 230)
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One tile to draw: box, label, confidence, and whether its reading is uncertain."""
+
+    box: tuple[float, float, float, float]
+    label: str
+    confidence: float
+    uncertain: bool
+
+
+def items_of(source: Detections | Table, uncertain_below: float = MIN_CONFIDENCE) -> list[Item]:
+    if isinstance(source, Detections):
+        return [
+            Item(tuple(map(float, box)), label, float(conf), bool(conf < uncertain_below))
+            for box, label, conf in zip(source.xyxy, source.labels, source.confidence, strict=True)
+        ]
+    items = []
+    for place, tile in source.places():
+        extra = source.extras.get(place, {})
+        if "box" in extra:
+            confidence = float(extra.get("confidence", 1.0))
+            items.append(Item(tuple(map(float, extra["box"])), str(tile), confidence, place in source.uncertain))
+    return items
+
+
+def _colour_of(label: str) -> tuple[int, int, int]:
+    return COLOURS_BGR.get(label.split("-")[0], COLOURS_BGR["tile"])
+
+
+def _dashed_rectangle(image: np.ndarray, box: tuple[float, ...], colour: tuple[int, int, int], thickness: int) -> None:
+    x0, y0, x1, y1 = (round(v) for v in box)
+    dash = max(4, thickness * 3)
+    for start, end in (((x0, y0), (x1, y0)), ((x1, y0), (x1, y1)), ((x1, y1), (x0, y1)), ((x0, y1), (x0, y0))):
+        length = max(abs(end[0] - start[0]), abs(end[1] - start[1]))
+        for offset in range(0, length, 2 * dash):
+            a, b = offset / max(length, 1), min(offset + dash, length) / max(length, 1)
+            p = (round(start[0] + (end[0] - start[0]) * a), round(start[1] + (end[1] - start[1]) * a))
+            q = (round(start[0] + (end[0] - start[0]) * b), round(start[1] + (end[1] - start[1]) * b))
+            cv2.line(image, p, q, colour, thickness, cv2.LINE_AA)
+
+
+class BoxAnnotator:
+    """A box per tile in its colour class; uncertain tiles get a thicker dashed red box."""
+
+    def __init__(self, *, thickness: int = 2, uncertain_below: float = MIN_CONFIDENCE) -> None:
+        self.thickness = thickness
+        self.uncertain_below = uncertain_below
+
+    def annotate(self, scene: np.ndarray, source: Detections | Table) -> np.ndarray:
+        image = scene.copy()
+        for item in items_of(source, self.uncertain_below):
+            if item.uncertain:
+                _dashed_rectangle(image, item.box, UNCERTAIN_BGR, self.thickness + 1)
+            else:
+                x0, y0, x1, y1 = (round(v) for v in item.box)
+                cv2.rectangle(image, (x0, y0), (x1, y1), _colour_of(item.label), self.thickness, cv2.LINE_AA)
+        return image
+
+
+class LabelAnnotator:
+    """The label (and confidence) above each tile's box, on a filled background of its colour."""
+
+    def __init__(
+        self, *, scale: float = 0.45, show_confidence: bool = True, uncertain_below: float = MIN_CONFIDENCE
+    ) -> None:
+        self.scale = scale
+        self.show_confidence = show_confidence
+        self.uncertain_below = uncertain_below
+
+    def annotate(self, scene: np.ndarray, source: Detections | Table) -> np.ndarray:
+        image = scene.copy()
+        for item in items_of(source, self.uncertain_below):
+            text = item.label + (f" {item.confidence:.2f}" if self.show_confidence else "") + ("?" * item.uncertain)
+            (w, h), baseline = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, self.scale, 1)
+            x, y = round(item.box[0]), max(round(item.box[1]), h + baseline)
+            colour = UNCERTAIN_BGR if item.uncertain else _colour_of(item.label)
+            cv2.rectangle(image, (x, y - h - baseline), (x + w, y), colour, cv2.FILLED)
+            cv2.putText(image, text, (x, y - baseline), cv2.FONT_HERSHEY_SIMPLEX, self.scale, (255, 255, 255), 1)
+        return image
+
+
+class SetAnnotator:
+    """An outline around each set of a table: green when the set is valid, red when not (per the profile)."""
+
+    def __init__(self, *, profile: str = DEFAULT_PROFILE, thickness: int = 3, margin: int = 4) -> None:
+        self.profile = profile
+        self.thickness = thickness
+        self.margin = margin
+
+    def annotate(self, scene: np.ndarray, source: Detections | Table) -> np.ndarray:
+        image = scene.copy()
+        if not isinstance(source, Table):
+            return image
+        for index, tile_set in enumerate(source.sets):
+            boxes = [source.extras.get((index, p), {}).get("box") for p in range(len(tile_set))]
+            boxes = [b for b in boxes if b is not None]
+            if not boxes:
+                continue
+            corners = np.asarray(boxes, np.float32)
+            x0, y0 = corners[:, :2].min(axis=0) - self.margin
+            x1, y1 = corners[:, 2:].max(axis=0) + self.margin
+            colour = VALID_BGR if tile_set.is_valid(self.profile) else INVALID_BGR
+            cv2.rectangle(image, (round(x0), round(y0)), (round(x1), round(y1)), colour, self.thickness, cv2.LINE_AA)
+        return image
+
+
+def annotate_all(scene: np.ndarray, source: Detections | Table) -> np.ndarray:
+    """The default overlay: sets, boxes and labels."""
+    for annotator in (SetAnnotator(), BoxAnnotator(), LabelAnnotator()):
+        scene = annotator.annotate(scene, source)
+    return scene

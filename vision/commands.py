@@ -1,0 +1,178 @@
+"""The recognition commands: ``detect``, ``read`` and ``eval``, and photos as inputs of ``check``.
+
+Each command is a thin function over one library call; models load when a command runs, never at import.
+"""
+
+from __future__ import annotations
+
+import argparse
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from referee import cli as rules_cli
+from referee.table import LOOSE, Table
+
+PROG = rules_cli.PROG
+
+
+def _add_models(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--models", metavar="DIR", type=Path, help="folder with tile-detector.onnx and tile-classifier.onnx"
+    )
+    parser.add_argument("--tiled", action="store_true", help="also detect on native-resolution windows (4K frames)")
+
+
+def _add_annotate(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--annotate", metavar="OUT.png", type=Path, help="write the photo with boxes and labels")
+
+
+def _reader(models: Path | None, tiled: bool = False) -> Any:
+    from vision.recognition import default_models_dir
+
+    return _cached_reader((models or default_models_dir()).resolve(), tiled)
+
+
+@cache
+def _cached_reader(models: Path, tiled: bool) -> Any:
+    """One reader per models folder, so ``check`` loads the models once for both photos."""
+    from vision.recognition import TileReader
+
+    reader = TileReader(models, tiled=tiled)
+    reader.check_models()
+    return reader
+
+
+def read_photo_table(path: str, models: Path | None = None, tiled: bool = False) -> Table:
+    """The table in a photo: detect, classify, group into sets (low-confidence tiles marked uncertain)."""
+    from vision.layout import group_tiles
+    from vision.recognition import load_image
+
+    image = load_image(path)
+    return group_tiles(_reader(models, tiled).read(image))
+
+
+def _write_annotation(out: Path, image: Any, source: Any) -> None:
+    import cv2
+
+    from vision.annotate import annotate_all
+
+    if not cv2.imwrite(str(out), annotate_all(image, source)):
+        raise rules_cli.CommandError(f"{out}: cannot write the annotated image (unknown suffix or folder)")
+
+
+# -- commands ---------------------------------------------------------------------------------------------
+
+
+def cmd_detect(args: argparse.Namespace) -> int:
+    from vision.recognition import load_image
+
+    if args.annotate and len(args.images) > 1:
+        raise rules_cli.CommandError("--annotate takes a single IMAGE")
+    images = [(path, load_image(path)) for path in args.images]  # every file checked before the slow part
+    reader = _reader(args.models, args.tiled)
+    results, lines = [], []
+    for path, image in images:
+        found = reader.read(image)
+        height, width = image.shape[:2]
+        tiles = found.to_json(columns=("angle_deg",))
+        results.append({"path": path, "width": width, "height": height, "tiles": tiles})
+        lines.append(f"{path} ({width}x{height}): {len(tiles)} tile{'s' * (len(tiles) != 1)}")
+        lines += [f"  {t['label']:<10} {t['confidence']:.2f}  box {t['box']}" for t in tiles]
+        if args.annotate:
+            _write_annotation(args.annotate, image, found)
+    rules_cli._emit(args, {"images": results}, "\n".join(lines))
+    return 0
+
+
+def cmd_read(args: argparse.Namespace) -> int:
+    from vision.layout import group_tiles
+    from vision.recognition import load_image
+
+    image = load_image(args.image)
+    reader = _reader(args.models, args.tiled)
+    table = group_tiles(reader.read(image))
+    if args.annotate:
+        _write_annotation(args.annotate, image, table)
+    rules_cli._emit(args, table.to_json(with_extras=True), format_table(table))
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from vision import evaluate
+
+    reader = _reader(args.models, args.tiled)
+    rows, summary = evaluate.evaluate(reader, args.data, split=args.split, limit=args.limit)
+    if args.csv:
+        evaluate.write_csv(rows, args.csv)
+    if not args.json:
+        summary = {k: v for k, v in summary.items() if k != "confusion"}
+    rules_cli._emit(args, summary, evaluate.format_summary(summary))
+    return 0
+
+
+def format_table(table: Table) -> str:
+    """Sets one per line in reading order, then loose tiles; uncertain tiles end in ``?``."""
+
+    def tile_text(place: tuple[int, int], label: str) -> str:
+        return f"{label}?" if place in table.uncertain else label
+
+    lines = []
+    for i, tile_set in enumerate(table.sets):
+        tiles = " ".join(tile_text((i, j), str(t)) for j, t in enumerate(tile_set))
+        verdict = "valid" if tile_set.is_valid() else "INVALID"
+        lines.append(f"set {i + 1}: {tiles}  ({verdict})")
+    if table.loose:
+        lines.append("loose: " + " ".join(tile_text((LOOSE, j), str(t)) for j, t in enumerate(table.loose)))
+    if table.uncertain:
+        lines.append(f"uncertain: {len(table.uncertain)} tile(s) marked '?' were read with low confidence")
+    return "\n".join(lines) if lines else "(no tiles found)"
+
+
+# -- registration -----------------------------------------------------------------------------------------
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the recognition commands to the full parser, and let ``check`` read photos."""
+    detect = rules_cli.add_command(
+        commands,
+        "detect",
+        cmd_detect,
+        "Find and read the tiles in photos: label, box (original pixels) and confidence of each.",
+        f"{PROG} detect table.jpg --json --annotate boxes.png",
+    )
+    detect.add_argument("images", nargs="+", metavar="IMAGE", help="photos (jpg, png, ...)")
+    _add_models(detect)
+    _add_annotate(detect)
+    rules_cli._add_json(detect)
+
+    read = rules_cli.add_command(
+        commands,
+        "read",
+        cmd_read,
+        "Read the table in a photo: its sets in reading order and loose tiles (uncertain tiles flagged).",
+        f"{PROG} read table.jpg --json > table.json",
+    )
+    read.add_argument("image", metavar="IMAGE", help="a photo of the table")
+    _add_models(read)
+    _add_annotate(read)
+    rules_cli._add_json(read)
+
+    evaluate = rules_cli.add_command(
+        commands,
+        "eval",
+        cmd_eval,
+        "Evaluate recognition on a labelled YOLO folder: per-image rows, headline numbers from the rows.",
+        f"{PROG} eval --data ../shared/data --split val --csv rows.csv",
+    )
+    evaluate.add_argument("--data", required=True, type=Path, metavar="DIR", help="YOLO folder (images/, labels/)")
+    evaluate.add_argument(
+        "--split", choices=["train", "val"], help="real photos only: evaluate one side of the by-source split"
+    )
+    evaluate.add_argument("--csv", type=Path, metavar="ROWS.csv", help="write one row per image")
+    evaluate.add_argument("--limit", type=int, metavar="N", help="evaluate the first N images only")
+    _add_models(evaluate)
+    rules_cli._add_json(evaluate)
+
+    for suffix in rules_cli.IMAGE_SUFFIXES:
+        rules_cli.TABLE_READERS.setdefault(suffix, read_photo_table)

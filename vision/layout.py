@@ -1,0 +1,189 @@
+"""The table's sets from labelled detections (the ``vision/layout`` step of DESIGN.md).
+
+Tiles lying side by side in a row, with the same orientation, form a set. Each tile's ``angle_deg`` (its up,
+clockwise from image up) gives its reading direction: "right" as seen by a player facing the tile. A set is
+read in that direction, so a set upside down in the image reads right to left. A lone tile is *loose*; a pair
+stays a 2-tile set, which the referee flags as invalid (it must never be dropped silently).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from referee.table import LOOSE, Place, Table
+from referee.tiles import ALL_LABELS, Tile
+from vision.detections import Detections
+
+ANGLE_TOLERANCE_DEG = 20.0
+"""Tiles of one set share their orientation within this many degrees."""
+GAP_TOLERANCE = 0.35
+"""Neighbours in a set: the gap between them along the reading axis is under this share of a tile's width."""
+OVERLAP_TOLERANCE = 0.5
+"""...and they overlap along it by less than this share (more is a duplicate box, not a neighbour)."""
+ALIGN_TOLERANCE = 0.35
+"""...and their centres are offset across the reading axis by less than this share of a tile's height."""
+TILE_ASPECT = 0.74
+"""Width / height of a tile face (about 26 x 35 mm), used when a tile's box is rotated near 45 degrees."""
+MIN_CONFIDENCE = 0.8
+"""A tile read with a lower probability is marked uncertain: the referee then asks for a review, never reverts."""
+ROW_BAND = 0.5
+"""Sets whose first tiles differ in height by less than this share of a tile height count as one row."""
+
+
+@dataclass(frozen=True, slots=True)
+class TileGeometry:
+    """Each tile's centre, reading direction ``right``, ``up`` and its own width and height, in pixels."""
+
+    centers: np.ndarray
+    right: np.ndarray
+    up: np.ndarray
+    width: np.ndarray
+    height: np.ndarray
+    angle: np.ndarray
+
+    @classmethod
+    def of(cls, detections: Detections) -> TileGeometry:
+        angle = np.asarray(detections.data.get("angle_deg", np.zeros(len(detections))), np.float64) % 360
+        theta = np.radians(angle)
+        # Up is clockwise from image up (y grows downwards); right is up turned a quarter clockwise.
+        up = np.stack([np.sin(theta), -np.cos(theta)], axis=1)
+        right = np.stack([np.cos(theta), np.sin(theta)], axis=1)
+        box_w = (detections.xyxy[:, 2] - detections.xyxy[:, 0]).astype(np.float64)
+        box_h = (detections.xyxy[:, 3] - detections.xyxy[:, 1]).astype(np.float64)
+        width, height = _tile_size(box_w, box_h, theta)
+        return cls(detections.centers.astype(np.float64), right, up, width, height, angle)
+
+
+def _tile_size(box_w: np.ndarray, box_h: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The tile's own width and height from its axis-aligned box and its rotation.
+
+    A w x h rectangle turned by theta has the box W = w|cos| + h|sin|, H = w|sin| + h|cos|; solve for w, h,
+    except near 45 degrees where the system is singular and the tile's known aspect decides.
+    """
+    c, s = np.abs(np.cos(theta)), np.abs(np.sin(theta))
+    det = c * c - s * s
+    solvable = np.abs(det) > 0.35
+    safe = np.where(solvable, det, 1.0)
+    w = np.where(solvable, (box_w * c - box_h * s) / safe, 0.0)
+    h = np.where(solvable, (box_h * c - box_w * s) / safe, 0.0)
+    h_prior = box_h / (TILE_ASPECT * s + c)
+    w_prior = TILE_ASPECT * h_prior
+    bad = ~solvable | (w <= 0) | (h <= 0)
+    return np.where(bad, w_prior, w), np.where(bad, h_prior, h)
+
+
+def _angle_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.abs((a - b + 180.0) % 360.0 - 180.0)
+
+
+class SetFinder:
+    """Chains of neighbouring tiles in reading order: ``find(detections) -> list[list[int]]`` (indices)."""
+
+    def __init__(
+        self,
+        *,
+        angle_tolerance_deg: float = ANGLE_TOLERANCE_DEG,
+        gap_tolerance: float = GAP_TOLERANCE,
+        align_tolerance: float = ALIGN_TOLERANCE,
+    ) -> None:
+        self.angle_tolerance_deg = angle_tolerance_deg
+        self.gap_tolerance = gap_tolerance
+        self.align_tolerance = align_tolerance
+
+    def find(self, detections: Detections) -> list[list[int]]:
+        n = len(detections)
+        if n == 0:
+            return []
+        geometry = TileGeometry.of(detections)
+        right_of = self._right_neighbours(geometry)
+        # A link counts only when it is mutual: i's right neighbour is j and j's left neighbour is i.
+        left_of = {j: i for i, j in right_of.items()}
+        if len(left_of) != len(right_of):  # two tiles claim the same right neighbour: keep the nearest
+            left_of = {}
+            for i, j in sorted(right_of.items(), key=lambda item: self._gap(geometry, *item)):
+                left_of.setdefault(j, i)
+            right_of = {i: j for j, i in left_of.items()}
+        chains = []
+        for start in range(n):
+            if start in left_of:
+                continue
+            chain = [start]
+            while chain[-1] in right_of and len(chain) <= n:
+                chain.append(right_of[chain[-1]])
+            chains.append(chain)
+        return chains
+
+    def _right_neighbours(self, g: TileGeometry) -> dict[int, int]:
+        n = len(g.centers)
+        best: dict[int, tuple[float, int]] = {}
+        for i in range(n):
+            for j in range(n):
+                if i == j or _angle_difference(g.angle[i], g.angle[j]) > self.angle_tolerance_deg:
+                    continue
+                direction = g.right[i] + g.right[j]
+                direction /= np.linalg.norm(direction)
+                offset = g.centers[j] - g.centers[i]
+                along = float(offset @ direction)
+                across = abs(float(offset[0] * -direction[1] + offset[1] * direction[0]))
+                mean_w = (g.width[i] + g.width[j]) / 2
+                mean_h = (g.height[i] + g.height[j]) / 2
+                gap = along - mean_w
+                if along <= 0 or across > self.align_tolerance * mean_h:
+                    continue
+                if not -OVERLAP_TOLERANCE * mean_w < gap < self.gap_tolerance * mean_w:
+                    continue
+                if i not in best or along < best[i][0]:
+                    best[i] = (along, j)
+        return {i: j for i, (_, j) in best.items()}
+
+    @staticmethod
+    def _gap(g: TileGeometry, i: int, j: int) -> float:
+        return float(np.linalg.norm(g.centers[j] - g.centers[i]))
+
+
+class TableBuilder:
+    """Labelled detections to a :class:`Table`: ``build(detections) -> Table``."""
+
+    def __init__(self, *, min_confidence: float = MIN_CONFIDENCE, finder: SetFinder | None = None) -> None:
+        self.min_confidence = min_confidence
+        self.finder = finder or SetFinder()
+
+    def build(self, detections: Detections) -> Table:
+        if (detections.class_id < 0).any():
+            raise ValueError("group_tiles needs classified detections (class_id -1 found): run the classifier first")
+        chains = self.finder.find(detections)
+        geometry = TileGeometry.of(detections)
+        row_height = float(np.median(geometry.height)) if len(detections) else 1.0
+        chains.sort(key=lambda chain: _reading_key(geometry.centers[chain[0]], row_height))
+        sets = [chain for chain in chains if len(chain) > 1]
+        loose = [chain[0] for chain in chains if len(chain) == 1]
+        tiles = [Tile.parse(ALL_LABELS[i]) for i in detections.class_id.tolist()]
+        uncertain: set[Place] = set()
+        extras: dict[Place, dict[str, object]] = {}
+
+        def place(index: int, where: Place) -> Tile:
+            confidence = float(detections.confidence[index])
+            extras[where] = {
+                "box": [round(float(v), 1) for v in detections.xyxy[index]],
+                "confidence": round(confidence, 4),
+            }
+            if confidence < self.min_confidence:
+                uncertain.add(where)
+            return tiles[index]
+
+        table_sets = [[place(index, (s, p)) for p, index in enumerate(chain)] for s, chain in enumerate(sets)]
+        table_loose = [place(index, (LOOSE, p)) for p, index in enumerate(loose)]
+        table = Table.of(table_sets, table_loose)
+        return Table(table.sets, table.loose, frozenset(uncertain), extras)
+
+
+def _reading_key(center: np.ndarray, row_height: float) -> tuple[int, float]:
+    return (math.floor(center[1] / (ROW_BAND * 2 * row_height)), float(center[0]))
+
+
+def group_tiles(detections: Detections, *, min_confidence: float = MIN_CONFIDENCE) -> Table:
+    """The table read from labelled detections: sets in reading order, loose tiles, uncertain places."""
+    return TableBuilder(min_confidence=min_confidence).build(detections)

@@ -1,0 +1,369 @@
+"""Tile recognition with ONNX Runtime: a one-class tile detector, then a classifier on the crops.
+
+- :class:`TileDetector` runs an Ultralytics YOLOv8 detector exported to ONNX (input ``images`` (1, 3, S, S) RGB
+  in [0, 1], letterboxed; output (1, 4 + classes, anchors): cx, cy, w, h in input pixels, then class scores).
+  ``S`` comes from the model's metadata (``imgsz``). With ``tiled=True`` it also runs on overlapping windows
+  at native resolution, for small tiles in 4K frames.
+- :class:`TileClassifier` reads each crop (:mod:`vision.crops`): 53 calibrated probabilities and the tile's
+  up direction.
+- :class:`TileReader` combines the two: ``read(image) -> Detections``.
+
+Sessions are created on first use, so building a reader is free and a missing model is reported when needed.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from referee.tiles import ALL_LABELS
+from vision.crops import crop_boxes, to_input
+from vision.detections import UNCLASSIFIED, Detections
+
+DETECTOR_FILE = "tile-detector.onnx"
+CLASSIFIER_FILE = "tile-classifier.onnx"
+DEFAULT_PROVIDERS: tuple[str, ...] = ("CPUExecutionProvider",)
+INTRA_OP_THREADS = 2
+"""The referee station has 2 cores; more threads than cores only adds contention."""
+LETTERBOX_FILL = 114
+"""Ultralytics pads letterboxed images with this grey; the detector was trained on it."""
+WINDOW_OVERLAP = 0.25
+"""Overlap of neighbouring windows in tiled inference, as a share of the window: wider than a tile."""
+MAX_WINDOWS = 8
+"""Tiled inference runs the detector on at most this many windows (plus the whole frame)."""
+EDGE_MARGIN = 2.0
+"""A box within this many pixels of an inner window edge is cut by the window; a neighbour sees it whole."""
+CLASSIFIER_BATCH = 64
+
+
+class ImageReadError(ValueError):
+    """A photo that cannot be read: missing, unreadable or not an image."""
+
+
+class ModelNotFoundError(FileNotFoundError):
+    """A model file is missing; the message names it and says where the models ship."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "model file not found"
+
+
+class ModelLoadError(ValueError):
+    """A model file that ONNX Runtime cannot load (corrupt, or not the expected kind of model)."""
+
+
+def default_models_dir() -> Path:
+    """``$RUMMIKUB_MODELS``, else the project's ``models/`` folder."""
+    env = os.environ.get("RUMMIKUB_MODELS")
+    return Path(env) if env else Path(__file__).resolve().parents[1] / "models"
+
+
+def load_image(path: str | Path) -> np.ndarray:
+    """A photo as a BGR uint8 array (EXIF orientation applied); one-line errors for bad files."""
+    path = Path(path)
+    try:
+        raw = np.fromfile(path, np.uint8)
+    except FileNotFoundError:
+        raise ImageReadError(f"{path}: no such image file") from None
+    except OSError as error:
+        raise ImageReadError(f"{path}: cannot read ({error.strerror or error})") from None
+    image = cv2.imdecode(raw, cv2.IMREAD_COLOR) if raw.size else None
+    if image is None:
+        raise ImageReadError(f"{path}: not a readable image (corrupt file or unsupported format)")
+    return image
+
+
+def _session(path: Path, providers: Sequence[str]) -> Any:
+    import onnxruntime as ort
+
+    if not path.is_file():
+        raise ModelNotFoundError(
+            f"{path}: model file not found (the tile models ship in models/; pass --models DIR or set RUMMIKUB_MODELS)"
+        )
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = INTRA_OP_THREADS
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(path), sess_options=options, providers=list(providers))
+    except Exception as error:  # ONNX Runtime raises its own exception types for corrupt or foreign files
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ModelLoadError(f"{path}: cannot load the model ({first_line[:200]})") from None
+
+
+# -- geometry of the detector input -------------------------------------------------------------------
+
+
+class Letterbox:
+    """Ultralytics' letterbox: scale to fit ``size`` keeping the aspect, pad centred with grey."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def apply(self, image: np.ndarray) -> tuple[np.ndarray, float, tuple[float, float]]:
+        """(letterboxed image, scale, (pad_x, pad_y)); original = (letterboxed - pad) / scale."""
+        height, width = image.shape[:2]
+        scale = min(self.size / height, self.size / width)
+        new_w, new_h = round(width * scale), round(height * scale)
+        pad_x, pad_y = (self.size - new_w) / 2, (self.size - new_h) / 2
+        # Same rounding as ultralytics.data.augment.LetterBox, so the pixels match training exactly.
+        top, bottom = round(pad_y - 0.1), round(pad_y + 0.1)
+        left, right = round(pad_x - 0.1), round(pad_x + 0.1)
+        if (new_w, new_h) != (width, height):
+            image = cv2.resize(image, (new_w, new_h), interpolation=cv2.INTER_LINEAR)
+        fill = (LETTERBOX_FILL,) * 3
+        boxed = cv2.copyMakeBorder(image, top, bottom, left, right, cv2.BORDER_CONSTANT, value=fill)
+        return boxed, scale, (float(left), float(top))
+
+
+def decode_yolo(
+    output: np.ndarray,
+    *,
+    scale: float,
+    pad: tuple[float, float],
+    image_shape: tuple[int, int],
+    confidence: float = 0.25,
+    iou: float = 0.5,
+) -> Detections:
+    """Boxes in original pixels from a YOLOv8 output (1, 4 + C, A) of a letterboxed input, after NMS.
+
+    ``class_id`` stays :data:`UNCLASSIFIED` (the detector finds tiles; the classifier reads them); the
+    detector's class index is kept in ``data["detector_class"]`` for multi-class detectors (face / back).
+    """
+    prediction = np.asarray(output, np.float32)
+    prediction = prediction[0] if prediction.ndim == 3 else prediction
+    scores_all = prediction[4:]
+    detector_class = scores_all.argmax(axis=0)
+    scores = scores_all.max(axis=0)
+    keep = scores >= confidence
+    cx, cy, w, h = prediction[:4, keep]
+    boxes = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
+    boxes[:, [0, 2]] -= pad[0]
+    boxes[:, [1, 3]] -= pad[1]
+    boxes /= scale
+    height, width = image_shape
+    boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, width)
+    boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, height)
+    found = Detections(
+        boxes,
+        scores[keep],
+        np.full(int(keep.sum()), UNCLASSIFIED),
+        {"detector_class": detector_class[keep].astype(np.int64)},
+    )
+    valid = (found.xyxy[:, 2] > found.xyxy[:, 0]) & (found.xyxy[:, 3] > found.xyxy[:, 1])
+    return found[valid].with_nms(iou)
+
+
+def windows(width: int, height: int, window: int, overlap: float = WINDOW_OVERLAP) -> list[tuple[int, int, int, int]]:
+    """Overlapping (x0, y0, x1, y1) windows of side ``window`` covering the image, the last flush with its edge."""
+
+    def starts(length: int) -> list[int]:
+        if length <= window:
+            return [0]
+        stride = max(1, int(window * (1 - overlap)))
+        points = list(range(0, length - window, stride))
+        return [*points, length - window]
+
+    return [(x, y, min(x + window, width), min(y + window, height)) for y in starts(height) for x in starts(width)]
+
+
+# -- models --------------------------------------------------------------------------------------------
+
+
+class TileDetector:
+    """Finds face-up tiles: ``detect(image_bgr) -> Detections`` (unclassified boxes in original pixels)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        confidence: float = 0.25,
+        iou: float = 0.5,
+        providers: Sequence[str] = DEFAULT_PROVIDERS,
+        tiled: bool = False,
+        window: int | None = None,
+        max_windows: int = MAX_WINDOWS,
+    ) -> None:
+        self.path = Path(path)
+        self.max_windows = max_windows
+        self.confidence = confidence
+        self.iou = iou
+        self.providers = tuple(providers)
+        self.tiled = tiled
+        self._window = window
+        self._session: Any = None
+        self._size: int | None = None
+
+    @property
+    def session(self) -> Any:
+        if self._session is None:
+            self._session = _session(self.path, self.providers)
+        return self._session
+
+    @property
+    def input_size(self) -> int:
+        """``S`` of the (1, 3, S, S) input: the export's ``imgsz`` metadata, else the input's static shape."""
+        if self._size is None:
+            self._size = _input_size(self.session)
+        return self._size
+
+    def window_for(self, width: int, height: int) -> int:
+        """Side of a window in tiled inference, in original pixels.
+
+        Native resolution (the input size) when that needs at most ``max_windows`` windows; otherwise the
+        smallest larger side (steps of 25%) that does, so a 4K frame costs a bounded number of runs.
+        """
+        if self._window:
+            return self._window
+        side = self.input_size
+        while len(windows(width, height, side)) > self.max_windows:
+            side = round(side * 1.25)
+        return side
+
+    def detect(self, image_bgr: np.ndarray, *, tiled: bool | None = None) -> Detections:
+        tiled = self.tiled if tiled is None else tiled
+        whole = self._detect_once(image_bgr)
+        height, width = image_bgr.shape[:2]
+        side = self.window_for(width, height)
+        if not tiled or max(width, height) <= side:
+            return whole
+        parts = [whole]
+        for x0, y0, x1, y1 in windows(width, height, side):
+            kept = _drop_cut_boxes(self._detect_once(image_bgr[y0:y1, x0:x1]), (x0, y0, x1, y1), (width, height))
+            parts.append(kept.with_(xyxy=kept.xyxy + np.float32([x0, y0, x0, y0])))
+        return Detections.merge(parts).with_nms(self.iou)
+
+    def _detect_once(self, image_bgr: np.ndarray) -> Detections:
+        boxed, scale, pad = Letterbox(self.input_size).apply(image_bgr)
+        tensor = np.ascontiguousarray(boxed[..., ::-1].transpose(2, 0, 1)[None], dtype=np.float32) / 255.0
+        session = self.session
+        (output,) = session.run(None, {session.get_inputs()[0].name: tensor})[:1]
+        return decode_yolo(
+            output,
+            scale=scale,
+            pad=pad,
+            image_shape=image_bgr.shape[:2],
+            confidence=self.confidence,
+            iou=self.iou,
+        )
+
+
+def _drop_cut_boxes(found: Detections, window: tuple[int, int, int, int], image_size: tuple[int, int]) -> Detections:
+    """Keep boxes not touching an inner edge of the window (edges on the image border are real edges)."""
+    x0, y0, x1, y1 = window
+    width, height = image_size
+    w, h = x1 - x0, y1 - y0
+    box = found.xyxy
+    cut = np.zeros(len(found), bool)
+    if x0 > 0:
+        cut |= box[:, 0] <= EDGE_MARGIN
+    if y0 > 0:
+        cut |= box[:, 1] <= EDGE_MARGIN
+    if x1 < width:
+        cut |= box[:, 2] >= w - EDGE_MARGIN
+    if y1 < height:
+        cut |= box[:, 3] >= h - EDGE_MARGIN
+    return found[~cut]
+
+
+def _input_size(session: Any) -> int:
+    meta = session.get_modelmeta().custom_metadata_map
+    if "imgsz" in meta:
+        value = ast.literal_eval(meta["imgsz"])
+        return int(value[0] if isinstance(value, list | tuple) else value)
+    shape = session.get_inputs()[0].shape
+    if isinstance(shape[-1], int):
+        return shape[-1]
+    return 640
+
+
+class TileClassifier:
+    """Reads each detected tile: ``classify(image_bgr, detections) -> Detections`` with labels and angles.
+
+    ``class_id`` is the most probable label, ``confidence`` its (calibrated) probability; ``data`` gains
+    ``probs`` (N, 53), ``angle_deg`` (the tile's up, clockwise from image up) and ``detector_confidence``.
+    """
+
+    def __init__(
+        self, path: str | Path, *, providers: Sequence[str] = DEFAULT_PROVIDERS, batch: int = CLASSIFIER_BATCH
+    ) -> None:
+        self.path = Path(path)
+        self.providers = tuple(providers)
+        self.batch = batch
+        self._session: Any = None
+
+    @property
+    def session(self) -> Any:
+        if self._session is None:
+            self._session = _session(self.path, self.providers)
+        return self._session
+
+    def classify(self, image_bgr: np.ndarray, detections: Detections) -> Detections:
+        n = len(detections)
+        probs = np.zeros((n, len(ALL_LABELS)), np.float32)
+        angles = np.zeros(n, np.float32)
+        if n:
+            session = self.session
+            input_name = session.get_inputs()[0].name
+            names = [o.name for o in session.get_outputs()]
+            probs_index = names.index("probs") if "probs" in names else 0
+            angle_index = names.index("angle_deg") if "angle_deg" in names else 1
+            fixed = session.get_inputs()[0].shape[0]
+            batch = fixed if isinstance(fixed, int) and fixed > 0 else self.batch
+            for start in range(0, n, batch):
+                chunk = to_input(crop_boxes(image_bgr, detections.xyxy[start : start + batch]))
+                count = len(chunk)
+                if count < batch and isinstance(fixed, int) and fixed > 0:
+                    chunk = np.concatenate([chunk, np.zeros((batch - count, *chunk.shape[1:]), np.float32)])
+                outputs = session.run(None, {input_name: chunk})
+                probs[start : start + count] = np.asarray(outputs[probs_index])[:count]
+                if len(outputs) > 1:
+                    angles[start : start + count] = np.asarray(outputs[angle_index]).reshape(-1)[:count]
+        return detections.with_(
+            class_id=probs.argmax(axis=1) if n else np.zeros(0, np.int64),
+            confidence=probs.max(axis=1) if n else np.zeros(0, np.float32),
+            probs=probs,
+            angle_deg=np.mod(angles, 360.0),
+            detector_confidence=detections.confidence,
+        )
+
+
+class TileReader:
+    """Detector + classifier: ``read(image_bgr) -> Detections`` of labelled tiles in original pixels."""
+
+    def __init__(
+        self,
+        models_dir: str | Path | None = None,
+        *,
+        confidence: float = 0.25,
+        iou: float = 0.5,
+        tiled: bool = False,
+        providers: Sequence[str] = DEFAULT_PROVIDERS,
+    ) -> None:
+        self.models_dir = Path(models_dir) if models_dir is not None else default_models_dir()
+        self.detector = TileDetector(
+            self.models_dir / DETECTOR_FILE, confidence=confidence, iou=iou, providers=providers, tiled=tiled
+        )
+        self.classifier = TileClassifier(self.models_dir / CLASSIFIER_FILE, providers=providers)
+        self.last_timings_ms: dict[str, float] = {}
+
+    def check_models(self) -> None:
+        """Fail early, with the file named, when a model is missing (before reading any photo)."""
+        for model in (self.detector.path, self.classifier.path):
+            if not model.is_file():
+                _session(model, ())
+
+    def read(self, image_bgr: np.ndarray) -> Detections:
+        start = time.perf_counter()
+        boxes = self.detector.detect(image_bgr)
+        middle = time.perf_counter()
+        tiles = self.classifier.classify(image_bgr, boxes)
+        end = time.perf_counter()
+        self.last_timings_ms = {"detect": (middle - start) * 1e3, "classify": (end - middle) * 1e3}
+        return tiles

@@ -1,0 +1,175 @@
+"""Training the tile detector: Ultralytics YOLO, one class ("tile": a face-up tile), exported to ONNX.
+
+One class because reading the tile is the crop classifier's job: a detector that only has to find cream
+rectangles learns far faster on a CPU than a 53-class one. Flips and any rotation are fine here (a mirrored
+tile is still a tile); they are not for the classifier. The real photos' held-out source photos are never
+used, not even to pick the best epoch: validation during training is on held-out synthetic scenes.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from vision import realdata
+
+ONNX_NAME = "tile-detector.onnx"
+
+
+def load_recipe(path: Path) -> dict[str, Any]:
+    import yaml
+
+    recipe = yaml.safe_load(Path(path).read_text())
+    if not isinstance(recipe, dict) or recipe.get("kind") != "detector":
+        raise ValueError(f"{path}: not a detector recipe (kind: detector)")
+    return recipe
+
+
+def build_dataset(recipe: dict[str, Any], out: Path, project_root: Path) -> Path:
+    """A one-class YOLO dataset of symlinks: synthetic scenes + real training photos; returns data.yaml."""
+    data = recipe["data"]
+    for split in ("train", "val"):
+        for sub in ("images", "labels"):
+            target = out / split / sub
+            if target.exists():
+                shutil.rmtree(target)
+            target.mkdir(parents=True)
+    counts = {"train": 0, "val": 0}
+    for source in data.get("synthetic_train", []):
+        counts["train"] += _link_synthetic(project_root / source["dir"], out / "train", source.get("images"), "syn")
+    for source in data.get("synthetic_val", []):
+        counts["val"] += _link_synthetic(project_root / source["dir"], out / "val", source.get("images"), "val")
+    repeats = int(data.get("real_train_repeats", 0))
+    if repeats:
+        photos = realdata.load_photos(split="train")
+        for copy in range(repeats):
+            for photo in photos:
+                _link_real(photo, out / "train", f"real{copy}")
+        counts["train"] += repeats * len(photos)
+    yaml_path = out / "data.yaml"
+    yaml_path.write_text(
+        f"path: {out.resolve()}\ntrain: train/images\nval: val/images\nnames:\n  0: tile\n# {json.dumps(counts)}\n"
+    )
+    return yaml_path
+
+
+def _link_synthetic(source: Path, target: Path, limit: int | None, prefix: str) -> int:
+    images = sorted((source / "images").glob("*.jpg"))[:limit]
+    if not images:
+        raise FileNotFoundError(f"no synthetic images in {source} (make them with `rummikub-referee synth`)")
+    for image in images:
+        name = f"{prefix}-{source.name}-{image.stem}"
+        (target / "images" / f"{name}.jpg").symlink_to(image.resolve())
+        lines = (source / "labels" / f"{image.stem}.txt").read_text().split("\n")
+        ones = ["0 " + line.split(" ", 1)[1] for line in lines if line.strip()]
+        (target / "labels" / f"{name}.txt").write_text("\n".join(ones) + "\n")
+    return len(images)
+
+
+def _link_real(photo: realdata.RealPhoto, target: Path, prefix: str) -> None:
+    name = f"{prefix}-{photo.path.stem}"
+    (target / "images" / f"{name}.jpg").symlink_to(photo.path.resolve())
+    lines = []
+    for tile in photo.tiles:
+        x0, y0, x1, y1 = tile.box
+        cx, cy = (x0 + x1) / 2 / photo.width, (y0 + y1) / 2 / photo.height
+        lines.append(f"0 {cx:.6f} {cy:.6f} {(x1 - x0) / photo.width:.6f} {(y1 - y0) / photo.height:.6f}")
+    (target / "labels" / f"{name}.txt").write_text("\n".join(lines) + "\n")
+
+
+def train_detector(
+    recipe_path: Path, out: Path, *, project_root: Path | None = None, models_dir: Path | None = None
+) -> dict[str, Any]:
+    """Build the dataset, train, export to ONNX; returns the config and metrics written beside the model."""
+    from ultralytics import YOLO
+
+    project_root = project_root or Path(__file__).resolve().parents[2]
+    recipe = load_recipe(recipe_path)
+    out.mkdir(parents=True, exist_ok=True)
+    data_yaml = build_dataset(recipe, out / "dataset", project_root)
+    started = time.perf_counter()
+    model = YOLO(recipe.get("model", "yolov8n.yaml"))
+    train_args = {
+        "data": str(data_yaml),
+        "project": str(out.resolve()),
+        "name": "run",
+        "exist_ok": True,
+        "pretrained": False,
+        "plots": False,
+        "verbose": False,
+        "amp": False,
+        **recipe.get("train", {}),
+    }
+    model.train(**train_args)
+    seconds = time.perf_counter() - started
+    weights = out / "run" / "weights" / "best.pt"
+    onnx_path = export_onnx(weights, imgsz=int(train_args.get("imgsz", 640)), target=(models_dir or out) / ONNX_NAME)
+    metrics = _final_metrics(out / "run")
+    config = {
+        "kind": "detector",
+        "recipe": recipe,
+        "recipe_path": str(recipe_path),
+        "train_args": {k: v for k, v in train_args.items() if k not in ("project",)},
+        "dataset": data_yaml.read_text().splitlines()[-1].lstrip("# "),
+        "train_seconds": round(seconds, 1),
+        "hardware": _hardware(),
+        "versions": _versions(),
+        "validation_metrics": metrics,
+        "onnx": str(onnx_path),
+        "onnx_bytes": onnx_path.stat().st_size,
+    }
+    onnx_path.with_suffix(".json").write_text(json.dumps(config, indent=2, default=str))
+    return config
+
+
+def export_onnx(weights: Path, *, imgsz: int, target: Path) -> Path:
+    """ONNX export (opset 17, fixed batch 1); the input size travels in the model's metadata (``imgsz``)."""
+    from ultralytics import YOLO
+
+    exported = Path(YOLO(str(weights)).export(format="onnx", imgsz=imgsz, opset=17, simplify=False, dynamic=False))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if exported.resolve() != target.resolve():
+        shutil.copyfile(exported, target)
+    return target
+
+
+def _final_metrics(run: Path) -> dict[str, float]:
+    results = run / "results.csv"
+    if not results.exists():
+        return {}
+    import csv
+
+    rows = list(csv.DictReader(results.open()))
+    if not rows:
+        return {}
+    last = {k.strip(): v for k, v in rows[-1].items()}
+    keys = ("epoch", "metrics/precision(B)", "metrics/recall(B)", "metrics/mAP50(B)", "metrics/mAP50-95(B)")
+    return {k: float(last[k]) for k in keys if k in last}
+
+
+def _hardware() -> dict[str, Any]:
+    import os
+
+    info: dict[str, Any] = {"machine": platform.machine(), "cpus": os.cpu_count(), "processor": platform.processor()}
+    try:
+        import torch
+
+        info["cuda"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    except ImportError:
+        pass
+    return info
+
+
+def _versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in ("torch", "ultralytics", "onnx", "numpy", "cv2"):
+        try:
+            module = __import__(name)
+            versions[name] = getattr(module, "__version__", "?")
+        except ImportError:
+            pass
+    return versions
