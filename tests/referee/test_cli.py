@@ -156,3 +156,19 @@ def test_usage_errors_are_one_line_without_traceback(args: list[str]) -> None:
     result = subprocess.run([sys.executable, "-m", "referee.cli", *args], capture_output=True, text=True)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("rummikub-referee")
+
+
+def test_bench_rules_prints_every_row_with_its_ilp_ratio(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("scipy")
+    code, out, _ = run("bench", "rules", "--inputs", "1", "--repeats", "1", "--json", capsys=capsys)
+    rows = json.loads(out)
+    names = " ".join(row["name"] for row in rows)
+    assert code == 0
+    for case in (
+        "can_open, rack of 30",
+        "arrange, valid table of 104",
+        "best_play, table of 104 + rack of 3",
+        "check_move",
+    ):
+        assert case in names
+    assert all(row["disagreements"] == 0 for row in rows if row.get("disagreements") is not None)
