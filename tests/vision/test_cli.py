@@ -87,3 +87,36 @@ def test_unknown_recipe_parameter_is_named(tmp_path: Path, capsys: pytest.Captur
     recipe.write_text("camera:\n  tilt: [0, 10]\n")
     assert main(["synth", "--out", str(tmp_path / "o"), "--recipe", str(recipe), "--images", "1"]) == 2
     assert "unknown parameter(s) tilt for CameraParams" in capsys.readouterr().err
+
+
+def test_synth_dataset_loads_in_ultralytics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("ultralytics")
+    from ultralytics.data.dataset import YOLODataset
+    from ultralytics.data.utils import check_det_dataset
+
+    out = tmp_path / "ds"
+    assert (
+        main(
+            [
+                "synth",
+                "--out",
+                str(out),
+                "--images",
+                "2",
+                "--seed",
+                "1",
+                "--size",
+                "320x240",
+                "--workers",
+                "1",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    summary = json.loads(capsys.readouterr().out)
+    data = check_det_dataset(str(out / "data.yaml"))
+    assert data["nc"] == 53 and data["names"][0] == "black-1" and data["names"][52] == "joker"
+    dataset = YOLODataset(img_path=data["train"], data=data, task="detect", imgsz=320, augment=False)
+    labels = sum(len(item["cls"]) for item in dataset.labels)
+    assert len(dataset) == 2 and labels == summary["labelled_tiles"]
