@@ -142,11 +142,20 @@ def cmd_profiles(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
+def _bench_rules(args: argparse.Namespace) -> tuple[Any, str]:
     from referee.bench import format_rules_benchmark, run_rules_benchmark
 
     rows = run_rules_benchmark(repeats=args.repeats, seed=args.seed, inputs=args.inputs)
-    _emit(args, rows, format_rules_benchmark(rows))
+    return rows, format_rules_benchmark(rows)
+
+
+BENCH_SUITES: dict[str, Callable[[argparse.Namespace], tuple[Any, str]]] = {"rules": _bench_rules}
+"""Benchmark suites by name; other packages add theirs (``vision`` adds ``recognition``)."""
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    rows, text = BENCH_SUITES[args.suite](args)
+    _emit(args, rows, text)
     return 0
 
 
@@ -327,10 +336,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench = command(
         "bench",
         cmd_bench,
-        "Benchmark the rules solver against an ILP reference measured in the same run.",
+        "Benchmark the rules solver (against an ILP reference in the same run) or the tile recognition.",
         f"{PROG} bench rules",
     )
-    bench.add_argument("suite", choices=["rules"], help="what to benchmark")
+    bench.add_argument("suite", choices=BENCH_SUITES, help="what to benchmark (rules; recognition with vision)")
     bench.add_argument("--inputs", type=int, default=20, help="random inputs per row (default 20)")
     bench.add_argument("--repeats", type=int, default=3, help="timings per input, the best one counts (default 3)")
     bench.add_argument("--seed", type=int, default=0)

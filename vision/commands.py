@@ -132,8 +132,15 @@ def format_table(table: Table) -> str:
 # -- registration -----------------------------------------------------------------------------------------
 
 
+def _bench_recognition(args: argparse.Namespace) -> tuple[Any, str]:
+    from vision.benchmark import bench_suite
+
+    return bench_suite(args)
+
+
 def register(commands: argparse._SubParsersAction) -> None:
-    """Add the recognition commands to the full parser, and let ``check`` read photos."""
+    """Add the recognition commands to the full parser, let ``check`` read photos and ``bench`` time reading."""
+    rules_cli.BENCH_SUITES["recognition"] = _bench_recognition
     detect = rules_cli.add_command(
         commands,
         "detect",

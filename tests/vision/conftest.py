@@ -126,3 +126,4 @@ def _photo_readers_stay_local(monkeypatch: pytest.MonkeyPatch) -> None:
     from referee import cli as rules_cli
 
     monkeypatch.setattr(rules_cli, "TABLE_READERS", dict(rules_cli.TABLE_READERS))
+    monkeypatch.setattr(rules_cli, "BENCH_SUITES", dict(rules_cli.BENCH_SUITES))

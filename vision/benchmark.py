@@ -1,0 +1,67 @@
+"""``bench recognition``: how long the shipped models take to read a frame, on this machine.
+
+Frames are rendered synthetic tables at the sizes a referee meets (a 1280x960 photo, a 1080p camera, a 4K
+camera); each figure is the median and maximum over repeats, and the 1280x960 figure is also given as a
+ratio to the 150 ms budget of the recognition issue (there is no other reference to run beside it).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+FRAME_SIZES = ((1280, 960), (1920, 1080), (3840, 2160))
+BUDGET_MS = {(1280, 960): 150.0}
+
+
+def run_recognition_benchmark(models_dir: Path | None = None, repeats: int = 7, seed: int = 0) -> list[dict[str, Any]]:
+    from vision.recognition import TileReader
+    from vision.synth.scene import SceneParams, render_scene
+
+    reader = TileReader(models_dir)
+    rows = []
+    for size in FRAME_SIZES:
+        scene = render_scene(seed, SceneParams(size=size, hand_probability=0.0))
+        reader.read(scene.image)  # warm-up: sessions are created on first use
+        totals, detects, classifies, found = [], [], [], 0
+        for _ in range(repeats):
+            start = time.perf_counter()
+            detections = reader.read(scene.image)
+            totals.append((time.perf_counter() - start) * 1e3)
+            detects.append(reader.last_timings_ms["detect"])
+            classifies.append(reader.last_timings_ms["classify"])
+            found = len(detections)
+        median = statistics.median(totals)
+        budget = BUDGET_MS.get(size)
+        rows.append(
+            {
+                "frame": f"{size[0]}x{size[1]}",
+                "tiles_in_frame": len(scene.readable()),
+                "tiles_found": found,
+                "median_ms": round(median, 1),
+                "max_ms": round(max(totals), 1),
+                "detect_median_ms": round(statistics.median(detects), 1),
+                "classify_median_ms": round(statistics.median(classifies), 1),
+                "ratio_to_budget": round(median / budget, 2) if budget else None,
+            }
+        )
+    return rows
+
+
+def format_recognition_benchmark(rows: list[dict[str, Any]]) -> str:
+    header = ("frame", "tiles", "found", "median ms", "max ms", "detect", "classify", "/budget")
+    lines = ["{:<11} {:>5} {:>5} {:>9} {:>7} {:>7} {:>8} {:>7}".format(*header)]
+    for r in rows:
+        ratio = "" if r["ratio_to_budget"] is None else f"{r['ratio_to_budget']:.2f}"
+        lines.append(
+            f"{r['frame']:<11} {r['tiles_in_frame']:>5} {r['tiles_found']:>5} {r['median_ms']:>9.1f}"
+            f" {r['max_ms']:>7.1f} {r['detect_median_ms']:>7.1f} {r['classify_median_ms']:>8.1f} {ratio:>7}"
+        )
+    return "\n".join(lines)
+
+
+def bench_suite(args: Any) -> tuple[list[dict[str, Any]], str]:
+    rows = run_recognition_benchmark(Path(args.models) if getattr(args, "models", None) else None, seed=args.seed)
+    return rows, format_recognition_benchmark(rows)
