@@ -14,21 +14,22 @@ from referee.table import Table
 from vision.synth.layout import LayoutParams
 from vision.synth.video import PLAY_AREA, LayoutKeeper, write_game
 
+GAME = {
+    "players": 3,
+    "seed": 4,
+    "violation_rate": 0.5,
+    "profile": "pl-championship",
+    "minutes": 1.5,
+    "size": (320, 180),
+    "fps": 8.0,
+    "progress": False,
+}
+
 
 @pytest.fixture(scope="module")
 def game(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("game")
-    summary = write_game(
-        out,
-        players=3,
-        seed=4,
-        violation_rate=0.5,
-        profile="pl-championship",
-        minutes=1.5,
-        size=(320, 180),
-        fps=8.0,
-        progress=False,
-    )
+    summary = write_game(out, **GAME)
     return out, summary
 
 
@@ -85,17 +86,7 @@ def test_table_is_still_between_moves(game: tuple[Path, dict]) -> None:
 def test_same_seed_same_truth(tmp_path: Path, game: tuple[Path, dict]) -> None:
     out, _ = game
     again = tmp_path / "again"
-    write_game(
-        again,
-        players=3,
-        seed=4,
-        violation_rate=0.5,
-        profile="pl-championship",
-        minutes=1.5,
-        size=(320, 180),
-        fps=8.0,
-        progress=False,
-    )
+    write_game(again, **GAME)
     assert (again / "truth.jsonl").read_text() == (out / "truth.jsonl").read_text()
 
 

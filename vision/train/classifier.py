@@ -23,7 +23,7 @@ import os
 import platform
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -292,16 +292,20 @@ def synthetic_crops(
     return np.concatenate(crops), np.array(labels, np.int64), np.array(angles, np.float32)
 
 
+def _labelled_photos(photos: Sequence[Any]) -> Iterator[tuple[np.ndarray, list[Any]]]:
+    """Each real photo that has known tiles, read once, with those tiles."""
+    for photo in photos:
+        tiles = [t for t in photo.tiles if t.label in LABEL_INDEX]
+        if tiles:
+            yield cv2.imread(str(photo.path), cv2.IMREAD_COLOR), tiles
+
+
 def real_crops(
     photos: Sequence[Any], *, rng: np.random.Generator | None = None, jitter: JitterParams | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Crops straight from real photos around their true boxes (jittered if ``rng`` and ``jitter``), labels."""
     crops, labels = [], []
-    for photo in photos:
-        tiles = [t for t in photo.tiles if t.label in LABEL_INDEX]
-        if not tiles:
-            continue
-        image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
+    for image, tiles in _labelled_photos(photos):
         boxes = np.array([t.box for t in tiles], np.float32)
         if rng is not None and jitter is not None:
             boxes = jitter_boxes(boxes, rng, jitter)
@@ -837,11 +841,7 @@ def _turned_real_crops(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Real tiles after turning each whole photo by a random angle (tests reading at any angle)."""
     crops, labels = [], []
-    for photo in photos:
-        tiles = [t for t in photo.tiles if t.label in LABEL_INDEX]
-        if not tiles:
-            continue
-        image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
+    for image, tiles in _labelled_photos(photos):
         h, w = image.shape[:2]
         rotation = rotation_matrix((w / 2, h / 2), float(rng.uniform(0, 360)))
         side = math.ceil(math.hypot(w, h))
