@@ -335,15 +335,9 @@ def _verdict(violations: Iterable[Violation], uncertain: Sequence[object]) -> Ve
 def _revert_plan(
     before: Table, after: Table, played: tuple[Tile, ...], removed: tuple[Tile, ...], rules: Profile
 ) -> RevertPlan:
-    kept = Counter(s.tiles for s in before.sets)
-    changed = []
-    for index, tile_set in enumerate(after.sets):
-        if kept[tile_set.tiles] > 0:
-            kept[tile_set.tiles] -= 1
-        else:
-            changed.append(index)
+    changed = _unmatched(after.sets, before.sets)
     valid = [s for s in after.sets if check_set(s.tiles, rules).valid]
-    broken = [t for s in after.sets if not check_set(s.tiles, rules).valid for t in s]
+    broken = [t for s in after.sets if s not in valid for t in s]
     return RevertPlan(
         restore=Table(before.sets, before.loose),
         to_rack=played,

@@ -543,3 +543,11 @@ def test_revert_plan_lists_the_changed_sets() -> None:
         ["black-1", "black-2", "black-3"],
     ]
     assert plan.fallback_take == tuple(TileSet.parse("b12 b13"))
+
+
+def test_revert_plan_does_not_count_a_reread_group_as_changed() -> None:
+    # Regression: the revert plan compared sets by tile order while the rest of check_move ignores a group's order.
+    before = Table.parse("[r5 r6 r7] [k3 b3 o3]")
+    after = Table.parse("[r5 r6] [b3 k3 o3]")
+    ruling = check_move(before, after, opened=True)
+    assert ruling.revert is not None and ruling.revert.changed_sets == (0,)
