@@ -188,8 +188,7 @@ def lay_out(
         if placement is not None:
             occupancy.mark(set_footprint(1, placement, w, h, pitch, 6.0))
             placed += [
-                replace(p, set_id=LOOSE_SET, position=index)
-                for p in place_set_tiles((tile,), placement, LOOSE_SET, rng, params, scale)
+                replace(p, position=index) for p in place_set_tiles((tile,), placement, LOOSE_SET, rng, params, scale)
             ]
     return placed, occupancy, scale
 

@@ -30,7 +30,7 @@ from referee.table import Table
 from referee.tiles import Tile
 from vision.synth import distractors, effects, textures
 from vision.synth.dataset import Progress
-from vision.synth.game import SimGame, SimMove, simulate_game
+from vision.synth.game import SimGame, simulate_game
 from vision.synth.geometry import TILE_HEIGHT_MM, TILE_WIDTH_MM, Camera, TilePose
 from vision.synth.layout import (
     LOOSE_SET,
@@ -235,9 +235,9 @@ def timeline(
         return len(states) - 1
 
     seats = SEATS_BY_PLAYERS[game.players]
-    for move in game.moves:
+    for number, move in enumerate(game.moves):
         seat = seats[move.player]
-        before, after = state_of(move.before, seat), None
+        before = state_of(move.before, seat)
         think = min(0.3 * move.duration_s, 8.0)
         settle = min(1.5, 0.15 * move.duration_s)
         start, end = now + think, now + move.duration_s
@@ -249,11 +249,11 @@ def timeline(
         segments.append(Segment(switch, settled, after, seat))
         segments.append(Segment(settled, end, after))
         truth.append(
-            {"event": "move", **_move_truth(move), "seat": seat, "start_s": start, "settle_s": settled, "end_s": end}
+            {"event": "move", **move.to_json(), "seat": seat, "start_s": start, "settle_s": settled, "end_s": end}
         )
         now = end
         if move.verdict != "ok":
-            restored = _next_before(game, move)
+            restored = game.moves[number + 1].before if number + 1 < len(game.moves) else None
             if restored is not None and restored != move.after:
                 duration = float(rng.uniform(6, 12))
                 target = state_of(restored, seat)
@@ -273,15 +273,6 @@ def timeline(
                 )
                 now += duration
     return segments, truth, states
-
-
-def _next_before(game: SimGame, move: SimMove) -> Table | None:
-    following = [m for m in game.moves if m.index == move.index + 1]
-    return following[0].before if following else None
-
-
-def _move_truth(move: SimMove) -> dict[str, Any]:
-    return move.to_json()
 
 
 def write_game(
@@ -371,7 +362,6 @@ class _StillCache:
 
     def get(self, state: int) -> np.ndarray:
         if state not in self.cache:
-            _table, _seat = self.states[state]
             for earlier in range(len(self.layouts), state + 1):  # layouts must be made in order
                 self.layouts[earlier] = self.keeper.place(self.states[earlier][0], self.states[earlier][1])
             placed = list(self.layouts[state])

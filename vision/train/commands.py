@@ -54,14 +54,12 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    try:
-        from vision.train.detector import export_onnx
-    except ImportError as error:
-        raise TrainingUnavailable(f"{TRAIN_EXTRA_HINT} ({error})") from None
     weights = Path(args.weights)
     if not weights.is_file():
         raise ValueError(f"no weights file {str(weights)!r}")
     try:
+        from vision.train.detector import export_onnx
+
         target = export_onnx(weights, imgsz=args.imgsz, target=Path(args.out))
     except ImportError as error:
         raise TrainingUnavailable(f"{TRAIN_EXTRA_HINT} ({error})") from None
