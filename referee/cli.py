@@ -41,7 +41,7 @@ class _Parser(argparse.ArgumentParser):
 # -- shared option bundles ------------------------------------------------------------------------
 
 
-def _add_json(parser: argparse.ArgumentParser) -> None:
+def add_json_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
 
 
@@ -77,8 +77,9 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
+def emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    """Print ``data`` as JSON with ``--json``, else the human-readable ``text`` (non-JSON values as strings)."""
+    print(json.dumps(data, indent=2, ensure_ascii=False, default=str) if args.json else text)
 
 
 # -- commands ---------------------------------------------------------------------------------------
@@ -95,7 +96,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         text = f"valid {data['kind']} worth {check.value}{jokers}"
     else:
         text = f"invalid: {check.reason}"
-    _emit(args, data, text)
+    emit(args, data, text)
     return 0 if check.valid else 1
 
 
@@ -105,7 +106,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.time_limit is not _NOT_GIVEN:
         options["time_limit_s"] = args.time_limit
     ruling = check_move(before, after, opened=args.opened, profile=args.profile, elapsed_s=args.elapsed, **options)
-    _emit(args, ruling.to_dict(), format_ruling(ruling))
+    emit(args, ruling.to_dict(), format_ruling(ruling))
     return 0
 
 
@@ -124,7 +125,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         scored.append(score_game(game))
     sheet = tournament_sheet(scored)
     result = {"games": [[s.to_dict() for s in game] for game in scored], "sheet": [s.to_dict() for s in sheet]}
-    _emit(args, result, _format_scores(result))
+    emit(args, result, _format_scores(result))
     return 0
 
 
@@ -138,7 +139,7 @@ def cmd_profiles(args: argparse.Namespace) -> int:
             f" tiles {p.copies}x52+{p.jokers}, descending runs {'yes' if p.descending_runs else 'no'},"
             f" joker on rack -{p.joker_on_rack_points}, big points {p.big_points.value}"
         )
-    _emit(args, data, "\n".join(lines))
+    emit(args, data, "\n".join(lines))
     return 0
 
 
@@ -155,7 +156,7 @@ BENCH_SUITES: dict[str, Callable[[argparse.Namespace], tuple[Any, str]]] = {"rul
 
 def cmd_bench(args: argparse.Namespace) -> int:
     rows, text = BENCH_SUITES[args.suite](args)
-    _emit(args, rows, text)
+    emit(args, rows, text)
     return 0
 
 
@@ -295,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("tiles", nargs="+", metavar="TILE", help="labels such as red-7, k13, joker")
     _add_profile(validate)
-    _add_json(validate)
+    add_json_option(validate)
 
     check = command(
         "check",
@@ -316,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="time limit agreed at the table ('none' for no limit); default: the profile's",
     )  # fmt: skip
     _add_profile(check)
-    _add_json(check)
+    add_json_option(check)
 
     score = command(
         "score",
@@ -326,12 +327,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument("game", metavar="GAME", help="game JSON: {profile, ending, players: [{name, rack, opened}]}")
     score.add_argument("--profile", choices=list(PROFILES), metavar="P", help="override the game's profile")
-    _add_json(score)
+    add_json_option(score)
 
     profiles = command(
         "profiles", cmd_profiles, "List the rule profiles with their parameters.", f"{PROG} profiles --json"
     )
-    _add_json(profiles)
+    add_json_option(profiles)
 
     bench = command(
         "bench",
@@ -343,10 +344,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--inputs", type=int, default=20, help="random inputs per row (default 20)")
     bench.add_argument("--repeats", type=int, default=3, help="timings per input, the best one counts (default 3)")
     bench.add_argument("--seed", type=int, default=0)
-    _add_json(bench)
+    add_json_option(bench)
 
     demo = command("demo", cmd_demo, "Rule on a bundled sample game, move by move.", f"{PROG} demo")
-    _add_json(demo)
+    add_json_option(demo)
     return parser
 
 

@@ -81,7 +81,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
         lines += [f"  {t['label']:<10} {t['confidence']:.2f}  box {t['box']}" for t in tiles]
         if args.annotate:
             _write_annotation(args.annotate, image, found)
-    rules_cli._emit(args, {"images": results}, "\n".join(lines))
+    rules_cli.emit(args, {"images": results}, "\n".join(lines))
     return 0
 
 
@@ -94,7 +94,7 @@ def cmd_read(args: argparse.Namespace) -> int:
     table = group_tiles(reader.read(image))
     if args.annotate:
         _write_annotation(args.annotate, image, table)
-    rules_cli._emit(args, table.to_json(with_extras=True), format_table(table))
+    rules_cli.emit(args, table.to_json(with_extras=True), format_table(table))
     return 0
 
 
@@ -107,7 +107,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         evaluate.write_csv(rows, args.csv)
     if not args.json:
         summary = {k: v for k, v in summary.items() if k != "confusion"}
-    rules_cli._emit(args, summary, evaluate.format_summary(summary))
+    rules_cli.emit(args, summary, evaluate.format_summary(summary))
     return 0
 
 
@@ -151,7 +151,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     detect.add_argument("images", nargs="+", metavar="IMAGE", help="photos (jpg, png, ...)")
     _add_models(detect)
     _add_annotate(detect)
-    rules_cli._add_json(detect)
+    rules_cli.add_json_option(detect)
 
     read = rules_cli.add_command(
         commands,
@@ -163,7 +163,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     read.add_argument("image", metavar="IMAGE", help="a photo of the table")
     _add_models(read)
     _add_annotate(read)
-    rules_cli._add_json(read)
+    rules_cli.add_json_option(read)
 
     evaluate = rules_cli.add_command(
         commands,
@@ -179,7 +179,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--csv", type=Path, metavar="ROWS.csv", help="write one row per image")
     evaluate.add_argument("--limit", type=int, metavar="N", help="evaluate the first N images only")
     _add_models(evaluate)
-    rules_cli._add_json(evaluate)
+    rules_cli.add_json_option(evaluate)
 
     for suffix in rules_cli.IMAGE_SUFFIXES:
         rules_cli.TABLE_READERS.setdefault(suffix, read_photo_table)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from referee.cli import add_command
+from referee.cli import add_command, add_json_option, emit
 from referee.profiles import DEFAULT_PROFILE, PROFILES
 
 
@@ -50,14 +49,11 @@ def cmd_synth(args: argparse.Namespace) -> int:
     )  # fmt: skip
     if args.preview:
         summary["preview"] = str(write_preview(Path(args.out)))
-    if args.json:
-        print(json.dumps(summary, indent=2))
-    else:
-        print(
-            f"wrote {images} images to {args.out} in {summary['seconds']} s ({summary['images_per_second']} images/s),"
-            f" {summary['labelled_tiles']} labelled tiles"
-            + (f"; preview: {summary['preview']}" if args.preview else "")
-        )
+    text = (
+        f"wrote {images} images to {args.out} in {summary['seconds']} s ({summary['images_per_second']} images/s),"
+        f" {summary['labelled_tiles']} labelled tiles" + (f"; preview: {summary['preview']}" if args.preview else "")
+    )
+    emit(args, summary, text)
     return 0
 
 
@@ -68,14 +64,12 @@ def cmd_synth_game(args: argparse.Namespace) -> int:
         Path(args.out), players=args.players, seed=args.seed, violation_rate=args.violations, profile=args.profile,
         minutes=args.minutes, size=args.size, fps=args.fps, progress=not args.json,
     )  # fmt: skip
-    if args.json:
-        print(json.dumps(summary, indent=2))
-    else:
-        print(
-            f"wrote {summary['video']} ({summary['frames']} frames, {summary['duration_s']:.0f} s of game,"
-            f" {summary['moves']} moves, {summary['injected']} injected violations) and {summary['truth']}"
-            f" in {summary['seconds']:.0f} s"
-        )
+    text = (
+        f"wrote {summary['video']} ({summary['frames']} frames, {summary['duration_s']:.0f} s of game,"
+        f" {summary['moves']} moves, {summary['injected']} injected violations) and {summary['truth']}"
+        f" in {summary['seconds']:.0f} s"
+    )
+    emit(args, summary, text)
     return 0
 
 
@@ -95,7 +89,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     synth.add_argument("--workers", type=_positive, help="processes (default: one per core)")
     synth.add_argument("--label-format", choices=["detect", "obb"], help="YOLO boxes or oriented boxes")
     synth.add_argument("--preview", action="store_true", help="also write preview.png, a contact sheet")
-    synth.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_json_option(synth)
 
     game = add_command(
         commands,
@@ -112,4 +106,4 @@ def register(commands: argparse._SubParsersAction) -> None:
     game.add_argument("--minutes", type=float, default=10.0, help="stop the game after this much game time")
     game.add_argument("--size", type=_size, default=(1920, 1080), help="video size (default 1920x1080)")
     game.add_argument("--fps", type=float, default=30.0)
-    game.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_json_option(game)

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from referee.cli import add_command
+from referee.cli import add_command, add_json_option, emit
 
 TRAIN_EXTRA_HINT = "training needs the train extra: pip install -e '.[train]'"
 
@@ -45,11 +45,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             result = train_classifier(recipe, out)
     except ImportError as error:
         raise TrainingUnavailable(f"{TRAIN_EXTRA_HINT} ({error})") from None
-    print(
-        json.dumps(result, indent=2, default=str)
-        if args.json
-        else f"trained {kind}: {json.dumps(result, default=str)[:400]}"
-    )
+    emit(args, result, f"trained {kind}: {json.dumps(result, default=str)[:400]}")
     return 0
 
 
@@ -63,7 +59,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         target = export_onnx(weights, imgsz=args.imgsz, target=Path(args.out))
     except ImportError as error:
         raise TrainingUnavailable(f"{TRAIN_EXTRA_HINT} ({error})") from None
-    print(json.dumps({"onnx": str(target), "bytes": target.stat().st_size}) if args.json else f"exported {target}")
+    emit(args, {"onnx": str(target), "bytes": target.stat().st_size}, f"exported {target}")
     return 0
 
 
@@ -78,7 +74,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     train.add_argument("--recipe", required=True, help="models/detector.yaml or models/classifier.yaml")
     train.add_argument("--out", help="folder for the run (default runs/RECIPE)")
     train.add_argument("--models", help="write the ONNX model here (default: the run folder)")
-    train.add_argument("--json", action="store_true")
+    add_json_option(train)
 
     export = add_command(
         commands,
@@ -90,4 +86,4 @@ def register(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--weights", required=True)
     export.add_argument("--out", required=True)
     export.add_argument("--imgsz", type=int, default=640)
-    export.add_argument("--json", action="store_true")
+    add_json_option(export)
