@@ -23,14 +23,11 @@ import numpy as np
 from referee.profiles import DEFAULT_PROFILE, get_profile
 from referee.tiles import ALL_LABELS, Tile, TileError
 from vision.detections import Detections, box_iou
+from vision.yolofiles import DatasetError, class_names, image_size, read_label_file
 
 IOU_MATCH = 0.5
 IMAGE_PATTERNS = ("*.jpg", "*.jpeg", "*.png", "*.bmp", "*.webp")
 TOP_CONFUSIONS = 15
-
-
-class DatasetError(ValueError):
-    """A dataset folder that cannot be evaluated (no images, no class names, a bad label line)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,22 +66,6 @@ class Row:
 # -- the data -------------------------------------------------------------------------------------------
 
 
-def class_names(data_dir: Path) -> list[str]:
-    """Class names from ``data.yaml`` or ``classes.yaml`` in the folder or its parent."""
-    import yaml
-
-    for folder in (data_dir, data_dir.parent):
-        for name in ("data.yaml", "classes.yaml"):
-            path = folder / name
-            if path.is_file():
-                names = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("names")
-                if isinstance(names, dict):
-                    return [names[k] for k in sorted(names)]
-                if isinstance(names, list):
-                    return [str(n) for n in names]
-    raise DatasetError(f"{data_dir}: no class names (data.yaml or classes.yaml with 'names' here or one level up)")
-
-
 def _project_label(name: str) -> str:
     try:
         return str(Tile.parse(name))
@@ -105,36 +86,11 @@ def load_yolo_folder(data_dir: str | Path) -> list[Sample]:
     samples = []
     for path in paths:
         label_file = data_dir / "labels" / path.relative_to(images_dir).with_suffix(".txt")
-        width, height = _image_size(path)
-        labels, boxes = _read_label_file(label_file, names, width, height)
-        samples.append(Sample(path, labels, boxes))
+        width, height = image_size(path)
+        objects = read_label_file(label_file, names, width, height)
+        boxes = np.asarray([[*points.min(axis=0), *points.max(axis=0)] for _, points in objects], np.float32)
+        samples.append(Sample(path, tuple(name for name, _ in objects), boxes.reshape(-1, 4)))
     return samples
-
-
-def _read_label_file(path: Path, names: Sequence[str], width: int, height: int) -> tuple[tuple[str, ...], np.ndarray]:
-    labels: list[str] = []
-    boxes: list[list[float]] = []
-    if path.is_file():
-        for number, line in enumerate(path.read_text().splitlines(), 1):
-            parts = line.split()
-            if not parts:
-                continue
-            try:
-                class_index, coords = int(parts[0]), np.array(parts[1:], float)
-                name = names[class_index]
-            except (ValueError, IndexError):
-                raise DatasetError(f"{path}:{number}: not a YOLO label line: {line[:60]!r}") from None
-            if len(coords) == 4:
-                cx, cy, w, h = coords
-                box = [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2]
-            elif len(coords) >= 6 and len(coords) % 2 == 0:
-                points = coords.reshape(-1, 2)
-                box = [*points.min(axis=0), *points.max(axis=0)]
-            else:
-                raise DatasetError(f"{path}:{number}: expected a box or a polygon, got {len(coords)} numbers")
-            labels.append(name)
-            boxes.append([box[0] * width, box[1] * height, box[2] * width, box[3] * height])
-    return tuple(labels), np.asarray(boxes, np.float32).reshape(-1, 4)
 
 
 def load_real_split(data_dir: str | Path, split: str) -> list[Sample]:
@@ -148,16 +104,6 @@ def load_real_split(data_dir: str | Path, split: str) -> list[Sample]:
         Sample(photo.path, tuple(t.label for t in photo.tiles), np.asarray([t.box for t in photo.tiles], np.float32))
         for photo in realdata.load_photos(root, split)
     ]
-
-
-def _image_size(path: Path) -> tuple[int, int]:
-    from PIL import Image
-
-    try:
-        with Image.open(path) as image:
-            return image.size
-    except OSError:
-        raise DatasetError(f"{path}: not a readable image") from None
 
 
 # -- per image ------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from referee.tiles import Tile
+from vision.yolofiles import class_names, image_size, read_label_file
 
 CREDIT = "Rummikub dataset by jonasbuehler (Roboflow Universe, rummikub-nvypk v9), CC BY 4.0"
 DATASET_NAME = "rummikub-nvypk-train"
@@ -60,14 +61,6 @@ def split_of(source: str) -> str:
     return "val" if zlib.crc32(source.encode()) % 1000 < VALIDATION_SHARE * 1000 else "train"
 
 
-def class_names(root: Path) -> list[str]:
-    import yaml
-
-    data = yaml.safe_load((root / "classes.yaml").read_text())
-    names = data["names"]
-    return list(names.values()) if isinstance(names, dict) else list(names)
-
-
 def load_photos(root: Path | None = None, split: str | None = None) -> list[RealPhoto]:
     """Every photo with its tiles in project labels; ``split`` "train" or "val" keeps one side."""
     root = root or default_root()
@@ -80,42 +73,16 @@ def load_photos(root: Path | None = None, split: str | None = None) -> list[Real
     for image in sorted((root / "images").glob("*.jpg")):
         source = image.name.split("_jpeg")[0]
         group = source.rsplit("-", 1)[0]
-        width, height = _image_size(image)
-        label_file = root / "labels" / f"{image.stem}.txt"
-        tiles = tuple(_read_labels(label_file, names, width, height)) if label_file.exists() else ()
+        width, height = image_size(image)
+        objects = read_label_file(root / "labels" / f"{image.stem}.txt", names, width, height)
+        tiles = tuple(_real_tile(name, points) for name, points in objects)
         photo = RealPhoto(image, source, group, width, height, tiles)
         if split is None or photo.split == split:
             photos.append(photo)
     return photos
 
 
-def _read_labels(path: Path, names: list[str], width: int, height: int) -> list[RealTile]:
-    tiles = []
-    for line in path.read_text().splitlines():
-        parts = line.split()
-        if len(parts) < 5:
-            continue
-        label = names[int(parts[0])]
-        coords = np.array(parts[1:], float)
-        if len(coords) == 4:  # a plain box: cx cy w h
-            cx, cy, bw, bh = coords * [width, height, width, height]
-            polygon = (
-                (cx - bw / 2, cy - bh / 2),
-                (cx + bw / 2, cy - bh / 2),
-                (cx + bw / 2, cy + bh / 2),
-                (cx - bw / 2, cy + bh / 2),
-            )
-        else:
-            points = coords.reshape(-1, 2) * [width, height]
-            polygon = tuple(map(tuple, points.tolist()))
-        pts = np.array(polygon)
-        box = (float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()))
-        tiles.append(RealTile(label, box, polygon))
-    return tiles
-
-
-def _image_size(path: Path) -> tuple[int, int]:
-    from PIL import Image
-
-    with Image.open(path) as image:
-        return image.size
+def _real_tile(label: str, points: np.ndarray) -> RealTile:
+    x0, y0 = points.min(axis=0)
+    x1, y1 = points.max(axis=0)
+    return RealTile(label, (float(x0), float(y0), float(x1), float(y1)), tuple(map(tuple, points.tolist())))
