@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib import resources
@@ -356,13 +357,14 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> i
     args = parser.parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:  # the reader went away (`| head`): not an error; an OSError, so it must come first
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Python would write the broken pipe error at exit
+        return 0
     except (ValueError, OSError) as error:  # domain errors are ValueError subclasses quoting the input
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -172,3 +172,11 @@ def test_bench_rules_prints_every_row_with_its_ilp_ratio(capsys: pytest.CaptureF
     ):
         assert case in names
     assert all(row["disagreements"] == 0 for row in rows if row.get("disagreements") is not None)
+
+
+def test_output_cut_short_by_a_closed_pipe_is_not_an_error() -> None:
+    # Regression: BrokenPipeError is an OSError and was reported as "error: [Errno 32] Broken pipe", status 2.
+    result = subprocess.run(
+        f"{sys.executable} -m referee.cli demo | head -1", shell=True, capture_output=True, text=True, check=False
+    )
+    assert result.stdout.startswith("--- move 1") and "error" not in result.stderr
