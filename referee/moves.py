@@ -175,12 +175,15 @@ def check_move(
         opening_value = _check_opening_value(before, after, played, rules, findings)
     _check_time(elapsed_s, limit, rules, findings, unchanged=unchanged)
 
-    uncertain = tuple(("before", p, before.tile_at(p)) for p in sorted(before.uncertain)) + tuple(
-        ("after", p, after.tile_at(p)) for p in sorted(after.uncertain)
-    )
+    uncertain, untouched = _uncertain_places(before, after)
     verdict = _verdict(findings.violations, uncertain)
     if uncertain:
         findings.notes.append(f"{len(uncertain)} tile(s) read with low confidence: a person decides")
+    if untouched:
+        findings.notes.append(
+            f"{untouched} tile(s) read with low confidence lie in sets the move left as they were: the ruling"
+            " does not depend on them"
+        )
     revert = _revert_plan(before, after, played, removed, rules) if verdict is not Verdict.OK else None
     return Ruling(
         verdict=verdict,
@@ -196,6 +199,25 @@ def check_move(
         notes=tuple(findings.notes),
         kind="draw" if unchanged else "play",
     )
+
+
+def _uncertain_places(before: Table, after: Table) -> tuple[tuple[tuple[str, Place, Tile], ...], int]:
+    """Uncertain readings the ruling depends on, and the count of those it does not.
+
+    A set read the same before and after the move (same tiles; a group's order aside) is one the move did not
+    touch: an uncertain tile in it was read the same way twice, and whatever it really is, the ruling is the
+    same (its set was valid or broken before the move as much as after). Uncertain tiles in changed sets and
+    loose tiles do count.
+    """
+    changed_before = set(_unmatched(before.sets, after.sets))
+    changed_after = set(_unmatched(after.sets, before.sets))
+
+    def counts(place: Place, changed: set[int]) -> bool:
+        return place[0] == LOOSE or place[0] in changed
+
+    found = tuple(("before", p, before.tile_at(p)) for p in sorted(before.uncertain) if counts(p, changed_before))
+    found += tuple(("after", p, after.tile_at(p)) for p in sorted(after.uncertain) if counts(p, changed_after))
+    return found, len(before.uncertain) + len(after.uncertain) - len(found)
 
 
 def _unmatched(sets: Sequence[TileSet], reference: Sequence[TileSet]) -> list[int]:

@@ -16,12 +16,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = rules_cli.build_parser()
     commands = rules_cli.subcommands(parser)
     from vision import commands as recognition_commands
+    from vision import game_commands, live_commands
     from vision.synth import commands as synth_commands
     from vision.train import commands as training_commands
 
     synth_commands.register(commands)
     recognition_commands.register(commands)
     training_commands.register(commands)
+    game_commands.register(commands)
+    live_commands.register(commands)
     return parser
 
 

@@ -17,6 +17,7 @@ import ast
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +174,17 @@ def windows(width: int, height: int, window: int, overlap: float = WINDOW_OVERLA
     return [(x, y, min(x + window, width), min(y + window, height)) for y in starts(height) for x in starts(width)]
 
 
+@dataclass(frozen=True, slots=True)
+class Region:
+    """Part of a frame to detect in (``x0, y0, x1, y1`` in pixels), scaled to ``width_px`` wide first."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    width_px: int = 896
+
+
 # -- models --------------------------------------------------------------------------------------------
 
 
@@ -226,18 +238,37 @@ class TileDetector:
             side = round(side * 1.25)
         return side
 
-    def detect(self, image_bgr: np.ndarray, *, tiled: bool | None = None) -> Detections:
+    def detect(self, image_bgr: np.ndarray, *, tiled: bool | None = None, whole: bool = True) -> Detections:
+        """Boxes of face-up tiles; ``tiled`` adds native-resolution windows, ``whole=False`` uses them alone."""
         tiled = self.tiled if tiled is None else tiled
-        whole = self._detect_once(image_bgr)
         height, width = image_bgr.shape[:2]
         side = self.window_for(width, height)
         if not tiled or max(width, height) <= side:
-            return whole
-        parts = [whole]
+            return self._detect_once(image_bgr)
+        parts = [self._detect_once(image_bgr)] if whole else []
         for x0, y0, x1, y1 in windows(width, height, side):
             kept = _drop_cut_boxes(self._detect_once(image_bgr[y0:y1, x0:x1]), (x0, y0, x1, y1), (width, height))
             parts.append(kept.with_(xyxy=kept.xyxy + np.float32([x0, y0, x0, y0])))
         return Detections.merge(parts).with_nms(self.iou)
+
+    def detect_region(self, image_bgr: np.ndarray, region: Region) -> Detections:
+        """Tiles inside ``region`` of the image, detected on the region resized to ``region.width_px``.
+
+        For frames of a whole table, where tiles are too small once the frame is shrunk to the input size:
+        the region (the play area) is cut out, scaled so tiles come out at the size the detector learnt, and
+        covered with windows. Boxes come back in the original image's pixels.
+        """
+        height, width = image_bgr.shape[:2]
+        x0, y0 = max(0, int(region.x0)), max(0, int(region.y0))
+        x1, y1 = min(width, int(np.ceil(region.x1))), min(height, int(np.ceil(region.y1)))
+        if x1 - x0 < 8 or y1 - y0 < 8:
+            return Detections.empty()
+        crop = image_bgr[y0:y1, x0:x1]
+        scale = min(1.0, region.width_px / crop.shape[1])
+        if scale < 1.0:
+            crop = cv2.resize(crop, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        found = self.detect(crop, tiled=True, whole=False)
+        return found.with_(xyxy=found.xyxy / np.float32(scale) + np.float32([x0, y0, x0, y0]))
 
     def _detect_once(self, image_bgr: np.ndarray) -> Detections:
         boxed, scale, pad = Letterbox(self.input_size).apply(image_bgr)
@@ -359,9 +390,10 @@ class TileReader:
             if not model.is_file():
                 _session(model, ())
 
-    def read(self, image_bgr: np.ndarray) -> Detections:
+    def read(self, image_bgr: np.ndarray, *, region: Region | None = None) -> Detections:
+        """Labelled tiles; with ``region``, the detector looks only there, at the region's own scale."""
         start = time.perf_counter()
-        boxes = self.detector.detect(image_bgr)
+        boxes = self.detector.detect(image_bgr) if region is None else self.detector.detect_region(image_bgr, region)
         middle = time.perf_counter()
         tiles = self.classifier.classify(image_bgr, boxes)
         end = time.perf_counter()

@@ -219,6 +219,24 @@ def film_camera(size: tuple[int, int], rng: np.random.Generator) -> Camera:
     )
 
 
+def play_area_px(camera: Camera) -> list[list[float]]:
+    """The play area's corners in the video's pixels (top-left, top-right, bottom-right, bottom-left).
+
+    What an operator would give as the calibration's four corners; the frame is cut from the rendered one with
+    the jitter margin, so the corners move by up to :data:`JITTER_PX` as the camera drifts.
+    """
+    area = PLAY_AREA
+    world = np.array(
+        [[area.x0, area.y0, 0.0], [area.x1, area.y0, 0.0], [area.x1, area.y1, 0.0], [area.x0, area.y1, 0.0]]
+    )
+    pixels = camera.project(world) - JITTER_PX
+    by_row = pixels[np.argsort(pixels[:, 1])]
+    top, bottom = by_row[:2], by_row[2:]
+    top, bottom = top[np.argsort(top[:, 0])], bottom[np.argsort(bottom[:, 0])]
+    ordered = [top[0], top[1], bottom[1], bottom[0]]
+    return [[round(float(x), 1), round(float(y), 1)] for x, y in ordered]
+
+
 def timeline(
     game: SimGame, rng: np.random.Generator
 ) -> tuple[list[Segment], list[dict[str, Any]], list[tuple[Table, int]]]:
@@ -319,6 +337,8 @@ def write_game(
         "size": list(size),
         "camera": film.camera.describe(),
         "jitter_px": JITTER_PX,
+        "play_area_px": play_area_px(film.camera),
+        "play_area_mm": [PLAY_AREA.width, PLAY_AREA.height],
         "style": film.style.describe(),
         "material": film.material,
         "lighting": film.lighting.describe(),
@@ -380,10 +400,10 @@ class _StillCache:
 
 
 def _pool_heap(rng: np.random.Generator) -> list[PlacedTile]:
-    centre = np.array([PLAY_AREA.x1 + 60.0, PLAY_AREA.y1 + 40.0])
+    centre = np.array([PLAY_AREA.x1 + 95.0, PLAY_AREA.y1 + 70.0])  # outside the play area, as at a tournament
     heap = []
     for _ in range(40):
-        x, y = centre + rng.normal(0, 30, 2)
+        x, y = centre + rng.normal(0, 20, 2)
         heap.append(PlacedTile(None, TilePose(float(x), float(y), float(rng.uniform(0, 360)), face_up=False), POOL_SET))
     return heap
 

@@ -1,0 +1,620 @@
+"""The table plane: a homography from image pixels to millimetres on the play area, and a check that it holds.
+
+Ways to calibrate, best first:
+
+- ``markers``: four ArUco markers (``DICT_4X4_50``, ids 0 1 2 3 at the top-left, top-right, bottom-right and
+  bottom-left corners of the play area, as seen from the referee's side); the play area is spanned by their
+  inner corners, and its size in mm is measured from the printed markers' size (:func:`markers_pdf` prints them).
+- ``auto``: the largest convex quadrilateral region that contrasts with its surroundings (the table top).
+- ``corners``: four corners given by hand (clicked in the station, or on the command line).
+- ``frame``: the whole frame minus a margin, for a camera that sees nothing but the play area.
+
+:class:`CameraMotionCheck` compares frames with the calibration's reference in well under 5 ms a frame, so the
+live loop notices a bumped camera (a shift) without mistaking a lighting change for one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+MARKER_DICTIONARY = cv2.aruco.DICT_4X4_50
+CORNER_NAMES = ("top-left", "top-right", "bottom-right", "bottom-left")
+"""Marker id ``i`` marks corner ``CORNER_NAMES[i]`` of the play area."""
+DEFAULT_SIZE_MM = (1000.0, 700.0)
+DEFAULT_MARKER_MM = 60.0
+MIN_TABLE_SHARE = 0.25
+"""``auto`` accepts a table covering at least this share of the frame."""
+SIGNATURE_WIDTH = 320
+DPI = 300
+PAGES_MM = {"A4": (210.0, 297.0), "Letter": (215.9, 279.4)}
+
+
+class CalibrationError(ValueError):
+    """Calibration impossible (markers missing, no table found) or a malformed calibration; one line."""
+
+
+class Method(StrEnum):
+    MARKERS = "markers"
+    CORNERS = "corners"
+    AUTO = "auto"
+    FRAME = "frame"
+
+
+# -- geometry ----------------------------------------------------------------------------------------------
+
+
+def _apply(matrix: np.ndarray, points: Any) -> np.ndarray:
+    pts = np.asarray(points, np.float64)
+    if pts.shape[-1:] != (2,):
+        raise ValueError(f"points must be [x, y] pairs, got an array of shape {pts.shape}")
+    flat = pts.reshape(-1, 2) @ matrix[:, :2].T + matrix[:, 2]
+    return (flat[:, :2] / flat[:, 2:3]).reshape(pts.shape)
+
+
+def _check_corners(corners: Any) -> np.ndarray:
+    try:
+        quad = np.asarray(corners, np.float64)
+    except (TypeError, ValueError):
+        raise CalibrationError("corners must be 4 [x, y] pairs of numbers") from None
+    if quad.shape != (4, 2) or not np.isfinite(quad).all():
+        raise CalibrationError(f"corners must be 4 [x, y] pairs of numbers, got shape {quad.shape}")
+    edges = np.roll(quad, -1, axis=0) - quad
+    turns = edges[:, 0] * np.roll(edges, -1, axis=0)[:, 1] - edges[:, 1] * np.roll(edges, -1, axis=0)[:, 0]
+    # Image y points down, so top-left -> top-right -> bottom-right turns clockwise: every cross product > 0.
+    if not (turns > 0).all():
+        raise CalibrationError(
+            "corners must be a convex quadrilateral in the order top-left, top-right, bottom-right, bottom-left"
+            f" (clockwise in the image); got {np.round(quad, 1).tolist()}"
+        )
+    if cv2.contourArea(quad.astype(np.float32)) < 100:
+        raise CalibrationError(f"the corners enclose almost nothing: {np.round(quad, 1).tolist()}")
+    return quad
+
+
+def _check_size(size_mm: Any) -> tuple[float, float]:
+    try:
+        width, height = (float(v) for v in size_mm)
+    except (TypeError, ValueError):
+        raise CalibrationError(f"size_mm must be (width, height) in mm, got {size_mm!r}") from None
+    if not (width > 0 and height > 0 and np.isfinite(width) and np.isfinite(height)):
+        raise CalibrationError(f"size_mm must be two positive numbers, got {size_mm!r}")
+    return width, height
+
+
+def _oriented_default_size(quad: np.ndarray) -> tuple[float, float]:
+    """The default play area, its long side along the quad's longer image direction."""
+    across = np.linalg.norm(quad[1] - quad[0]) + np.linalg.norm(quad[2] - quad[3])
+    down = np.linalg.norm(quad[3] - quad[0]) + np.linalg.norm(quad[2] - quad[1])
+    long, short = max(DEFAULT_SIZE_MM), min(DEFAULT_SIZE_MM)
+    return (long, short) if across >= down else (short, long)
+
+
+def _clockwise_from_top_left(points: np.ndarray) -> np.ndarray:
+    centre = points.mean(axis=0)
+    angles = np.arctan2(points[:, 1] - centre[1], points[:, 0] - centre[0])
+    ordered = points[np.argsort(angles)]  # increasing angle is clockwise on screen (y down)
+    return np.roll(ordered, -int(np.argmin(ordered.sum(axis=1))), axis=0)
+
+
+def signature(image: np.ndarray) -> np.ndarray:
+    """A frame's small grayscale likeness (``SIGNATURE_WIDTH`` wide) for the motion check."""
+    height, width = image.shape[:2]
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
+    size = (SIGNATURE_WIDTH, max(8, round(height * SIGNATURE_WIDTH / width)))
+    return cv2.resize(gray, size, interpolation=cv2.INTER_AREA)
+
+
+# -- markers -----------------------------------------------------------------------------------------------
+
+
+@cache
+def _marker_detector(refinement: int) -> cv2.aruco.ArucoDetector:
+    parameters = cv2.aruco.DetectorParameters()
+    parameters.cornerRefinementMethod = refinement
+    return cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(MARKER_DICTIONARY), parameters)
+
+
+def _refined(gray: np.ndarray, marker_id: int, corners: np.ndarray) -> np.ndarray:
+    """The marker's corners refined on a crop around it with AprilTag's edge fit: about three times more
+    precise than sub-pixel corner search on small markers, and too slow to run on the whole frame."""
+    span = float(np.ptp(corners, axis=0).max())
+    x0, y0 = np.maximum(0, np.floor(corners.min(axis=0) - span / 2)).astype(int)
+    x1, y1 = np.ceil(corners.max(axis=0) + span / 2).astype(int)
+    found, ids, _ = _marker_detector(cv2.aruco.CORNER_REFINE_APRILTAG).detectMarkers(gray[y0:y1, x0:x1])
+    for candidate, candidate_id in zip(found, [] if ids is None else ids.ravel(), strict=True):
+        refined = candidate.reshape(4, 2).astype(np.float64) + np.array([x0, y0])
+        if candidate_id == marker_id and np.abs(refined - corners).max() < max(2.0, span / 10):
+            return refined
+    return corners
+
+
+def find_markers(image: np.ndarray) -> dict[int, np.ndarray]:
+    """ArUco markers in a BGR or grayscale image: id -> its 4 corners (4x2, the marker's own clockwise order).
+
+    A duplicated id keeps its largest copy (the nearer one, or the real one over a small look-alike).
+    """
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
+    corners, ids, _ = _marker_detector(cv2.aruco.CORNER_REFINE_SUBPIX).detectMarkers(gray)
+    found: dict[int, np.ndarray] = {}
+    for marker_id, quad in zip([] if ids is None else ids.ravel(), corners, strict=True):
+        points = quad.reshape(4, 2).astype(np.float64)
+        key = int(marker_id)
+        if key not in found or cv2.contourArea(points.astype(np.float32)) > cv2.contourArea(
+            found[key].astype(np.float32)
+        ):
+            found[key] = points
+    return {key: _refined(gray, key, points) for key, points in found.items()}
+
+
+def _size_from_markers(quad: np.ndarray, markers: list[np.ndarray], marker_mm: float) -> tuple[float, float]:
+    """The play area's size from how big the square markers look in its own (unit-square) coordinates.
+
+    With ``u`` the unit-square frame and ``W, H`` the unknown size, a marker side ``d`` in ``u`` is
+    ``(W dx, H dy)`` in mm: sides have length ``marker_mm`` and meet at right angles, which is linear in W², H².
+    """
+    to_unit = cv2.getPerspectiveTransform(quad.astype(np.float32), np.float32([[0, 0], [1, 0], [1, 1], [0, 1]]))
+    rows, values = [], []
+    for marker in markers:
+        unit = _apply(to_unit, marker)
+        sides = np.roll(unit, -1, axis=0) - unit
+        for k in range(4):
+            rows.append(sides[k] ** 2)
+            values.append(marker_mm**2)
+            rows.append(sides[k] * sides[(k + 1) % 4])
+            values.append(0.0)
+    squares, *_ = np.linalg.lstsq(np.array(rows), np.array(values), rcond=None)
+    if not (squares > 0).all():
+        raise CalibrationError("cannot measure the play area from the markers; give its size in mm")
+    return float(np.sqrt(squares[0])), float(np.sqrt(squares[1]))
+
+
+# -- automatic table detection -----------------------------------------------------------------------------
+
+
+def _quad_of(contour: np.ndarray) -> np.ndarray | None:
+    hull = cv2.convexHull(contour)
+    perimeter = cv2.arcLength(hull, True)
+    for share in (0.01, 0.02, 0.03, 0.05, 0.08):
+        approx = cv2.approxPolyDP(hull, share * perimeter, True)
+        if len(approx) == 4:
+            return approx.reshape(4, 2).astype(np.float64)
+        if len(approx) < 4:
+            return None
+    return None
+
+
+def _refine_sides(quad: np.ndarray, contour: np.ndarray) -> np.ndarray:
+    """Corners as intersections of lines fitted to each side's contour points (sub-pixel, robust to nicks)."""
+    points = contour.reshape(-1, 2).astype(np.float64)
+    lines = []
+    for a, b in zip(quad, np.roll(quad, -1, axis=0), strict=True):
+        length = np.linalg.norm(b - a)
+        direction = (b - a) / length
+        along = (points - a) @ direction
+        across = np.abs((points - a) @ np.array([-direction[1], direction[0]]))
+        near = points[(along > 0.1 * length) & (along < 0.9 * length) & (across < max(3.0, 0.02 * length))]
+        if len(near) < 5:
+            return quad
+        vx, vy, x0, y0 = cv2.fitLine(near.astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+        lines.append(np.cross([x0, y0, 1.0], [x0 + vx, y0 + vy, 1.0]))
+    corners = []
+    for k in range(4):
+        x, y, w = np.cross(lines[k - 1], lines[k])
+        if abs(w) < 1e-9:
+            return quad
+        corners.append((x / w, y / w))
+    refined = np.array(corners)
+    return refined if np.abs(refined - quad).max() < 0.05 * np.ptp(quad, axis=0).max() else quad
+
+
+def find_table(image: np.ndarray) -> np.ndarray | None:
+    """The table top's 4 corners (TL TR BR BL in the image), or ``None``: the largest convex quadrilateral
+    region at least ``MIN_TABLE_SHARE`` of the frame whose brightness or colour contrasts with what surrounds it.
+    """
+    height, width = image.shape[:2]
+    scale = min(1.0, 640 / max(height, width))
+    small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) if scale < 1 else image
+    small = cv2.GaussianBlur(small if small.ndim == 3 else cv2.cvtColor(small, cv2.COLOR_GRAY2BGR), (5, 5), 0)
+    lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB)
+    saturation = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)[:, :, 1]
+    frame_area = small.shape[0] * small.shape[1]
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))
+    best, best_area = None, 0.0
+    for channel in (lab[:, :, 0], lab[:, :, 1], lab[:, :, 2], saturation):
+        _, mask = cv2.threshold(channel, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+        for polarity in (mask, 255 - mask):
+            # Opening drops thin bridges to the background; closing fills tiles and markers on the table.
+            cleaned = cv2.morphologyEx(cv2.morphologyEx(polarity, cv2.MORPH_OPEN, kernel), cv2.MORPH_CLOSE, kernel)
+            contours, _ = cv2.findContours(cleaned, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+            for contour in contours:
+                area = cv2.contourArea(contour)
+                if area < MIN_TABLE_SHARE * frame_area:
+                    continue
+                quad = _quad_of(contour)
+                if quad is None:
+                    continue
+                quad_area = cv2.contourArea(quad.astype(np.float32))
+                # The background's outline is the frame itself; a ragged region is not a table top.
+                if quad_area > 0.97 * frame_area or area < 0.9 * quad_area or quad_area <= best_area:
+                    continue
+                best, best_area = _refine_sides(quad, contour), quad_area
+    return None if best is None else _clockwise_from_top_left(best / scale)
+
+
+# -- the calibration ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Calibration:
+    """Image pixels <-> table-plane millimetres, origin at the play area's top-left corner, x to the right.
+
+    ``corners_px`` are the play area's corners in the image (TL TR BR BL); ``reference`` is the
+    :func:`signature` of the frame it was made from (for :class:`CameraMotionCheck`; not saved).
+    """
+
+    corners_px: np.ndarray
+    size_mm: tuple[float, float] = DEFAULT_SIZE_MM
+    method: Method = Method.CORNERS
+    image_size: tuple[int, int] | None = None
+    reference: np.ndarray | None = field(default=None, repr=False)
+    homography: np.ndarray = field(init=False, repr=False)
+    inverse: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        corners = _check_corners(self.corners_px)
+        width, height = _check_size(self.size_mm)
+        try:
+            method = Method(self.method)
+        except ValueError:
+            raise CalibrationError(f"unknown calibration method {self.method!r}") from None
+        target = np.float32([[0, 0], [width, 0], [width, height], [0, height]])
+        homography = cv2.getPerspectiveTransform(corners.astype(np.float32), target)
+        for name, value in (
+            ("corners_px", corners),
+            ("size_mm", (width, height)),
+            ("method", method),
+            ("homography", homography / homography[2, 2]),
+            ("inverse", np.linalg.inv(homography / homography[2, 2])),
+        ):
+            object.__setattr__(self, name, value)
+
+    # -- constructors ----------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_markers(
+        cls, image: np.ndarray, *, size_mm: tuple[float, float] | None = None, marker_mm: float = DEFAULT_MARKER_MM
+    ) -> Calibration:
+        """From the four corner markers; the size is measured from the markers' printed size unless given."""
+        markers = find_markers(image)
+        missing = [i for i in range(4) if i not in markers]
+        if missing:
+            names = ", ".join(f"{i} ({CORNER_NAMES[i]})" for i in missing)
+            seen = ", ".join(str(i) for i in sorted(markers)) or "none"
+            raise CalibrationError(f"marker{'s' * (len(missing) > 1)} {names} not found in the image (found: {seen})")
+        corner_markers = [markers[i] for i in range(4)]
+        centre = np.concatenate(corner_markers).mean(axis=0)
+        quad = np.array([m[np.argmin(np.linalg.norm(m - centre, axis=1))] for m in corner_markers])
+        quad = _check_corners(quad)
+        size = size_mm if size_mm is not None else _size_from_markers(quad, corner_markers, marker_mm)
+        return cls._made(image, quad, size, Method.MARKERS)
+
+    @classmethod
+    def from_corners(
+        cls, corners_px: Any, size_mm: tuple[float, float] = DEFAULT_SIZE_MM, *, image: np.ndarray | None = None
+    ) -> Calibration:
+        """From the play area's four corners in the image (TL TR BR BL), optionally remembering the frame."""
+        if image is None:
+            return cls(corners_px, size_mm, Method.CORNERS)
+        return cls._made(image, corners_px, size_mm, Method.CORNERS)
+
+    @classmethod
+    def auto(cls, image: np.ndarray, *, size_mm: tuple[float, float] | None = None) -> Calibration:
+        """From the table top found by :func:`find_table` (the default size, long side along the long edge)."""
+        quad = find_table(image)
+        if quad is None:
+            raise CalibrationError(
+                "no table found: no convex four-sided region covering at least"
+                f" {MIN_TABLE_SHARE:.0%} of the frame stands out from its surroundings (use markers or corners)"
+            )
+        return cls._made(image, quad, size_mm or _oriented_default_size(quad), Method.AUTO)
+
+    @classmethod
+    def whole_frame(
+        cls, width: int, height: int, margin: float = 0.0, *, size_mm: tuple[float, float] | None = None
+    ) -> Calibration:
+        """The frame minus ``margin`` (a share of each side); by default 1000 mm across, square pixels."""
+        if not 0 <= margin < 0.5:
+            raise CalibrationError(f"margin must be a share of the frame in [0, 0.5), got {margin}")
+        left, top, right, bottom = margin * width, margin * height, (1 - margin) * width, (1 - margin) * height
+        quad = [[left, top], [right, top], [right, bottom], [left, bottom]]
+        size = size_mm or (1000.0, 1000.0 * (bottom - top) / (right - left))
+        return cls(quad, size, Method.FRAME, image_size=(int(width), int(height)))
+
+    @classmethod
+    def _made(cls, image: np.ndarray, corners: Any, size_mm: tuple[float, float], method: Method) -> Calibration:
+        size = (int(image.shape[1]), int(image.shape[0]))
+        return cls(corners, size_mm, method, image_size=size, reference=signature(image))
+
+    # -- mapping ---------------------------------------------------------------------------------------------
+
+    def to_table(self, points_px: Any) -> np.ndarray:
+        """Image pixels ``(..., 2)`` -> table millimetres ``(..., 2)``."""
+        return _apply(self.homography, points_px)
+
+    def to_image(self, points_mm: Any) -> np.ndarray:
+        """Table millimetres ``(..., 2)`` -> image pixels ``(..., 2)``."""
+        return _apply(self.inverse, points_mm)
+
+    def contains(self, points_px: Any, margin_mm: float = 0.0) -> np.ndarray:
+        """Which points lie on the play area; a positive margin also accepts points that far outside it."""
+        pts = np.asarray(points_px, np.float64)
+        flat = pts.reshape(-1, 2)
+        homogeneous = flat @ self.homography[:, :2].T + self.homography[:, 2]
+        mm = homogeneous[:, :2] / homogeneous[:, 2:3]
+        width, height = self.size_mm
+        inside = (
+            (homogeneous[:, 2] > 0)  # beyond the horizon the projection flips
+            & (mm[:, 0] >= -margin_mm)
+            & (mm[:, 0] <= width + margin_mm)
+            & (mm[:, 1] >= -margin_mm)
+            & (mm[:, 1] <= height + margin_mm)
+        )
+        return inside.reshape(pts.shape[:-1])
+
+    def shifted(self, dx: float, dy: float, reference_frame: np.ndarray | None = None) -> Calibration:
+        """The same calibration after the image moved by ``(dx, dy)`` pixels (a bumped camera, measured by
+        :class:`CameraMotionCheck`); ``reference_frame`` is the new frame to compare later frames with."""
+        reference = None if reference_frame is None else signature(reference_frame)
+        return dataclasses.replace(self, corners_px=self.corners_px + np.array([dx, dy]), reference=reference)
+
+    # -- files -----------------------------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "method": str(self.method),
+            "size_mm": list(self.size_mm),
+            "corners_px": self.corners_px.tolist(),  # unrounded: loading gives back the same homography
+            "image_size": None if self.image_size is None else list(self.image_size),
+            "homography": self.homography.tolist(),  # for outside tools; recomputed on loading
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Calibration:
+        if not isinstance(data, dict):
+            raise CalibrationError("a calibration is a JSON object with corners_px, size_mm and method")
+        missing = [key for key in ("corners_px", "size_mm", "method") if key not in data]
+        if missing:
+            raise CalibrationError(f"calibration JSON lacks {', '.join(missing)}")
+        image_size = data.get("image_size")
+        if image_size is not None:
+            try:
+                width, height = (int(v) for v in image_size)
+            except (TypeError, ValueError):
+                raise CalibrationError(f"image_size must be [width, height], got {image_size!r}") from None
+            image_size = (width, height)
+        return cls(data["corners_px"], data["size_mm"], data["method"], image_size=image_size)
+
+    def save(self, path: str | Path) -> None:
+        try:
+            Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+        except OSError as error:
+            raise CalibrationError(f"{path}: cannot write the calibration ({error.strerror or error})") from None
+
+    @classmethod
+    def load(cls, path: str | Path) -> Calibration:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise CalibrationError(f"{path}: no such calibration file") from None
+        except (OSError, UnicodeDecodeError) as error:
+            raise CalibrationError(f"{path}: cannot read ({getattr(error, 'strerror', None) or error})") from None
+        try:
+            return cls.from_json(json.loads(text))
+        except json.JSONDecodeError as error:
+            raise CalibrationError(f"{path}: malformed JSON ({error.msg} at line {error.lineno})") from None
+        except CalibrationError as error:
+            raise CalibrationError(f"{path}: {error}") from None
+
+
+from_markers = Calibration.from_markers
+from_corners = Calibration.from_corners
+auto = Calibration.auto
+whole_frame = Calibration.whole_frame
+
+
+def calibrate(
+    image: np.ndarray,
+    method: str = "markers",
+    corners: Any = None,
+    *,
+    size_mm: tuple[float, float] | None = None,
+    marker_mm: float = DEFAULT_MARKER_MM,
+    margin: float = 0.0,
+) -> Calibration:
+    """Calibrate a frame the way asked: ``markers``, ``auto``, ``corners`` (with ``corners``) or ``frame``."""
+    if method == Method.MARKERS:
+        return Calibration.from_markers(image, size_mm=size_mm, marker_mm=marker_mm)
+    if method == Method.AUTO:
+        return Calibration.auto(image, size_mm=size_mm)
+    if method == Method.CORNERS:
+        if corners is None:
+            raise CalibrationError("method 'corners' needs the four corners of the play area")
+        return Calibration.from_corners(corners, size_mm or DEFAULT_SIZE_MM, image=image)
+    if method == Method.FRAME:
+        height, width = image.shape[:2]
+        calibration = Calibration.whole_frame(width, height, margin, size_mm=size_mm)
+        return dataclasses.replace(calibration, reference=signature(image))
+    raise CalibrationError(f"unknown calibration method {method!r} (markers, auto, corners or frame)")
+
+
+# -- camera motion -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MotionResult:
+    """How far the image moved from the reference (full-resolution pixels) and how alike they still are."""
+
+    shift_px: float
+    moved: bool
+    score: float
+    """Zero-mean normalised correlation with the reference after undoing the shift (1 = same picture)."""
+    shift: tuple[float, float] | None = (0.0, 0.0)
+    """``(dx, dy)`` for :meth:`Calibration.shifted`; ``None`` when no translation explains the change."""
+
+
+def _standardise(gray: np.ndarray) -> np.ndarray:
+    """Zero mean, unit variance: a brightness or contrast change leaves it (nearly) unchanged."""
+    values = gray.astype(np.float32)
+    values -= values.mean()
+    return values / max(float(values.std()), 1e-3)
+
+
+def _peak_offset(before: float, peak: float, after: float) -> float:
+    """Sub-pixel offset of a phase-correlation peak from its larger neighbour (the peak of a sampled sinc):
+    several times more precise than a centroid for half-pixel shifts."""
+    if after >= before:
+        return after / (after + peak) if after + peak > 0 else 0.0
+    return -before / (before + peak) if before + peak > 0 else 0.0
+
+
+class CameraMotionCheck:
+    """``check(frame)``: has the camera moved since the reference frame? Translation by phase correlation.
+
+    A lighting change alone keeps the score high; hands over the table lower it, so check still frames.
+    """
+
+    def __init__(
+        self,
+        calibration: Calibration,
+        reference_frame: np.ndarray | None = None,
+        *,
+        threshold_px: float = 6.0,
+        min_score: float = 0.5,
+    ) -> None:
+        reference = signature(reference_frame) if reference_frame is not None else calibration.reference
+        if reference is None:
+            raise ValueError("the motion check needs a reference frame (the calibration does not hold one)")
+        self.calibration = calibration
+        self.threshold_px = threshold_px
+        self.min_score = min_score
+        self._reference = _standardise(reference)
+        self._window = cv2.createHanningWindow(reference.shape[::-1], cv2.CV_32F)
+        self._reference_spectrum = cv2.dft(self._reference * self._window, flags=cv2.DFT_COMPLEX_OUTPUT)
+
+    def check(self, frame: np.ndarray) -> MotionResult:
+        current = signature(frame)
+        if current.shape != self._reference.shape:  # another resolution: the calibration no longer applies
+            return MotionResult(0.0, True, 0.0, None)
+        current = _standardise(current)
+        dx, dy = self._shift(current)
+        score = self._aligned_correlation(current, round(dx), round(dy))
+        scale = frame.shape[1] / current.shape[1]
+        shift = float(np.hypot(dx, dy) * scale)
+        same_scene = score >= self.min_score
+        translation = (float(dx * scale), float(dy * scale)) if same_scene else None
+        return MotionResult(shift, shift > self.threshold_px or not same_scene, score, translation)
+
+    def rebased(self, calibration: Calibration, frame: np.ndarray) -> CameraMotionCheck:
+        """The same check against a new reference (after :meth:`Calibration.shifted` or a re-calibration)."""
+        return CameraMotionCheck(calibration, frame, threshold_px=self.threshold_px, min_score=self.min_score)
+
+    def _shift(self, current: np.ndarray) -> tuple[float, float]:
+        """How far ``current`` moved from the reference (signature pixels): the peak of the phase correlation."""
+        spectrum = cv2.dft(current * self._window, flags=cv2.DFT_COMPLEX_OUTPUT)
+        cross = cv2.mulSpectrums(spectrum, self._reference_spectrum, 0, conjB=True)
+        cross /= cv2.magnitude(cross[:, :, 0], cross[:, :, 1])[:, :, None] + 1e-9
+        surface = cv2.idft(cross, flags=cv2.DFT_REAL_OUTPUT | cv2.DFT_SCALE)
+        height, width = surface.shape
+        y, x = np.unravel_index(int(np.argmax(surface)), surface.shape)
+        fx = _peak_offset(surface[y, x - 1], surface[y, x], surface[y, (x + 1) % width])
+        fy = _peak_offset(surface[y - 1, x], surface[y, x], surface[(y + 1) % height, x])
+        # The surface wraps around: a peak past the middle is a negative shift.
+        return (x - width if x > width // 2 else x) + fx, (y - height if y > height // 2 else y) + fy
+
+    def _aligned_correlation(self, current: np.ndarray, dx: int, dy: int) -> float:
+        height, width = current.shape
+        if abs(dx) >= width // 2 or abs(dy) >= height // 2:
+            return 0.0
+        reference = self._reference[max(0, -dy) : height - max(0, dy), max(0, -dx) : width - max(0, dx)]
+        moved = current[max(0, dy) : height - max(0, -dy), max(0, dx) : width - max(0, -dx)]
+        a, b = reference - reference.mean(), moved - moved.mean()
+        denominator = float(np.sqrt((a * a).sum() * (b * b).sum()))
+        return float((a * b).sum() / denominator) if denominator > 0 else 0.0
+
+
+# -- printable markers -------------------------------------------------------------------------------------
+
+
+def _mm(value: float) -> int:
+    return round(value * DPI / 25.4)
+
+
+def markers_pages(marker_mm: float = DEFAULT_MARKER_MM, page: str = "A4") -> list[Any]:
+    """The printable pages (Pillow images at ``DPI``): all four markers on one page when they fit, else one each."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    if page not in PAGES_MM:
+        raise ValueError(f"unknown page size {page!r} (one of {', '.join(PAGES_MM)})")
+    page_w, page_h = PAGES_MM[page]
+    margin, label_mm, header_mm, footer_mm = 12.0, 10.0, 22.0, 24.0
+    if not 10 <= marker_mm <= page_w - 2 * margin:
+        raise ValueError(f"markers must be 10 to {page_w - 2 * margin:g} mm wide on {page} paper, got {marker_mm:g}")
+    free_h = page_h - 2 * margin - header_mm - footer_mm
+    per_page = 4 if 2 * marker_mm + 3 * margin <= page_w and 2 * (marker_mm + label_mm) + margin <= free_h else 1
+    dictionary = cv2.aruco.getPredefinedDictionary(MARKER_DICTIONARY)
+    side = _mm(marker_mm)
+    font, small = ImageFont.load_default(size=_mm(4.5)), ImageFont.load_default(size=_mm(3.2))
+    pages = []
+    for first in range(0, 4, per_page):
+        sheet = Image.new("L", (_mm(page_w), _mm(page_h)), 255)
+        draw = ImageDraw.Draw(sheet)
+        draw.text((_mm(margin), _mm(margin)), f"Rummikub referee: table markers, {marker_mm:g} mm", font=font, fill=0)
+        draw.text(
+            (_mm(margin), _mm(margin + 8)),
+            "Place at the four corners of the play area; ids face the referee",
+            font=small,
+            fill=0,
+        )
+        cells = [(col, row) for row in range(2) for col in range(2)] if per_page == 4 else [(0, 0)]
+        columns = 2 if per_page == 4 else 1
+        cell_w = (page_w - 2 * margin) / columns
+        for marker_id, (col, row) in zip(range(first, first + per_page), cells, strict=True):
+            left = margin + col * cell_w + (cell_w - marker_mm) / 2
+            top = margin + header_mm + row * (marker_mm + label_mm + margin)
+            image = cv2.aruco.generateImageMarker(dictionary, marker_id, side, borderBits=1)
+            sheet.paste(Image.fromarray(image), (_mm(left), _mm(top)))
+            label = f"{marker_id} {CORNER_NAMES[marker_id]}"
+            draw.text((_mm(left), _mm(top + marker_mm + 2)), label, font=font, fill=0)
+        # A scale bar to check the printer did not resize the page.
+        bar_mm = 100.0 if page_w - 2 * margin >= 100 else 50.0
+        y = page_h - margin - footer_mm + 8
+        draw.rectangle((_mm(margin), _mm(y), _mm(margin + bar_mm), _mm(y + 2)), fill=0)
+        for tick in range(0, int(bar_mm) + 1, 10):
+            draw.line((_mm(margin + tick), _mm(y - 2), _mm(margin + tick), _mm(y + 2)), fill=0, width=3)
+        draw.text(
+            (_mm(margin), _mm(y + 4)),
+            f"This bar is {bar_mm:g} mm and each marker {marker_mm:g} mm: print at 100 % (no fit to page)",
+            font=small,
+            fill=0,
+        )
+        pages.append(sheet)
+    return pages
+
+
+def markers_pdf(out: str | Path, *, marker_mm: float = DEFAULT_MARKER_MM, page: str = "A4") -> int:
+    """Write the printable markers to a PDF at ``DPI`` (a marker prints ``marker_mm`` wide); the page count."""
+    pages = [sheet.convert("1", dither=0) for sheet in markers_pages(marker_mm, page)]  # lossless in the PDF
+    try:
+        pages[0].save(Path(out), "PDF", resolution=float(DPI), save_all=True, append_images=pages[1:])
+    except OSError as error:
+        raise OSError(f"{out}: cannot write the PDF ({error.strerror or error})") from None
+    return len(pages)

@@ -1,0 +1,245 @@
+"""The game commands: ``live`` (a camera, stream or video, rulings as they happen), ``analyze`` (a recorded
+game, as fast as it can be read) and ``bench pipeline`` (both against synthetic games with ground truth)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from referee import cli as rules_cli
+from referee.profiles import PROFILES
+
+PROG = rules_cli.PROG
+
+
+def format_event(event: dict[str, Any]) -> str | None:
+    """One line (a few for a ruling that sends the table back) for the events a referee needs to see."""
+    kind, at = event["event"], f"[{_clock(event.get('time_s', 0.0))}]"
+    if kind == "move":
+        ruling = event["ruling"]
+        verdict = ruling["verdict"].upper()
+        what = "drew a tile" if event["kind"] == "draw" else "played " + (" ".join(ruling["played"]) or "no tile")
+        line = (
+            f"{at} move {event['number']}: player {event['player'] + 1} {what} ({event['elapsed_s']:.0f} s): {verdict}"
+        )
+        details = [f"    {v['code']}: {v['detail']}" for v in ruling["violations"]]
+        if ruling["verdict"] == "review" and ruling["uncertain"]:
+            details.append("    uncertain: " + " ".join(u["tile"] for u in ruling["uncertain"]))
+        if ruling["verdict"] == "revert" and ruling["revert"]:
+            plan = ruling["revert"]
+            details.append(f"    restore: {_table_text(plan['restore'])}")
+            if plan.get("to_rack"):
+                details.append("    back to the rack: " + " ".join(plan["to_rack"]))
+            details.append(f"    penalty: {ruling['penalty_tiles']} tile(s)")
+        return "\n".join([line, *details])
+    if kind == "restore":
+        state = "restored" if event["complete"] else "partly restored"
+        return f"{at} table {state} after move {event['after_move']}"
+    if kind in ("dropout", "reconnected", "camera-moved", "occluded", "gave-up"):
+        extra = {k: v for k, v in event.items() if k not in ("event", "time_s", "frame")}
+        return f"{at} {kind}: {json.dumps(extra, sort_keys=True)}"
+    if kind == "table" and event.get("reason") == "first reading":
+        return f"{at} table read: {_table_text(event['table'])}"
+    return None
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes:02d}:{secs:02d}"
+
+
+def _table_text(table: dict[str, Any]) -> str:
+    def label(tile: Any) -> str:
+        return tile if isinstance(tile, str) else tile["label"]
+
+    sets = " ".join("[" + " ".join(label(t) for t in s) + "]" for s in table.get("sets", []))
+    loose = table.get("loose", [])
+    return (sets or "(empty)") + (" loose: " + " ".join(label(t) for t in loose) if loose else "")
+
+
+def _time_limit(text: str) -> Any:
+    if text.lower() == "none":
+        return "none"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("a time limit cannot be negative")
+    return value
+
+
+def _add_game_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", choices=list(PROFILES), default="official", metavar="P", help="rule profile")
+    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=4, help="players at the table (default 4)")
+    parser.add_argument("--first-player", type=int, default=1, metavar="K", help="who moves first, 1-N (default 1)")
+    parser.add_argument(
+        "--time-limit", type=_time_limit, metavar="SECONDS", help="agreed limit ('none'); default: the profile's"
+    )
+    parser.add_argument(
+        "--calibration", default="auto", metavar="HOW",
+        help="markers, auto (markers, else the table's edge, else the whole frame), frame, or a calibration JSON file",
+    )  # fmt: skip
+    parser.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: shipped)")
+
+
+# -- analyze ----------------------------------------------------------------------------------------------
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from vision.analyze import AnalyzeOptions, analyze_video
+    from vision.pipeline import pipeline_reader
+
+    reader = pipeline_reader(args.models)  # a missing model fails before the video is opened
+    options = AnalyzeOptions(
+        profile=args.profile, players=args.players, first_player=args.first_player - 1,
+        time_limit_s=args.time_limit, calibration=args.calibration, progress=not args.quiet and not args.json,
+    )  # fmt: skip
+    summary = analyze_video(args.video, args.out, options, reader)
+    if args.report:
+        from vision.report import write_report
+
+        summary["report"] = str(write_report(args.out))
+    lines = []
+    if not args.json:
+        moves = json.loads((Path(args.out) / "moves.json").read_text())
+        lines = [text for move in moves if (text := format_event(move))]
+        lines.append(
+            f"{summary['moves']} moves in {summary['video_s']:.0f} s of video, analysed in {summary['seconds']:.0f} s"
+            f" ({summary['speed_x_real_time']}x real time); verdicts {summary['verdicts']}; log {summary['log']}"
+        )
+    rules_cli.emit(args, summary, "\n".join(lines))
+    return 0
+
+
+# -- live -------------------------------------------------------------------------------------------------
+
+
+def cmd_live(args: argparse.Namespace) -> int:
+    from vision.gamelog import GameLog
+    from vision.live import LiveOptions, LiveSession
+    from vision.moves import GameKeeper
+    from vision.pipeline import pipeline_reader
+
+    reader = pipeline_reader(args.models)
+    if args.resume:
+        log, events = GameLog.resume(args.resume)
+        start = events[0]
+        profile, players, first = start["profile"], start["players"], start.get("first_player", 0)
+        keeper = GameKeeper(profile, players, first_player=first, **_limit(start.get("time_limit_s")))
+        keeper.replay(events)
+        log.append({"event": "resume", "source": args.source, "moves": keeper.moves, "status": keeper.status()})
+    else:
+        profile, players, first = args.profile, args.players, args.first_player - 1
+        path = args.log or Path(f"game-{_stamp()}.jsonl")
+        start = {"source": args.source, "profile": profile, "players": players, "first_player": first,
+                 "mode": "live", "time_limit_s": args.time_limit}  # fmt: skip
+        log = GameLog.create(path, start)
+        keeper = GameKeeper(profile, players, first_player=first, **_limit(args.time_limit))
+    options = LiveOptions(
+        source=args.source, profile=profile, players=players, first_player=first,
+        time_limit_s=args.time_limit, calibration=args.calibration, realtime=not args.fast,
+    )  # fmt: skip
+    session = LiveSession(options, reader, log, keeper)
+    if not args.json:
+        session.subscribe(_print_event)
+    else:
+        session.subscribe(lambda event: print(json.dumps(event, sort_keys=True), flush=True))
+    if args.serve:
+        from vision.station import serve_in_thread
+
+        serve_in_thread(session, args.serve, token=args.token)
+    if sys.stdin is not None and sys.stdin.isatty():
+        threading.Thread(target=_enter_is_clock, args=(session,), daemon=True).start()
+    print(f"{PROG}: game log {log.path} (Ctrl-C ends the game; Enter is the clock key)", file=sys.stderr)
+    try:
+        session.run()
+    except KeyboardInterrupt:
+        session.stop()
+    finally:
+        log.close()
+    return 0
+
+
+def _limit(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    return {"time_limit_s": None if value == "none" else float(value)}
+
+
+def _print_event(event: dict[str, Any]) -> None:
+    text = format_event(event)
+    if text:
+        print(text, flush=True)
+
+
+def _enter_is_clock(session: Any) -> None:
+    for _ in sys.stdin:
+        session.press_clock()
+
+
+def _stamp() -> str:
+    import time
+
+    return time.strftime("%Y%m%d-%H%M%S")
+
+
+# -- bench pipeline ---------------------------------------------------------------------------------------
+
+
+def _bench_pipeline(args: argparse.Namespace) -> tuple[Any, str]:
+    from vision.pipeline_bench import format_pipeline_benchmark, generate_games, run_pipeline_benchmark
+
+    if args.games:
+        folders = [Path(p) for p in args.games]
+    else:
+        root = Path("cache") / "bench-pipeline"
+        folders = generate_games(root, args.inputs if args.inputs != 20 else 3, 1000 + args.seed, args.minutes)
+    result = run_pipeline_benchmark(folders, Path("cache") / "bench-pipeline-out", progress=not args.json)
+    return result, format_pipeline_benchmark(result)
+
+
+# -- registration -----------------------------------------------------------------------------------------
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    rules_cli.BENCH_SUITES["pipeline"] = _bench_pipeline
+    bench = commands.choices["bench"]
+    bench.add_argument("--games", nargs="+", metavar="DIR", help="pipeline: synth-game folders (default: generate)")
+    bench.add_argument("--minutes", type=float, default=6.0, help="pipeline: minutes per generated game (default 6)")
+
+    analyze = rules_cli.add_command(
+        commands,
+        "analyze",
+        cmd_analyze,
+        "Analyse a recorded game video: the move log, each move's ruling, as JSONL/JSON in a folder.",
+        f"{PROG} analyze final.mp4 --profile pl-championship --players 4 --out analysis/",
+    )
+    analyze.add_argument("video", metavar="VIDEO", help="a video file of the table seen from above")
+    analyze.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the log and rulings")
+    analyze.add_argument("--no-report", dest="report", action="store_false", help="skip report.html")
+    analyze.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_game_options(analyze)
+    rules_cli.add_json_option(analyze)
+
+    live = rules_cli.add_command(
+        commands,
+        "live",
+        cmd_live,
+        "Referee a game live from a camera, a stream or a video: rulings as they happen, all in a game log.",
+        f"{PROG} live --source 0 --profile pl-championship --players 4 --log final.jsonl",
+    )
+    live.add_argument("--source", required=True, help="camera index (0), video file, or rtsp:// / http:// URL")
+    live.add_argument("--log", type=Path, metavar="LOG", help="game log to write (default game-DATE.jsonl)")
+    live.add_argument("--resume", type=Path, metavar="LOG", help="continue the game in this log after a stop")
+    live.add_argument("--fast", action="store_true", help="a video file is read as fast as possible, not at its pace")
+    live.add_argument(
+        "--serve", nargs="?", const="127.0.0.1:8000", metavar="HOST:PORT", help="serve the referee station"
+    )
+    live.add_argument("--token", help="access token for the station (required off 127.0.0.1)")
+    _add_game_options(live)
+    rules_cli.add_json_option(live)

@@ -1,0 +1,129 @@
+"""Is anything moving over the table? Cheap per-frame activity from small grayscale images.
+
+Two comparisons on a downscaled, blurred grayscale copy of the play area:
+
+- *motion*: the share of play-area pixels that changed since the previous sample (hands moving, tiles sliding);
+- *arm*: a region that differs from the background (the frame of the last stable table) and touches the play
+  area's border. Arms reach in from a player's side, so a hand resting still on the table still counts, while
+  tiles put down inside the area do not. The side it touches names the seat the hands came from.
+
+Brightness is normalised by the ratio of mean levels before comparing, so a lamp switched on or a cloud does
+not look like a move; a change over most of the area at once is reported as ``global_change`` instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+WORK_WIDTH = 320
+"""Width in pixels of the image the comparisons run on."""
+MOTION_LEVEL = 14
+"""Grey-level change that counts as motion between two samples."""
+FOREGROUND_LEVEL = 26
+"""Grey-level change against the background that counts as something new over the table."""
+ARM_MIN_SHARE = 0.012
+"""Smallest region (share of the play area) touching the border that counts as an arm."""
+GLOBAL_SHARE = 0.6
+"""A change over more than this share of the play area at once is lighting or a camera bump, not a hand."""
+SEAT_SIDES = ("bottom", "right", "top", "left")
+"""Seat numbers by the frame side their arms come from: seat 0 sits at the bottom of the picture."""
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    motion: float
+    """Share of the play area that changed since the previous sample."""
+    foreground: float
+    """Share of the play area that differs from the background."""
+    arm: bool
+    """Something reaches over the border of the play area."""
+    seat: int | None
+    """The seat whose side the arm comes from (see :data:`SEAT_SIDES`)."""
+    global_change: bool
+    """Most of the area changed at once: lighting or a camera bump."""
+
+    @property
+    def busy(self) -> bool:
+        return self.arm or self.motion > 0.002
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "motion": round(self.motion, 4),
+            "foreground": round(self.foreground, 4),
+            "arm": self.arm,
+            "seat": self.seat,
+            "global_change": self.global_change,
+        }
+
+
+class ActivityMeter:
+    """Compares each sampled frame with the previous one and with the background (the last stable table)."""
+
+    def __init__(self, frame_size: tuple[int, int], play_area_px: np.ndarray | None = None) -> None:
+        width, height = frame_size
+        self.scale = WORK_WIDTH / width
+        self.shape = (max(1, round(height * self.scale)), WORK_WIDTH)
+        self.mask = np.zeros(self.shape, np.uint8)
+        if play_area_px is None:
+            self.mask[:] = 1
+        else:
+            polygon = np.round(np.asarray(play_area_px, np.float64) * self.scale).astype(np.int32)
+            cv2.fillConvexPoly(self.mask, polygon, 1)
+        self.area = max(1, int(self.mask.sum()))
+        self.border = self.mask - cv2.erode(self.mask, np.ones((5, 5), np.uint8), borderValue=0)
+        ys, xs = np.nonzero(self.mask)
+        self.centre = (float(xs.mean()), float(ys.mean())) if len(xs) else (self.shape[1] / 2, self.shape[0] / 2)
+        self.previous: np.ndarray | None = None
+        self.background: np.ndarray | None = None
+
+    def small(self, frame: np.ndarray) -> np.ndarray:
+        gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
+        small = cv2.resize(gray, (self.shape[1], self.shape[0]), interpolation=cv2.INTER_AREA)
+        return cv2.GaussianBlur(small, (5, 5), 0).astype(np.float32)
+
+    def set_background(self, frame: np.ndarray) -> None:
+        """The table as it is now is the reference for 'something new over the table'."""
+        self.background = self.small(frame)
+
+    def measure(self, frame: np.ndarray) -> Activity:
+        current = self.small(frame)
+        previous, self.previous = self.previous, current
+        if self.background is None:
+            self.background = current
+        motion_mask = self._changed(current, previous, MOTION_LEVEL) if previous is not None else None
+        motion = float(motion_mask.sum()) / self.area if motion_mask is not None else 1.0
+        foreground_mask = self._changed(current, self.background, FOREGROUND_LEVEL)
+        foreground = float(foreground_mask.sum()) / self.area
+        global_change = foreground > GLOBAL_SHARE or motion > GLOBAL_SHARE
+        arm, seat = (False, None) if global_change else self._arm(foreground_mask)
+        return Activity(motion, foreground, arm, seat, global_change)
+
+    def _changed(self, current: np.ndarray, reference: np.ndarray, level: float) -> np.ndarray:
+        inside = self.mask.astype(bool)
+        gain = float(current[inside].mean()) / max(float(reference[inside].mean()), 1.0)
+        changed = (np.abs(current - reference * gain) > level).astype(np.uint8) & self.mask
+        return cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+
+    def _arm(self, foreground: np.ndarray) -> tuple[bool, int | None]:
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(foreground, connectivity=8)
+        best, best_area = 0, 0
+        for label in range(1, count):
+            area = int(stats[label, cv2.CC_STAT_AREA])
+            if area > best_area and area >= ARM_MIN_SHARE * self.area and np.any((labels == label) & (self.border > 0)):
+                best, best_area = label, area
+        if not best:
+            return False, None
+        ys, xs = np.nonzero((labels == best) & (self.border > 0))
+        return True, self._seat_of(float(xs.mean()), float(ys.mean()))
+
+    def _seat_of(self, x: float, y: float) -> int:
+        """The side of the play area nearest the point where the arm crosses its border."""
+        height, width = self.shape
+        cx, cy = self.centre
+        dx, dy = (x - cx) / width, (y - cy) / height
+        if abs(dy) >= abs(dx):
+            return 0 if dy > 0 else 2
+        return 1 if dx > 0 else 3

@@ -1,0 +1,327 @@
+"""Frames in, game events out: activity, readings, temporal fusion, settled tables, moves and rulings.
+
+Per sampled frame the pipeline measures activity (cheap, :mod:`vision.motion`); the tile reader (the
+expensive part) runs only when the table has gone still after activity, and now and then to verify a still
+table. Phases:
+
+- ``stable``: nothing over the table. Activity starts a move; every ``verify_every_s`` one reading checks
+  the table did not change unseen.
+- ``active``: hands or motion over the table. ``quiet_samples`` samples without either -> ``settling``.
+- ``settling``: ``readings`` readings are fused (:func:`vision.track.fuse`) into one table, handed to the
+  :class:`~vision.moves.GameKeeper`, which rules on the move; activity in between goes back to ``active``.
+
+A hand resting on the table keeps the phase ``active`` (the tiles under it cannot be read), with an
+``occluded`` warning after ``occluded_warn_s``. A camera bump is detected by :class:`CameraMotionCheck` on
+still frames and the play area follows the measured shift.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from referee.table import Table
+from vision.detections import Detections
+from vision.layout import group_tiles
+from vision.motion import Activity, ActivityMeter
+from vision.moves import GameKeeper
+from vision.recognition import Region
+from vision.track import fuse
+
+Event = dict[str, Any]
+MAX_STATE_READINGS = 9
+OVERHEAD_NMS_IOU = 0.3
+"""Seen from above, tiles on the table never overlap: a box overlapping another by this much is a duplicate."""
+
+
+def pipeline_reader(models: Any = None) -> Any:
+    """The tile reader for table frames (models checked now, so a missing file fails before any frame)."""
+    from vision.recognition import TileReader
+
+    reader = TileReader(models, iou=OVERHEAD_NMS_IOU)
+    reader.check_models()
+    return reader
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    sample_hz: float = 6.0
+    """Frames per second looked at (a video file is sampled at this rate; a camera as fast as it goes)."""
+    quiet_samples: int = 2
+    """Samples without motion or hands before the table counts as settling."""
+    readings: int = 3
+    """Readings fused into one settled table."""
+    verify_every_s: float = 3.0
+    """While the table is still, read it this often to catch a change the activity meter missed."""
+    occluded_warn_s: float = 15.0
+    """A hand or object over the table for longer than this raises an ``occluded`` warning."""
+    camera_check_every_s: float = 1.0
+    tile_px: float = 28.0
+    """Width of a tile, in pixels, at the detector's input (what it learnt; the frame is scaled to it)."""
+    default_width_px: int = 896
+    """Width the play area is scaled to when the calibration does not say how big a tile is."""
+
+
+@dataclass
+class PipelineStats:
+    samples: int = 0
+    readings: int = 0
+    reading_s: float = 0.0
+    settles: int = 0
+    phases: Counter[str] = field(default_factory=Counter)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "samples": self.samples,
+            "readings": self.readings,
+            "reading_ms_mean": round(1000 * self.reading_s / self.readings, 1) if self.readings else None,
+            "settles": self.settles,
+            "phases": dict(self.phases),
+        }
+
+
+class TablePipeline:
+    """Feed it frames (:meth:`process`); it returns the events of the game as they happen."""
+
+    def __init__(
+        self,
+        reader: Any,
+        keeper: GameKeeper,
+        frame_size: tuple[int, int],
+        *,
+        calibration: Any = None,
+        config: PipelineConfig | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        motion_check: Any = None,
+    ) -> None:
+        self.reader = reader
+        self.keeper = keeper
+        self.frame_size = frame_size
+        self.calibration = calibration
+        self.config = config or PipelineConfig()
+        self.on_event = on_event
+        self.motion_check = motion_check
+        self.meter = self._meter()
+        self.phase = "stable" if keeper.table is not None else "starting"
+        self.readings: list[Detections] = []
+        self.state_readings: list[Detections] = []
+        """Readings of the table since it last settled (fused together to verify and refine it)."""
+        self.disagreement: Table | None = None
+        self.quiet = 0
+        self.activity_start: float | None = None
+        self.seats: Counter[int] = Counter()
+        self.hands = False
+        self.last_verify = -1e9
+        self.last_camera_check = -1e9
+        self.warned_occluded = False
+        self.stats = PipelineStats()
+        self.latest: dict[str, Any] = {"table": keeper.table, "detections": None, "activity": None}
+
+    # -- the loop ---------------------------------------------------------------------------------
+    def process(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
+        self.stats.samples += 1
+        activity = self.meter.measure(image)
+        self.latest["activity"] = activity
+        events: list[Event] = []
+        phase = self.phase
+        if phase == "starting":
+            events += self._starting(image, time_s, frame, activity)
+        elif phase == "stable":
+            events += self._stable(image, time_s, frame, activity)
+        elif phase == "active":
+            events += self._active(time_s, frame, activity)
+        if phase == "settling" or (phase in ("starting", "active") and self.phase == "settling"):
+            events += self._settling(image, time_s, frame, activity)
+        self.stats.phases[self.phase] += 1
+        for event in events:
+            if self.on_event:
+                self.on_event(event)
+        return events
+
+    def clock(self, time_s: float, frame: int) -> list[Event]:
+        """The clock key was pressed."""
+        table = self.keeper.table if self.phase == "stable" else None
+        events = self.keeper.clock(time_s=time_s, frame=frame, table=table)
+        for event in events:
+            if self.on_event:
+                self.on_event(event)
+        return events
+
+    # -- phases ---------------------------------------------------------------------------------
+    def _starting(self, image: np.ndarray, time_s: float, frame: int, activity: Activity) -> list[Event]:
+        if activity.busy:
+            self.readings = []
+            return []
+        self.phase = "settling"
+        self.activity_start, self.hands = None, False
+        return []
+
+    def _stable(self, image: np.ndarray, time_s: float, frame: int, activity: Activity) -> list[Event]:
+        events: list[Event] = []
+        if activity.busy or activity.global_change:
+            self._begin_activity(time_s, activity)
+            return events
+        if self.motion_check is not None and time_s - self.last_camera_check >= self.config.camera_check_every_s:
+            self.last_camera_check = time_s
+            events += self._check_camera(image, time_s, frame)
+        if time_s - self.last_verify >= self.config.verify_every_s:
+            self.last_verify = time_s
+            events += self._verify(image, time_s, frame)
+        return events
+
+    def _verify(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
+        """Read the still table again: refine the state's confidences, or notice a change nobody was seen making.
+
+        Readings of one still period are fused together (nothing moved between them). A fused reading that
+        disagrees with the state twice in a row, with no hands seen, is handed on as a settled table.
+        """
+        self.state_readings = [*self.state_readings[-(MAX_STATE_READINGS - 1) :], self._read(image)]
+        if len(self.state_readings) < self.config.readings:
+            return []
+        current = self.keeper.table
+        table = group_tiles(fuse(self.state_readings))
+        at = {"time_s": round(time_s, 3), "frame": frame}
+        if current is not None and _same_tiles(table, current):
+            self.disagreement = None
+            if len(table.uncertain) < len(current.uncertain):
+                return self.keeper.refine(table, **at)
+            return []
+        if self.disagreement is None or not _same_tiles(table, self.disagreement):
+            self.disagreement = table
+            return [{"event": "reading-disagrees", **at, "table": table.to_json()}]
+        self.disagreement = None
+        events = self.keeper.settled(table, **at, start_s=None, seat=None, hands=False)
+        self.meter.set_background(image)
+        return events
+
+    def _active(self, time_s: float, frame: int, activity: Activity) -> list[Event]:
+        events: list[Event] = []
+        if activity.arm:
+            self.hands = True
+            if activity.seat is not None:
+                self.seats[activity.seat] += 1
+        if activity.busy or activity.global_change:
+            self.quiet = 0
+            started = self.activity_start if self.activity_start is not None else time_s
+            resting = activity.arm and activity.motion < 0.002
+            if resting and time_s - started > self.config.occluded_warn_s and not self.warned_occluded:
+                self.warned_occluded = True
+                events.append(
+                    {
+                        "event": "occluded",
+                        "time_s": round(time_s, 3),
+                        "frame": frame,
+                        "seconds": round(time_s - started, 1),
+                    }
+                )
+            return events
+        self.quiet += 1
+        if self.quiet >= self.config.quiet_samples:
+            self.phase, self.readings = "settling", []
+        return events
+
+    def _settling(self, image: np.ndarray, time_s: float, frame: int, activity: Activity) -> list[Event]:
+        if activity.busy or activity.global_change:
+            if self.phase == "settling" and self.keeper.table is None:
+                self.readings = []
+                return []
+            self._begin_activity(time_s, activity, keep_start=True)
+            return []
+        self.readings.append(self._read(image))
+        if len(self.readings) < self.config.readings:
+            return []
+        table = group_tiles(fuse(self.readings))
+        self.latest["table"] = table
+        self.stats.settles += 1
+        seat = self.seats.most_common(1)[0][0] if self.seats else None
+        events = self.keeper.settled(
+            table, time_s=time_s, frame=frame, start_s=self.activity_start, seat=seat, hands=self.hands
+        )
+        self.phase, self.state_readings, self.readings, self.quiet = "stable", self.readings, [], 0
+        self.disagreement = None
+        self.meter.set_background(image)
+        self.last_verify = time_s
+        self.warned_occluded = False
+        return events
+
+    def _begin_activity(self, time_s: float, activity: Activity, *, keep_start: bool = False) -> None:
+        if not keep_start or self.activity_start is None:
+            self.activity_start = time_s
+            self.seats = Counter()
+            self.hands = False
+        if self.phase == "stable":
+            self.keeper.activity()
+        self.phase, self.readings, self.quiet, self.state_readings = "active", [], 0, []
+        if activity.arm:
+            self.hands = True
+            if activity.seat is not None:
+                self.seats[activity.seat] += 1
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _read(self, image: np.ndarray) -> Detections:
+        started = time.perf_counter()
+        found = self.reader.read(image, region=self.region)
+        if self.calibration is not None and len(found):
+            found = found[self.calibration.contains(found.centers)]
+        self.stats.readings += 1
+        self.stats.reading_s += time.perf_counter() - started
+        self.latest["detections"] = found
+        return found
+
+    def _meter(self) -> ActivityMeter:
+        corners = None if self.calibration is None else self.calibration.corners_px
+        self.region = detection_region(self.frame_size, self.calibration, self.config)
+        return ActivityMeter(self.frame_size, corners)
+
+    def _check_camera(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
+        result = self.motion_check.check(image)
+        if not result.moved:
+            return []
+        event: Event = {"event": "camera-moved", "time_s": round(time_s, 3), "frame": frame,
+                        "shift_px": round(float(result.shift_px), 1)}  # fmt: skip
+        shift = getattr(result, "shift", None)
+        if shift is not None and self.calibration is not None:
+            self.calibration = self.calibration.shifted(float(shift[0]), float(shift[1]))
+            event["corners_px"] = np.round(self.calibration.corners_px, 1).tolist()
+            self.motion_check = self.motion_check.rebased(self.calibration, image)
+            self.meter = self._meter()
+            self.meter.set_background(image)
+            event["action"] = "play area moved with the camera"
+        else:
+            event["action"] = "warning: re-calibrate"
+        return [event]
+
+
+def detection_region(frame_size: tuple[int, int], calibration: Any, config: PipelineConfig) -> Region:
+    """The play area's bounding box, to be scaled so a tile comes out ``config.tile_px`` wide for the detector.
+
+    The tile's size in pixels comes from the calibration (play area in millimetres and in pixels); without a
+    measured size (whole-frame calibration) the area is scaled to ``config.default_width_px``.
+    """
+    width, height = frame_size
+    if calibration is None:
+        return Region(0, 0, width, height, config.default_width_px)
+    corners = np.asarray(calibration.corners_px, np.float64)
+    (x0, y0), (x1, y1) = corners.min(axis=0), corners.max(axis=0)
+    margin = 0.02 * max(x1 - x0, y1 - y0)
+    x0, y0, x1, y1 = max(0.0, x0 - margin), max(0.0, y0 - margin), min(width, x1 + margin), min(height, y1 + margin)
+    size_mm = getattr(calibration, "size_mm", None)
+    if getattr(calibration, "method", "frame") == "frame" or not size_mm:
+        return Region(x0, y0, x1, y1, config.default_width_px)
+    top = float(np.linalg.norm(corners[1] - corners[0]))
+    px_per_mm = top / float(size_mm[0])
+    scale = min(1.0, config.tile_px / (TILE_WIDTH_MM * px_per_mm))
+    return Region(x0, y0, x1, y1, max(64, round((x1 - x0) * scale)))
+
+
+TILE_WIDTH_MM = 26.0
+"""Width of a tile face on the table."""
+
+
+def _same_tiles(a: Table, b: Table) -> bool:
+    return a.counts() == b.counts() and a.same_layout(b)

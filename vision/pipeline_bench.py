@@ -1,0 +1,222 @@
+"""``bench pipeline``: analyse synthetic game videos and compare moves and rulings with their ground truth.
+
+Each game folder holds ``game.mp4`` and ``truth.jsonl`` from ``synth-game`` (fresh seeds are generated when
+no folder is given). The video is analysed like any recorded game, with the play area's corners from the
+truth header as the calibration (what an operator gives when a table has no markers). Then:
+
+- a detected move matches a true move when it is ruled between the true move's settling and
+  :data:`MATCH_WINDOW_S` later (each used once); *moves found* = matched / true moves, *with the right
+  tables* when its before and after tables equal the truth's (a group's order does not count);
+- *precision* = matched / detected moves (a detected move at the wrong time is a phantom);
+- per injected code: moves carrying it, moves flagged (verdict not ``ok``), moves ruled with that code;
+- *false revert*: a ``revert`` where the truth's verdict is not ``revert`` (phantom moves included);
+- latency: ruling time minus the true settling time, in video seconds;
+- speed: video seconds per second of analysis, and sampled frames per second.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from referee.moves import Code
+from referee.table import Table
+
+MATCH_WINDOW_S = 3.0
+"""A ruling later than this after the table settled does not count as finding that move."""
+
+
+def load_truth(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    lines = [json.loads(line) for line in (folder / "truth.jsonl").read_text().splitlines() if line.strip()]
+    return lines[0], lines[1:]
+
+
+def score_game(truth: list[dict[str, Any]], events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Compare one analysed game's events with its truth lines (see the module docstring)."""
+    true_moves = [t for t in truth if t["event"] == "move"]
+    found = [e for e in events if e["event"] == "move"]
+    used: set[int] = set()
+    rows = []
+    for t in true_moves:
+        match = next(
+            (
+                i
+                for i, d in enumerate(found)
+                if i not in used and t["settle_s"] - 0.5 <= d["time_s"] <= t["settle_s"] + MATCH_WINDOW_S
+            ),
+            None,
+        )
+        if match is not None:
+            used.add(match)
+        rows.append(_row(t, None if match is None else found[match]))
+    phantoms = [d for i, d in enumerate(found) if i not in used]
+    return {"rows": rows, "phantoms": [_phantom(d) for d in phantoms], "detected": len(found)}
+
+
+def _row(truth: dict[str, Any], move: dict[str, Any] | None) -> dict[str, Any]:
+    expected = truth["expected"]
+    row: dict[str, Any] = {
+        "index": truth["index"],
+        "injected": truth["injected"],
+        "true_verdict": expected["verdict"],
+        "true_codes": [v["code"] for v in expected["violations"]],
+        "found": move is not None,
+    }
+    if move is None:
+        return row
+    before_ok = Table.from_json(move["before"]).same_layout(Table.from_json(truth["before"]))
+    after_ok = Table.from_json(move["after"]).same_layout(Table.from_json(truth["after"]))
+    ruling = move["ruling"]
+    row.update(
+        tables_right=before_ok and after_ok,
+        before_right=before_ok,
+        after_right=after_ok,
+        verdict=ruling["verdict"],
+        codes=[v["code"] for v in ruling["violations"]],
+        latency_s=round(move["time_s"] - truth["settle_s"], 3),
+        player_right=move["player"] == truth["player"],
+        number=move["number"],
+    )
+    return row
+
+
+def _phantom(move: dict[str, Any]) -> dict[str, Any]:
+    return {"number": move["number"], "time_s": move["time_s"], "verdict": move["ruling"]["verdict"]}
+
+
+def summarise(games: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = [r for g in games for r in g["rows"]]
+    found = [r for r in rows if r["found"]]
+    detected = sum(g["detected"] for g in games)
+    phantoms = [p for g in games for p in g["phantoms"]]
+    false_reverts = sum(1 for r in found if r["verdict"] == "revert" and r["true_verdict"] != "revert")
+    false_reverts += sum(1 for p in phantoms if p["verdict"] == "revert")
+    per_code = {}
+    for code in (c.value for c in Code):
+        carrying = [r for r in rows if code in r["injected"]]
+        per_code[code] = {
+            "injected": len(carrying),
+            "flagged": sum(1 for r in carrying if r.get("verdict") in ("revert", "review")),
+            "ruled_with_code": sum(1 for r in carrying if code in r.get("codes", [])),
+        }
+    latencies = [r["latency_s"] for r in found]
+    right_tables = [r for r in found if r["tables_right"]]
+    return {
+        "games": len(games),
+        "true_moves": len(rows),
+        "detected_moves": detected,
+        "moves_found": len(found),
+        "move_recall": _ratio(len(found), len(rows)),
+        "move_precision": _ratio(len(found), detected),
+        "moves_with_right_tables": len(right_tables),
+        "right_tables_share": _ratio(len(right_tables), len(rows)),
+        "verdict_accuracy": _ratio(sum(1 for r in found if r["verdict"] == r["true_verdict"]), len(found)),
+        "verdict_accuracy_right_tables": _ratio(
+            sum(1 for r in right_tables if r["verdict"] == r["true_verdict"]), len(right_tables)
+        ),
+        "verdicts": dict(Counter(f"{r['true_verdict']}->{r['verdict']}" for r in found)),
+        "false_reverts": false_reverts,
+        "phantom_moves": len(phantoms),
+        "per_code": per_code,
+        "latency_s_median": round(statistics.median(latencies), 3) if latencies else None,
+        "latency_s_max": round(max(latencies), 3) if latencies else None,
+    }
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return round(a / b, 4) if b else None
+
+
+def analyse_folder(folder: Path, out: Path, reader: Any, *, progress: bool = False) -> dict[str, Any]:
+    """Analyse one synthetic game with its truth's play area as calibration; returns scores and speed."""
+    from vision.analyze import AnalyzeOptions, analyze_video
+    from vision.calibrate import from_corners
+    from vision.gamelog import read_log
+
+    header, truth = load_truth(folder)
+    from vision.synth.video import PLAY_AREA
+
+    size_mm = header.get("play_area_mm", [PLAY_AREA.width, PLAY_AREA.height])
+    calibration = from_corners(header["play_area_px"], size_mm=tuple(size_mm))
+    calibration_file = out / "calibration.json"
+    out.mkdir(parents=True, exist_ok=True)
+    calibration.save(calibration_file)
+    options = AnalyzeOptions(
+        profile=header["profile"], players=header["players"], calibration=str(calibration_file), progress=progress
+    )
+    summary = analyze_video(folder / header["video"], out, options, reader)
+    scores = score_game(truth, read_log(out / "game-log.jsonl"))
+    scores.update(
+        folder=str(folder),
+        video_s=summary["video_s"],
+        seconds=summary["seconds"],
+        speed_x_real_time=summary["speed_x_real_time"],
+        samples=summary["pipeline"]["samples"],
+        frame_size=header["size"],
+    )
+    return scores
+
+
+def generate_games(root: Path, count: int, seed: int, minutes: float) -> list[Path]:
+    """Fresh synthetic games (players 2-4 and profiles in turn), or the ones already generated there."""
+    from vision.synth.video import write_game
+
+    profiles = ("pl-championship", "official", "przasnysz", "wejherowo")
+    folders = []
+    for k in range(count):
+        game_seed = seed + k
+        folder = root / f"game-{game_seed}"
+        if not (folder / "truth.jsonl").is_file():
+            write_game(
+                folder, players=2 + k % 3, seed=game_seed, violation_rate=0.25, profile=profiles[k % len(profiles)],
+                minutes=minutes, progress=False,
+            )  # fmt: skip
+        folders.append(folder)
+    return folders
+
+
+def run_pipeline_benchmark(
+    folders: list[Path], out_root: Path, *, models: Path | None = None, progress: bool = True
+) -> dict[str, Any]:
+    from vision.pipeline import pipeline_reader
+
+    reader = pipeline_reader(models)
+    games = []
+    for folder in folders:
+        started = time.perf_counter()
+        games.append(analyse_folder(folder, out_root / folder.name, reader, progress=progress))
+        games[-1]["wall_s"] = round(time.perf_counter() - started, 1)
+    summary = summarise(games)
+    video = sum(g["video_s"] for g in games)
+    seconds = sum(g["seconds"] for g in games)
+    summary.update(
+        video_s=round(video, 1),
+        analyze_s=round(seconds, 1),
+        speed_x_real_time=round(video / seconds, 2) if seconds else None,
+        sampled_frames_per_s=round(sum(g["samples"] for g in games) / seconds, 1) if seconds else None,
+        frame_sizes=sorted({"x".join(map(str, g["frame_size"])) for g in games}),
+    )
+    return {"summary": summary, "games": games}
+
+
+def format_pipeline_benchmark(result: dict[str, Any]) -> str:
+    s = result["summary"]
+    lines = [
+        f"games {s['games']}, video {s['video_s']} s ({', '.join(s['frame_sizes'])}), analysed in {s['analyze_s']} s"
+        f" = {s['speed_x_real_time']}x real time ({s['sampled_frames_per_s']} sampled frames/s)",
+        f"moves: {s['true_moves']} true, {s['detected_moves']} detected; found {s['moves_found']}"
+        f" (recall {s['move_recall']}, precision {s['move_precision']}); with the right before/after tables"
+        f" {s['moves_with_right_tables']} ({s['right_tables_share']})",
+        f"verdict accuracy {s['verdict_accuracy']} on found moves, {s['verdict_accuracy_right_tables']} where the"
+        f" tables were read right; true->ruled {s['verdicts']}",
+        f"false reverts {s['false_reverts']}, phantom moves {s['phantom_moves']}",
+        f"latency from settling to ruling: median {s['latency_s_median']} s, max {s['latency_s_max']} s",
+        "injected code              moves  flagged  ruled with the code",
+    ]
+    for code, c in s["per_code"].items():
+        lines.append(f"{code:<26} {c['injected']:>5} {c['flagged']:>8} {c['ruled_with_code']:>8}")
+    return "\n".join(lines)
