@@ -188,6 +188,49 @@ def _stamp() -> str:
     return time.strftime("%Y%m%d-%H%M%S")
 
 
+# -- demo -------------------------------------------------------------------------------------------------
+
+DEMO_VIDEO = "samples/demo-game.webm"
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The whole pipeline on the bundled game video: rulings as they come, the report at the end."""
+    if args.rules:
+        return rules_cli.cmd_demo(args)
+    from importlib import resources
+
+    from vision.analyze import AnalyzeOptions, analyze_video
+    from vision.pipeline import pipeline_reader
+    from vision.report import write_report
+
+    samples = resources.files("vision").joinpath("samples")
+    video, calibration = samples.joinpath("demo-game.webm"), samples.joinpath("demo-calibration.json")
+    truth = [json.loads(line) for line in samples.joinpath("demo-truth.jsonl").read_text().splitlines()]
+    header = truth[0]
+    if not args.json:
+        print(f"Analysing the bundled game ({header['players']} players, profile {header['profile']}, synthetic video"
+              f" {header['size'][0]}x{header['size'][1]}) with the shipped models...", flush=True)  # fmt: skip
+    options = AnalyzeOptions(
+        profile=header["profile"], players=header["players"], calibration=str(calibration), progress=False
+    )
+    summary = analyze_video(str(video), args.out, options, pipeline_reader(None))
+    report = write_report(args.out)
+    moves = json.loads((Path(args.out) / "moves.json").read_text())
+    expected = [t for t in truth[1:] if t["event"] == "move"]
+    if args.json:
+        rules_cli.emit(args, {"summary": summary, "moves": moves, "report": str(report)}, "")
+        return 0
+    for move in moves:
+        print(format_event(move))
+        match = next((t for t in expected if abs(t["settle_s"] - move["time_s"]) < 3), None)
+        if match is not None:
+            codes = ", ".join(v["code"] for v in match["expected"]["violations"]) or "no violation"
+            print(f"    (the game's script: {match['expected']['verdict'].upper()}, {codes})")
+    print(f"\n{summary['moves']} moves ruled in {summary['seconds']:.0f} s; game log {summary['log']}")
+    print(f"report: {report}")
+    return 0
+
+
 # -- bench pipeline ---------------------------------------------------------------------------------------
 
 
@@ -208,6 +251,13 @@ def _bench_pipeline(args: argparse.Namespace) -> tuple[Any, str]:
 
 def register(commands: argparse._SubParsersAction) -> None:
     rules_cli.BENCH_SUITES["pipeline"] = _bench_pipeline
+    demo = commands.choices["demo"]
+    demo.description = "Referee the bundled game video with the shipped models: rulings, game log, report."
+    demo.set_defaults(func=cmd_demo)
+    demo.add_argument(
+        "--out", type=Path, default=Path("demo-output"), metavar="DIR", help="where the log and report go"
+    )
+    demo.add_argument("--rules", action="store_true", help="only the rules engine, on bundled sample tables")
     bench = commands.choices["bench"]
     bench.add_argument("--games", nargs="+", metavar="DIR", help="pipeline: synth-game folders (default: generate)")
     bench.add_argument("--minutes", type=float, default=6.0, help="pipeline: minutes per generated game (default 6)")

@@ -52,6 +52,10 @@ class GameLog:
         try:
             with path.open("r+b") as raw:
                 raw.truncate(good_bytes)
+                if good_bytes:
+                    raw.seek(good_bytes - 1)
+                    if raw.read(1) != b"\n":  # the last event lost only its newline: the next starts a new line
+                        raw.write(b"\n")
             handle = path.open("a", encoding="utf-8")
         except OSError as error:
             raise GameLogError(f"cannot continue the game log {str(path)!r}: {error.strerror or error}") from None

@@ -66,14 +66,31 @@ class LatestFrame:
             if self._frame is None and not self.finished:
                 self._condition.wait(timeout)
             frame, self._frame = self._frame, None
+            self._condition.notify_all()
             return frame
+
+    def wait_taken(self, stop: threading.Event) -> None:
+        """Until the frame put last has been taken (a reader that must not drop frames waits here)."""
+        with self._condition:
+            while self._frame is not None and not stop.is_set():
+                self._condition.wait(0.1)
 
 
 class LiveSession:
     """Runs the pipeline on a live source; :meth:`run` returns when the source ends or :meth:`stop` is called."""
 
-    def __init__(self, options: LiveOptions, reader: Any, log: GameLog, keeper: GameKeeper) -> None:
+    def __init__(
+        self,
+        options: LiveOptions,
+        reader: Any,
+        log: GameLog,
+        keeper: GameKeeper,
+        *,
+        capture_options: dict[str, Any] | None = None,
+    ) -> None:
         self.options = options
+        self.capture_options = dict(capture_options or {})
+        """More keyword arguments for :func:`vision.capture.open_source` (tests pass a fake opener, sleep, clock)."""
         self.reader = reader
         self.log = log
         self.keeper = keeper
@@ -85,6 +102,8 @@ class LiveSession:
         self.latest_time_s = 0.0
         self.lag_s: list[float] = []
         """Wall-clock delay between a frame's arrival and the end of its processing."""
+        self._fast = False
+        """A video file read as fast as possible: every sampled frame is processed, at once."""
 
     # -- called from other threads ----------------------------------------------------------------
     def press_clock(self) -> None:
@@ -108,9 +127,10 @@ class LiveSession:
     def run(self) -> dict[str, Any]:
         from vision.analyze import calibrate_for
 
-        source = open_source(self.options.source, on_event=self._source_event)
+        source = open_source(self.options.source, on_event=self._source_event, **self.capture_options)
         latest = LatestFrame()
         reader_thread = threading.Thread(target=self._read_frames, args=(source, latest), daemon=True)
+        self._fast = not source.is_live and not self.options.realtime
         try:
             first = source.read()
             if first is None:
@@ -159,13 +179,21 @@ class LiveSession:
             self.pipeline.process(frame.image, frame.time_s, frame.index)
             done = time.monotonic()
             self.lag_s.append(done - arrived)
-            time.sleep(max(0.0, interval - (done - arrived)))  # the sampling rate is enough; leave the cores
+            if not self._fast:
+                time.sleep(max(0.0, interval - (done - arrived)))  # the sampling rate is enough; leave the cores
 
     def _read_frames(self, source: Any, latest: LatestFrame) -> None:
-        """Reader thread: every frame of the source, newest kept; a video file is paced at its frame rate."""
+        """Reader thread: every frame of the source, newest kept; a video file is paced at its frame rate.
+
+        A video file read as fast as possible (``realtime=False``) is sampled at the pipeline's rate instead, and
+        no sampled frame is dropped: reading faster than the pipeline would otherwise skip the whole game.
+        """
         started = time.monotonic()
+        step = max(1, round(source.fps / self.options.config.sample_hz)) if self._fast else 1
         try:
             while not self._stop.is_set():
+                if step > 1:
+                    source.skip(step - 1)
                 frame = source.read()
                 if frame is None:
                     break
@@ -173,6 +201,8 @@ class LiveSession:
                     delay = frame.time_s - (time.monotonic() - started)
                     if delay > 0:
                         time.sleep(delay)
+                if self._fast:
+                    latest.wait_taken(self._stop)
                 latest.put(frame)
             latest.finish()
         except BaseException as error:

@@ -25,7 +25,8 @@ from typing import Any
 
 from referee.moves import check_move
 from referee.profiles import get_profile
-from referee.table import Table
+from referee.table import LOOSE, Table
+from referee.tiles import Tile
 
 SEATS_BY_PLAYERS: dict[int, tuple[int, ...]] = {2: (0, 2), 3: (0, 1, 2), 4: (0, 1, 2, 3)}
 """Where the players sit: seat 0 at the bottom of the picture, then right, top, left (see vision.motion)."""
@@ -43,6 +44,11 @@ class Pending:
     table: Table
     player: int
     after_move: int
+    opened_before: bool = False
+    """The player's opening status before that move (given back when the table is restored)."""
+    owed: bool = True
+    """A revert the referee ordered; ``False`` after a review, where the table *may* be put back (a person
+    decides): then only the complete layout counts as a restore, never a partial one."""
 
 
 @dataclass
@@ -91,7 +97,7 @@ class GameKeeper:
             "moves": self.moves,
             "clock_mode": self.clock_mode,
             "turn_started_s": self.turn_started_s,
-            "pending_restore": None if self.pending is None else self.pending.table.to_json(),
+            "pending_restore": None if self.pending is None or not self.pending.owed else self.pending.table.to_json(),
         }
 
     # -- what the pipeline tells us -------------------------------------------------------------
@@ -111,8 +117,11 @@ class GameKeeper:
             if not changed:
                 return []
             return self._emit([{"event": "table", **at, "reason": "changed during the turn", "table": _json(after)}])
-        if not changed and not hands:
-            return []  # lighting or a passing shadow: nothing happened
+        if not hands:
+            if not changed:
+                return []  # lighting or a passing shadow: nothing happened
+            # Nobody reached over the table, yet it reads differently: a better reading, not a move.
+            return self._emit([{"event": "table", **at, "reason": "re-read, no hands seen", "table": _json(after)}])
         return self._emit([self._move(after, at, start_s=start_s, seat=seat, ended_by="settle")])
 
     def refine(self, table: Table, *, time_s: float, frame: int) -> list[dict[str, Any]]:
@@ -161,6 +170,8 @@ class GameKeeper:
                 self.turn_table = self.table
         elif kind == "clock":
             self.clock_mode = True
+            if event.get("confirms") is not None:
+                self.turn_started_s = float(event["time_s"])  # the press, not the settling, ends the turn
         elif kind == "move":
             self._apply_move(event)
         elif kind == "restore":
@@ -168,6 +179,8 @@ class GameKeeper:
             self.turn_table = self.table
             self.turn_started_s = float(event["time_s"])
             if event.get("complete"):
+                if self.pending is not None:
+                    self.opened[self.pending.player] = self.pending.opened_before  # the move is undone
                 self.pending = None
         elif kind == "override":
             self._apply_override(event)
@@ -186,7 +199,9 @@ class GameKeeper:
     ) -> dict[str, Any]:
         before = self.turn_table if self.clock_mode and self.turn_table is not None else self.table
         assert before is not None
-        player, opened = self.player, self.opened[self.player]
+        seated = self.player_at(seat)
+        player = seated if seated is not None else self.player  # the hands' side beats a turn order gone wrong
+        opened = self.opened[player]
         elapsed = max(0.0, at["time_s"] - self.turn_started_s)
         limit = {} if self.time_limit_s is _USE_PROFILE else {"time_limit_s": self.time_limit_s}
         ruling = check_move(before, after, opened=opened, profile=self.profile, elapsed_s=elapsed, **limit)
@@ -197,6 +212,7 @@ class GameKeeper:
             "player": player,
             "seat": self.seat_of(player),
             "hands_seat": seat,
+            "turn_order_player": self.player,
             "kind": ruling.kind,
             "opened": opened,
             "start_s": None if start_s is None else round(start_s, 3),
@@ -216,9 +232,14 @@ class GameKeeper:
         if _opens(ruling):
             self.opened[player] = True
         if ruling["verdict"] != "ok":
+            # A revert is owed; a review may be put back too (a person decides): either way, the table coming
+            # back to the layout to restore is a restore, not a move.
             restore = ruling.get("revert") or {}
             target = Table.from_json(restore["restore"]) if restore.get("restore") else Table.from_json(event["before"])
-            self.pending = Pending(target, player, event["number"]) if not target.same_layout(after) else None
+            opened_before = bool(event.get("opened", self.opened[player]))
+            owed = ruling["verdict"] == "revert"
+            pending = Pending(target, player, event["number"], opened_before, owed)
+            self.pending = pending if not target.same_layout(after) else None
         else:
             self.pending = None
         self.table = self.turn_table = after
@@ -235,16 +256,163 @@ class GameKeeper:
         base = {"event": "restore", **at, "after_move": pending.after_move, "player": pending.player}
         if after.same_layout(pending.table):
             return [{**base, "complete": True, "table": _json(after)}]
-        if changed and seat in (None, self.seat_of(pending.player)):
+        if changed and pending.owed and seat in (None, self.seat_of(pending.player)):
             return [{**base, "complete": False, "table": _json(after)}]
         return None
 
     def _apply_override(self, event: dict[str, Any]) -> None:
-        """The referee's decision on a move: ``accept`` (ruling stands), ``ok`` (no restore owed), ``revert``."""
-        if event.get("action") == "ok" and self.pending is not None and self.pending.after_move == event.get("move"):
+        """The referee's word on a move (``event["move"]``), from the station or replayed from the log.
+
+        - ``accept``: the ruling stands (recorded, nothing changes).
+        - ``ok``: the move is fine: no restore owed, and a player who laid tiles has opened.
+        - ``revert``: the referee orders the move undone: the table as it was before it is to be restored
+          (``restore``, else the ruling's plan, else the move's ``before``); a player who opened with the last
+          move has not opened after all.
+        - ``correct``: a tile was misread (``table`` "before"/"after", ``place`` [set, position], set -1 for a
+          loose tile, ``label``). On the last move the move is ruled again on the corrected tables; the new
+          ruling is written into the event before it is logged (``ruling``), so a replay uses it as it was.
+          A restore still waits for the table as the camera read it before the move.
+        - ``undo``: the last override not yet undone loses its effect (where the game has not moved on from
+          what it set); the event says which one (``undoes``).
+
+        Other actions are recorded and change nothing (a log from a later version still replays).
+        """
+        action = event.get("action")
+        if action == "undo":
+            self._undo_override(event)
+            return
+        if action not in ("accept", "ok", "revert", "correct"):
+            return
+        state = self._override_state()
+        if action == "ok":
+            self._override_ok(event)
+        elif action == "revert":
+            self._override_revert(event)
+        elif action == "correct":
+            self._override_correct(event)
+        self._override_records().append({"event": event, "before": state, "after": self._override_state(),
+                                         "undone": False})  # fmt: skip
+
+    def _override_records(self) -> list[dict[str, Any]]:
+        """The overrides applied so far with the state they changed (kept beside the fields, for ``undo``)."""
+        records: list[dict[str, Any]] = self.__dict__.setdefault("_overrides", [])
+        return records
+
+    def _override_state(self) -> dict[str, Any]:
+        return {"pending": self.pending, "opened": tuple(self.opened), "last_move": self.last_move}
+
+    def _overridden_move(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """The last move when the override is about it (older moves are not kept)."""
+        number = event.get("move")
+        if self.last_move is not None and number is not None and int(number) == int(self.last_move["number"]):
+            return self.last_move
+        return None
+
+    def _set_opened(self, player: int, value: bool) -> None:
+        if 0 <= player < self.players and self.opened[player] != value:
+            opened = list(self.opened)
+            opened[player] = value
+            self.opened = opened
+
+    def _override_ok(self, event: dict[str, Any]) -> None:
+        move = self._overridden_move(event)
+        number = int(event["move"])
+        if self.pending is not None and self.pending.after_move == number:
             self.pending = None
-        elif event.get("action") == "revert" and event.get("restore") is not None:
-            self.pending = Pending(Table.from_json(event["restore"]), int(event["player"]), int(event["move"]))
+        player = event.get("player", None if move is None else move["player"])
+        played = event.get("played", [] if move is None else move["ruling"].get("played", []))
+        if played and player is not None:
+            self._set_opened(int(player), True)
+
+    def _override_revert(self, event: dict[str, Any]) -> None:
+        move = self._overridden_move(event)
+        number = int(event["move"])
+        restore = event.get("restore")
+        if restore is None and move is not None:
+            plan = move["ruling"].get("revert") or {}
+            restore = plan.get("restore") or move["before"]
+        player = event.get("player", None if move is None else move["player"])
+        if restore is None or player is None:
+            return
+        target = Table.from_json(restore)
+        owed = self.table is None or not target.same_layout(self.table)
+        self.pending = Pending(target, int(player), number) if owed else None
+        had_opened = event.get("opened", None if move is None else move.get("opened"))
+        if move is not None and had_opened is False:
+            self._set_opened(int(player), False)
+
+    def _override_correct(self, event: dict[str, Any]) -> None:
+        move = self._overridden_move(event)
+        which, label = event.get("table"), event.get("label")
+        if move is None or which not in ("before", "after") or not isinstance(label, str):
+            return
+        try:
+            corrected_table = self.relabel(move[which], event["place"], label)
+        except (KeyError, IndexError, TypeError, ValueError):
+            return  # a place that is not on that table: recorded, nothing to re-rule
+        fixed = {**move, which: corrected_table, "as_read": move.get("as_read", move)}
+        if "ruling" not in event:
+            limit = {} if self.time_limit_s is _USE_PROFILE else {"time_limit_s": self.time_limit_s}
+            ruling = check_move(
+                Table.from_json(fixed["before"]), Table.from_json(fixed["after"]), opened=bool(move["opened"]),
+                profile=self.profile, elapsed_s=float(move["elapsed_s"]), **limit,
+            )  # fmt: skip
+            event["ruling"] = ruling.to_dict()
+        fixed["ruling"] = event["ruling"]
+        player = int(move["player"])
+        self._set_opened(player, bool(move["opened"]) or _opens(event["ruling"]))
+        if event["ruling"]["verdict"] == "ok":
+            if self.pending is not None and self.pending.after_move == move["number"]:
+                self.pending = None
+        else:
+            target = Table.from_json(fixed["as_read"]["before"])
+            owed = self.table is None or not target.same_layout(self.table)
+            self.pending = Pending(target, player, int(move["number"])) if owed else None
+        self.last_move = fixed
+
+    def _undo_override(self, event: dict[str, Any]) -> None:
+        record = next((r for r in reversed(self._override_records()) if not r["undone"]), None)
+        if record is None:
+            return
+        record["undone"] = True
+        undone = record["event"]
+        event.setdefault("undoes", {key: undone.get(key) for key in ("action", "move", "time_s")})
+        before, after = record["before"], record["after"]
+        if self.pending is after["pending"]:
+            self.pending = before["pending"]
+        if self.last_move is after["last_move"]:
+            self.last_move = before["last_move"]
+        for player, (was, became) in enumerate(zip(before["opened"], after["opened"], strict=True)):
+            if was != became and self.opened[player] == became:
+                self._set_opened(player, was)
+
+    @staticmethod
+    def relabel(table: dict[str, Any], place: Any, label: str) -> dict[str, Any]:
+        """Table JSON with the tile at ``place`` ([set, position]; set -1 for loose) read as ``label`` for certain.
+
+        Raises ``IndexError`` for a place that is not on the table and ``TileError`` (a ``ValueError``) for an
+        unknown label.
+        """
+        set_index, position = (int(v) for v in place)
+        tile = str(Tile.parse(label))
+        if set_index < LOOSE or set_index >= len(table["sets"]):
+            raise IndexError(f"no set {set_index} on the table")
+        rows = table["loose"] if set_index == LOOSE else table["sets"][set_index]
+        if not 0 <= position < len(rows):
+            raise IndexError(f"no tile at place {[set_index, position]}")
+        old = rows[position]
+        fields = dict(old) if isinstance(old, dict) else {"label": old}
+        fields.pop("uncertain", None)
+        new = {
+            **fields,
+            "label": tile,
+            "confidence": 1.0,
+            "corrected_from": fields.get("corrected_from", fields["label"]),
+        }
+        new_rows = [*rows[:position], new, *rows[position + 1 :]]
+        if set_index == LOOSE:
+            return {**table, "loose": new_rows}
+        return {**table, "sets": [*table["sets"][:set_index], new_rows, *table["sets"][set_index + 1 :]]}
 
 
 def _opens(ruling: dict[str, Any]) -> bool:

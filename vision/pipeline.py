@@ -27,7 +27,7 @@ import numpy as np
 
 from referee.table import Table
 from vision.detections import Detections
-from vision.layout import group_tiles
+from vision.layout import SetFinder, group_tiles
 from vision.motion import Activity, ActivityMeter
 from vision.moves import GameKeeper
 from vision.recognition import Region
@@ -35,6 +35,8 @@ from vision.track import fuse
 
 Event = dict[str, Any]
 MAX_STATE_READINGS = 9
+WEAK_DETECTION = 0.45
+"""Detector confidence under which a box needs a confidently detected neighbour to count as a tile."""
 OVERHEAD_NMS_IOU = 0.3
 """Seen from above, tiles on the table never overlap: a box overlapping another by this much is a duplicate."""
 
@@ -119,6 +121,8 @@ class TablePipeline:
         self.last_verify = -1e9
         self.last_camera_check = -1e9
         self.warned_occluded = False
+        self.clock_pressed: tuple[float, int] | None = None
+        """A clock press waiting for the table to settle (time, frame)."""
         self.stats = PipelineStats()
         self.latest: dict[str, Any] = {"table": keeper.table, "detections": None, "activity": None}
 
@@ -126,6 +130,10 @@ class TablePipeline:
     def process(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
         self.stats.samples += 1
         activity = self.meter.measure(image)
+        if self.keeper.table is None:
+            # No table read yet, so no hand-free background: the first frame may show an arm, which would then
+            # count as an arm for good once it left. Until the first reading, only changes between samples count.
+            self.meter.set_background(image)
         self.latest["activity"] = activity
         events: list[Event] = []
         phase = self.phase
@@ -144,7 +152,14 @@ class TablePipeline:
         return events
 
     def clock(self, time_s: float, frame: int) -> list[Event]:
-        """The clock key was pressed."""
+        """The clock key was pressed.
+
+        Players press it as their hands leave the table, before it has settled: such a press waits for the
+        settled table (and is ruled at the time of the press), so the move is ruled on the table as it was left.
+        """
+        if self.phase in ("active", "settling") and self.keeper.table is not None:
+            self.clock_pressed = (time_s, frame)
+            return []
         table = self.keeper.table if self.phase == "stable" else None
         events = self.keeper.clock(time_s=time_s, frame=frame, table=table)
         for event in events:
@@ -184,7 +199,7 @@ class TablePipeline:
         if len(self.state_readings) < self.config.readings:
             return []
         current = self.keeper.table
-        table = group_tiles(fuse(self.state_readings))
+        table = table_of(fuse(self.state_readings))
         at = {"time_s": round(time_s, 3), "frame": frame}
         if current is not None and _same_tiles(table, current):
             self.disagreement = None
@@ -235,13 +250,17 @@ class TablePipeline:
         self.readings.append(self._read(image))
         if len(self.readings) < self.config.readings:
             return []
-        table = group_tiles(fuse(self.readings))
+        table = table_of(fuse(self.readings))
         self.latest["table"] = table
         self.stats.settles += 1
         seat = self.seats.most_common(1)[0][0] if self.seats else None
         events = self.keeper.settled(
             table, time_s=time_s, frame=frame, start_s=self.activity_start, seat=seat, hands=self.hands
         )
+        if self.clock_pressed is not None:
+            pressed_s, pressed_frame = self.clock_pressed
+            self.clock_pressed = None
+            events += self.keeper.clock(time_s=pressed_s, frame=pressed_frame, table=table)
         self.phase, self.state_readings, self.readings, self.quiet = "stable", self.readings, [], 0
         self.disagreement = None
         self.meter.set_background(image)
@@ -295,6 +314,24 @@ class TablePipeline:
         else:
             event["action"] = "warning: re-calibrate"
         return [event]
+
+
+def table_of(detections: Detections, *, weak_below: float = WEAK_DETECTION) -> Table:
+    """The table in fused detections, without weak detections that stand alone.
+
+    On plain or glossy table tops the detector fires weakly on texture and glare, never next to real tiles;
+    a real tile seen weakly (a shadow, a reflection) is almost always part of a set. So a weak box counts only
+    in a row with a tile detected with confidence.
+    """
+    strength = detections.data.get("detector_confidence")
+    if strength is not None and len(detections):
+        weak = np.asarray(strength) < weak_below
+        keep = np.ones(len(detections), bool)
+        for chain in SetFinder().find(detections):
+            if all(weak[i] for i in chain):
+                keep[chain] = False
+        detections = detections[keep]
+    return group_tiles(detections)
 
 
 def detection_region(frame_size: tuple[int, int], calibration: Any, config: PipelineConfig) -> Region:

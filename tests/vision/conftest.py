@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -127,3 +128,206 @@ def _photo_readers_stay_local(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(rules_cli, "TABLE_READERS", dict(rules_cli.TABLE_READERS))
     monkeypatch.setattr(rules_cli, "BENCH_SUITES", dict(rules_cli.BENCH_SUITES))
+
+
+# -- scripted table scenes (for the live pipeline's tests) -------------------------------------------------
+
+TABLE_BGR = (60, 120, 50)
+"""A green cloth: coloured, so the reader's "whitish" test never mistakes it for a tile."""
+TILE_BGR = (225, 230, 235)
+BIT_BGR = (40, 40, 40)
+ARM_BGR = (120, 160, 215)
+"""Skin: brighter than the cloth in grey levels (the activity meter compares grey images)."""
+TILE_W, TILE_H, TILE_GAP = 24, 32, 5
+"""A tile's box in a 480 x 360 frame; neighbours in a set are TILE_GAP apart (layout links them)."""
+BIT = 5
+BIT_SPOTS = ((5, 5), (14, 5), (5, 13), (14, 13), (5, 21), (14, 21))
+"""Top-left corners, inside a tile, of the six squares that write its label (index + 1 in binary)."""
+ROW_STEP = 50
+SIDES = ("bottom", "right", "top", "left")
+
+
+class TableScene:
+    """A table seen from above, drawn with cv2, that a :class:`PixelReader` reads back from the pixels.
+
+    ``show(table)`` lays each set on its own row and the loose tiles on the last one; ``arm`` is the side an
+    arm reaches in from (``None``: no arm); it wiggles (hands at work) unless ``arm_still``. ``shift`` moves
+    the whole picture (a bumped camera) and ``brightness`` scales it (a lamp, a cloud).
+    """
+
+    def __init__(self, size: tuple[int, int] = (480, 360)) -> None:
+        self.size = size
+        self.tiles: dict[tuple[int, int], str] = {}
+        self.arm: str | None = None
+        self.arm_at = 0.5
+        """Where along its side the arm comes in (share of the side)."""
+        self.arm_reach = 0.5
+        self.arm_still = False
+        self.shift = (0, 0)
+        self.brightness = 1.0
+        self._wiggle = 0
+        self._frames = 0
+
+    def show(self, table: object) -> None:
+        from referee.table import Table
+
+        table = table if isinstance(table, Table) else Table.parse(str(table))
+        self.tiles = {}
+        x0, y0 = 60, 40
+        for row, tile_set in enumerate(table.sets):
+            for k, tile in enumerate(tile_set):
+                self.tiles[(x0 + k * (TILE_W + TILE_GAP), y0 + row * ROW_STEP)] = str(tile)
+        for k, tile in enumerate(table.loose):
+            self.tiles[(x0 + k * 2 * TILE_W, y0 + len(table.sets) * ROW_STEP)] = str(tile)
+
+    def centre_of(self, label: str) -> tuple[float, float]:
+        (x, y) = next(xy for xy, lab in self.tiles.items() if lab == label)
+        return x + self.shift[0] + TILE_W / 2, y + self.shift[1] + TILE_H / 2
+
+    def aim_arm(self, side: str, label: str) -> None:
+        """An arm from ``side`` whose hand covers the tile ``label``."""
+        width, height = self.size
+        x, y = self.centre_of(label)
+        self.arm = side
+        along, centre, span = (x, y, height) if side in ("bottom", "top") else (y, x, width)
+        self.arm_at = along / (width if side in ("bottom", "top") else height)
+        reach = (span - centre if side in ("bottom", "right") else centre) + 0.75 * TILE_H  # just past the tile
+        self.arm_reach = min(reach / span, 0.95)  # never across the whole table
+
+    def frame(self) -> np.ndarray:
+        import cv2
+
+        width, height = self.size
+        image = np.empty((height, width, 3), np.uint8)
+        image[:] = TABLE_BGR
+        dx, dy = self.shift
+        for (x, y), label in self.tiles.items():
+            x, y = x + dx, y + dy
+            cv2.rectangle(image, (x, y), (x + TILE_W - 1, y + TILE_H - 1), TILE_BGR, -1)
+            code = ALL_LABELS.index(label) + 1
+            for bit, (bx, by) in enumerate(BIT_SPOTS):
+                if code >> bit & 1:
+                    cv2.rectangle(image, (x + bx, y + by), (x + bx + BIT - 1, y + by + BIT - 1), BIT_BGR, -1)
+        if self.arm is not None:
+            self._frames += 1  # the hand moves in a 5-frame cycle: sampling every 2nd or 3rd frame still sees it
+            self._wiggle = 0 if self.arm_still else (0, 6, -6, 3, -3)[self._frames % 5]
+            cv2.fillConvexPoly(image, self._arm_polygon(), ARM_BGR)
+        if self.brightness != 1.0:
+            image = np.clip(image * self.brightness, 0, 255).astype(np.uint8)
+        return image
+
+    def _arm_polygon(self) -> np.ndarray:
+        width, height = self.size
+        half = 30
+        if self.arm in ("bottom", "top"):
+            cx = round(self.arm_at * width) + self._wiggle
+            depth = round(self.arm_reach * height)
+            y0, y1 = (height - depth, height) if self.arm == "bottom" else (0, depth)
+            return np.array([[cx - half, y0], [cx + half, y0], [cx + half, y1], [cx - half, y1]], np.int32)
+        cy = round(self.arm_at * height) + self._wiggle
+        depth = round(self.arm_reach * width)
+        x0, x1 = (width - depth, width) if self.arm == "right" else (0, depth)
+        return np.array([[x0, cy - half], [x1, cy - half], [x1, cy + half], [x0, cy + half]], np.int32)
+
+
+class PixelReader:
+    """A stand-in tile reader: finds the scene's tiles in the pixels (tile-sized whitish blobs) and decodes
+    their labels from the dark squares, so a shifted, dimmed, covered or video-compressed frame reads as it
+    looks. ``confidence`` maps labels to the probability reported (default 0.97); ``calls`` counts readings."""
+
+    def __init__(self, confidence: dict[str, float] | None = None, default: float = 0.97) -> None:
+        self.confidence = dict(confidence or {})
+        self.default = default
+        self.calls = 0
+
+    def read(self, image: np.ndarray, region: object = None) -> object:
+        import cv2
+
+        from vision.detections import Detections
+
+        self.calls += 1
+        pixels = image.astype(np.int16)
+        high, low = pixels.max(axis=2), pixels.min(axis=2)
+        mask = ((low * 10 > high * 7) & (high > 60)).astype(np.uint8)
+        count, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=4)
+        gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+        boxes, labels = [], []
+        for k in range(1, count):
+            x, y, w, h = (int(v) for v in stats[k, :4])
+            if abs(w - TILE_W) > 3 or abs(h - TILE_H) > 3:
+                continue  # not a tile, or a tile partly covered
+            bright = float(np.percentile(gray[y : y + h, x : x + w], 90))
+            code = 0
+            for bit, (bx, by) in enumerate(BIT_SPOTS):
+                if gray[y + by + BIT // 2, x + bx + BIT // 2] < 0.5 * bright:
+                    code |= 1 << bit
+            if 1 <= code <= len(ALL_LABELS):
+                boxes.append([x, y, x + w, y + h])
+                labels.append(ALL_LABELS[code - 1])
+        if not boxes:
+            return Detections.empty().with_(angle_deg=np.zeros(0))
+        confidence = [self.confidence.get(label, self.default) for label in labels]
+        return Detections.of_boxes(boxes, confidence, labels, angle_deg=np.zeros(len(boxes)))
+
+
+class SceneFeed:
+    """Feeds a scene to a pipeline, ``hz`` samples per second of scene time; keeps every event."""
+
+    def __init__(self, pipeline: object, scene: TableScene, hz: float = 6.0) -> None:
+        self.pipeline, self.scene, self.hz = pipeline, scene, hz
+        self.time_s = 0.0
+        self.events: list[dict] = []
+
+    @property
+    def frame(self) -> int:
+        return round(self.time_s * 30)
+
+    def run(self, seconds: float) -> list[dict]:
+        """Samples for ``seconds`` of the scene as it is; the events they produced."""
+        new: list[dict] = []
+        for _ in range(max(1, round(seconds * self.hz))):
+            new += self.pipeline.process(self.scene.frame(), self.time_s, self.frame)
+            self.time_s += 1 / self.hz
+        self.events += new
+        return new
+
+    def hands(self, side: str, change: object = None, seconds: float = 2.0) -> list[dict]:
+        """An arm from ``side`` over the table for ``seconds``; halfway the table becomes ``change`` (a table)."""
+        self.scene.arm = side
+        new = self.run(seconds / 2)
+        if change is not None:
+            self.scene.show(change)
+        new += self.run(seconds / 2)
+        self.scene.arm = None
+        return new
+
+    def clock(self) -> list[dict]:
+        new = self.pipeline.clock(self.time_s, self.frame)
+        self.events += new
+        return new
+
+    def of_kind(self, kind: str) -> list[dict]:
+        return [e for e in self.events if e["event"] == kind]
+
+
+@pytest.fixture(scope="session")
+def scenes() -> SimpleNamespace:
+    """The scripted-scene kit: ``TableScene``, ``PixelReader``, ``SceneFeed`` and ``pipeline(scene, ...)``."""
+
+    def pipeline(
+        scene: TableScene,
+        *,
+        reader: object = None,
+        players: int = 2,
+        profile: str = "official",
+        config: object = None,
+        keeper: object = None,
+        **options: object,
+    ) -> object:
+        from vision.moves import GameKeeper
+        from vision.pipeline import TablePipeline
+
+        keeper = keeper or GameKeeper(profile, players)
+        return TablePipeline(reader or PixelReader(), keeper, scene.size, config=config, **options)
+
+    return SimpleNamespace(TableScene=TableScene, PixelReader=PixelReader, SceneFeed=SceneFeed, pipeline=pipeline)

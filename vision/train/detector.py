@@ -98,7 +98,7 @@ def train_detector(
         "project": str(out.resolve()),
         "name": "run",
         "exist_ok": True,
-        "pretrained": False,
+        "pretrained": str(recipe.get("model", "")).endswith(".pt"),  # continue from weights, else from scratch
         "plots": False,
         "verbose": False,
         "amp": False,
