@@ -16,6 +16,7 @@ import numpy as np
 
 from referee.profiles import DEFAULT_PROFILE
 from referee.table import Table
+from referee.tiles import Tile, TileError
 from vision.detections import Detections
 from vision.layout import MIN_CONFIDENCE
 
@@ -57,6 +58,13 @@ def items_of(source: Detections | Table, uncertain_below: float = MIN_CONFIDENCE
     return items
 
 
+def _short(label: str) -> str:
+    try:
+        return Tile.parse(label).short
+    except TileError:
+        return label
+
+
 def _colour_of(label: str) -> tuple[int, int, int]:
     return COLOURS_BGR.get(label.split("-")[0], COLOURS_BGR["tile"])
 
@@ -95,16 +103,24 @@ class LabelAnnotator:
     """The label (and confidence) above each tile's box, on a filled background of its colour."""
 
     def __init__(
-        self, *, scale: float = 0.45, show_confidence: bool = True, uncertain_below: float = MIN_CONFIDENCE
+        self,
+        *,
+        scale: float = 0.45,
+        show_confidence: bool = True,
+        uncertain_below: float = MIN_CONFIDENCE,
+        short: bool = False,
     ) -> None:
         self.scale = scale
         self.show_confidence = show_confidence
         self.uncertain_below = uncertain_below
+        self.short = short
+        """Short labels (``r12``, ``k7``, ``j``): they fit above small tiles."""
 
     def annotate(self, scene: np.ndarray, source: Detections | Table) -> np.ndarray:
         image = scene.copy()
         for item in items_of(source, self.uncertain_below):
-            text = item.label + (f" {item.confidence:.2f}" if self.show_confidence else "") + ("?" * item.uncertain)
+            label = _short(item.label) if self.short else item.label
+            text = label + (f" {item.confidence:.2f}" if self.show_confidence else "") + ("?" * item.uncertain)
             (w, h), baseline = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, self.scale, 1)
             x, y = round(item.box[0]), max(round(item.box[1]), h + baseline)
             colour = UNCERTAIN_BGR if item.uncertain else _colour_of(item.label)

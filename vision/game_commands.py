@@ -126,6 +126,10 @@ def cmd_live(args: argparse.Namespace) -> int:
     from vision.pipeline import pipeline_reader
 
     reader = pipeline_reader(args.models)
+    if args.serve:
+        from vision.station import parse_bind
+
+        parse_bind(args.serve, args.token)  # a refused address fails before a game log is started
     if args.resume:
         log, events = GameLog.resume(args.resume)
         start = events[0]
@@ -190,8 +194,6 @@ def _stamp() -> str:
 
 # -- demo -------------------------------------------------------------------------------------------------
 
-DEMO_VIDEO = "samples/demo-game.webm"
-
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """The whole pipeline on the bundled game video: rulings as they come, the report at the end."""
@@ -204,7 +206,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from vision.report import write_report
 
     samples = resources.files("vision").joinpath("samples")
-    video, calibration = samples.joinpath("demo-game.webm"), samples.joinpath("demo-calibration.json")
+    video, calibration = samples.joinpath("demo-game.mp4"), samples.joinpath("demo-calibration.json")
     truth = [json.loads(line) for line in samples.joinpath("demo-truth.jsonl").read_text().splitlines()]
     header = truth[0]
     if not args.json:

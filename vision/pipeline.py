@@ -36,7 +36,9 @@ from vision.track import fuse
 Event = dict[str, Any]
 MAX_STATE_READINGS = 9
 WEAK_DETECTION = 0.45
-"""Detector confidence under which a box needs a confidently detected neighbour to count as a tile."""
+"""Detector confidence under which a box needs a confidently detected neighbour to be trusted."""
+DOUBTFUL_CONFIDENCE = 0.4
+"""Confidence given to a weak box standing alone (below the layout's threshold: uncertain)."""
 OVERHEAD_NMS_IOU = 0.3
 """Seen from above, tiles on the table never overlap: a box overlapping another by this much is a duplicate."""
 
@@ -312,25 +314,30 @@ class TablePipeline:
             self.meter.set_background(image)
             event["action"] = "play area moved with the camera"
         else:
-            event["action"] = "warning: re-calibrate"
+            # The view changed in a way no shift explains: say so once, then watch for changes from here.
+            event["action"] = "warning: the view changed; re-calibrate if the play area moved"
+            self.motion_check = self.motion_check.rebased(self.calibration, image)
         return [event]
 
 
 def table_of(detections: Detections, *, weak_below: float = WEAK_DETECTION) -> Table:
-    """The table in fused detections, without weak detections that stand alone.
+    """The table in fused detections; weak detections that stand alone are marked uncertain.
 
-    On plain or glossy table tops the detector fires weakly on texture and glare, never next to real tiles;
-    a real tile seen weakly (a shadow, a reflection) is almost always part of a set. So a weak box counts only
-    in a row with a tile detected with confidence.
+    On plain or glossy table tops the detector fires weakly on texture, and real tiles under glare are
+    detected weakly too; neither can be told apart here. Dropping such a box could hide a real tile (and a
+    missing tile reads as a tile taken back: a false REVERT), so a weak box with no confidently detected
+    tile in its row is kept but never trusted: the ruling becomes REVIEW if it matters.
     """
     strength = detections.data.get("detector_confidence")
     if strength is not None and len(detections):
         weak = np.asarray(strength) < weak_below
-        keep = np.ones(len(detections), bool)
+        doubtful = np.zeros(len(detections), bool)
         for chain in SetFinder().find(detections):
             if all(weak[i] for i in chain):
-                keep[chain] = False
-        detections = detections[keep]
+                doubtful[chain] = True
+        if doubtful.any():
+            capped = np.where(doubtful, np.minimum(detections.confidence, DOUBTFUL_CONFIDENCE), detections.confidence)
+            detections = detections.with_(confidence=capped)
     return group_tiles(detections)
 
 

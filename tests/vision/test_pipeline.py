@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from referee.table import Table
@@ -313,3 +314,21 @@ def test_a_clock_press_as_the_hands_leave_is_ruled_on_the_table_they_left(scenes
     assert same(move["after"], laid) and move["player"] == 1 and move["ruling"]["verdict"] == "ok"
     assert move["time_s"] == pytest.approx(feed.of_kind("clock")[-1]["time_s"])  # timed at the press
     assert moves(feed.run(5.0)) == []  # and the laid set is not taken for the next player's change
+
+
+def test_a_weak_detection_standing_alone_is_kept_but_uncertain_and_one_in_a_row_is_trusted() -> None:
+    from referee.tiles import ALL_LABELS
+    from vision.detections import Detections
+    from vision.pipeline import table_of
+
+    labels = ["red-5", "red-6", "red-7", "joker"]
+    boxes = [[100, 100, 130, 140], [131, 100, 161, 140], [162, 100, 192, 140], [400, 300, 430, 340]]
+    detections = Detections(
+        np.array(boxes, np.float32),
+        np.array([0.99, 0.99, 0.99, 0.95]),
+        np.array([ALL_LABELS.index(label) for label in labels]),
+        {"detector_confidence": np.array([0.8, 0.3, 0.8, 0.3]), "angle_deg": np.zeros(4)},
+    )
+    table = table_of(detections)
+    assert [str(t) for t in table.sets[0]] == ["red-5", "red-6", "red-7"] and [str(t) for t in table.loose] == ["joker"]
+    assert table.uncertain == {(-1, 0)}  # the lone weak joker: never trusted, never dropped

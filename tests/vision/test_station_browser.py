@@ -1,0 +1,340 @@
+"""The referee station in a real browser (Chromium through Playwright): the page follows the game, shows a
+REVERT with the layout to restore and a REVIEW with its uncertain tiles, the clock key (button and space bar)
+ends moves, and the referee's overrides land in the game log. One test serves a real live session.
+
+Screenshots go to ``$STATION_SCREENSHOTS`` (default: the test's tmp_path). CI needs ``pip install playwright``
+and Debian's ``chromium``; without either these tests are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium to drive (apt-get install chromium)")
+
+from referee.table import Table  # noqa: E402
+from vision.gamelog import GameLog, read_log  # noqa: E402
+from vision.live import LiveOptions, LiveSession  # noqa: E402
+from vision.moves import GameKeeper  # noqa: E402
+from vision.pipeline import PipelineConfig, TablePipeline  # noqa: E402
+from vision.station import StationServer, serve_in_thread  # noqa: E402
+
+PROFILE = "pl-championship"
+START = (
+    "[black-1 black-2 black-3] [red-7 blue-7 orange-7] [orange-9 orange-10 orange-11 orange-12] [blue-4 blue-5 blue-6]"
+)
+OPENING = f"{START} [red-10 red-11 red-12]"
+BROKEN = (
+    "[black-1 black-2] [red-7 blue-7 orange-7] [orange-9 orange-10 orange-11 orange-12] [blue-4 blue-5 blue-6]"
+    " [black-3 red-3 blue-3]"
+)
+"""Player 1, not opened yet, takes black-3 from a run for a group of 3s: REVERT."""
+WAIT_MS = 10_000
+INK_BGR = {"black": (20, 20, 20), "red": (30, 20, 200), "blue": (190, 70, 10), "orange": (0, 120, 240)}
+
+
+def shots_folder(tmp_path: Path) -> Path:
+    folder = Path(os.environ.get("STATION_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def photo(text: str, uncertain: tuple[str, ...] = ()) -> tuple[dict[str, Any], np.ndarray]:
+    """Table JSON with boxes, and a camera picture (1280 x 720, tiles drawn) that goes with it."""
+    table = Table.parse(text).to_json()
+    image = np.empty((720, 1280, 3), np.uint8)
+    image[:] = (60, 110, 45)
+    for row, tiles in enumerate(table["sets"]):
+        for k, label in enumerate(tiles):
+            x, y = 80 + k * 58 + (row % 2) * 300, 60 + row * 105
+            box = [x, y, x + 54, y + 76]
+            cv2.rectangle(image, (x, y), (x + 54, y + 76), (215, 235, 245), -1)
+            colour, _, number = label.partition("-")
+            ink = INK_BGR.get(colour, (120, 0, 160))
+            cv2.putText(image, number or "J", (x + 6, y + 52), cv2.FONT_HERSHEY_SIMPLEX, 1.2, ink, 3)
+            confidence = 0.35 if label in uncertain else 0.97
+            tiles[k] = {"label": label, "box": box, "confidence": confidence}
+    return table, image
+
+
+class Game:
+    """A :class:`LiveSession` without a camera: the test lays tables; a thread handles the queued clock presses
+    and overrides as the live loop does (one lock: one writer of the game at a time)."""
+
+    def __init__(self, path: Path) -> None:
+        self.log = GameLog.create(path, {"profile": PROFILE, "players": 2, "mode": "live"}, sync=False)
+        self.keeper = GameKeeper(PROFILE, 2)
+        self.session = LiveSession(LiveOptions(source="test", profile=PROFILE, players=2), None, self.log, self.keeper)
+        self.session.pipeline = TablePipeline(None, self.keeper, (1280, 720), on_event=self.session.record)
+        self.lock = threading.Lock()
+        self.time_s = 0.0
+        self._stop = threading.Event()
+        self._loop = threading.Thread(target=self._handle, daemon=True)
+        self._loop.start()
+
+    def settle(self, text: str, *, hands: bool = True, uncertain: tuple[str, ...] = ()) -> None:
+        table, image = photo(text, uncertain)
+        with self.lock:
+            self.time_s += 10.0
+            self.session.latest_image, self.session.latest_time_s = image, self.time_s
+            events = self.keeper.settled(
+                Table.from_json(table), time_s=self.time_s, frame=0, start_s=None, seat=None, hands=hands
+            )
+            for event in events:
+                self.session.record(event)
+
+    def _handle(self) -> None:
+        while not self._stop.wait(0.03):
+            with self.lock:
+                self.session._handle_commands()
+
+    def logged(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in read_log(self.log.path) if e["event"] == kind]
+
+    def close(self) -> None:
+        self._stop.set()
+        self._loop.join(2)
+        self.log.close()
+
+
+def verdict(name: str) -> re.Pattern[str]:
+    """The banner's class for a verdict (a fresh REVERT also flashes)."""
+    return re.compile(rf"\bbanner {name}\b")
+
+
+def has(event: dict[str, Any], expected: dict[str, Any]) -> bool:
+    return {key: event.get(key) for key in expected} == expected
+
+
+def eventually(check: Callable[[], Any], timeout: float = WAIT_MS / 1000) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            assert value, "the condition never came true"
+            return value
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--autoplay-policy=no-user-gesture-required"]
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def game(tmp_path: Path) -> Iterator[Game]:
+    game = Game(tmp_path / "game.jsonl")
+    game.settle(START, hands=False)
+    yield game
+    game.close()
+
+
+@pytest.fixture
+def server(game: Game) -> Iterator[StationServer]:
+    server = serve_in_thread(game.session, "127.0.0.1:0", token="t0ken", announce=lambda _: None)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page(browser: Any, server: StationServer) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(server.url)
+    page.wait_for_selector("#current-table .chip")
+    yield page
+    context.close()
+    assert errors == [], errors
+
+
+def seq_after(page: Any, seq: int) -> None:
+    page.wait_for_function(f"Number(document.body.dataset.seq) > {seq}", timeout=WAIT_MS)
+
+
+def screenshot(page: Any, tmp_path: Path, name: str) -> None:
+    """The whole page, once the camera view has caught up with the table."""
+    frames = int(page.evaluate("document.body.dataset.frames"))
+    page.wait_for_function(f"Number(document.body.dataset.frames) >= {frames + 2}", timeout=WAIT_MS)
+    page.screenshot(path=str(shots_folder(tmp_path) / name))
+
+
+def seq(page: Any) -> int:
+    return int(page.evaluate("document.body.dataset.seq"))
+
+
+def test_the_page_follows_the_game(page: Any, game: Game, tmp_path: Path) -> None:
+    expect = sync_api.expect
+    expect(page.locator("#player-name")).to_have_text("Player 1")
+    expect(page.locator("#current-table .chip")).to_have_count(13)
+    expect(page.locator("#current-table .chip.red").first).to_have_text("7")
+    expect(page.locator("#banner")).to_have_class(verdict("none"))
+    expect(page.locator("#timer-value")).not_to_have_text("--:--")
+    page.wait_for_function("Number(document.body.dataset.frames) >= 1", timeout=WAIT_MS)
+    before = page.locator("#frame").screenshot()
+
+    shown = seq(page)
+    game.settle(OPENING)  # player 1 opens with 33 points
+    seq_after(page, shown)
+    expect(page.locator("#banner")).to_have_class(verdict("ok"))
+    expect(page.locator("#events li").first).to_contain_text("Move 1: player 1 played red-10 red-11 red-12: OK")
+    expect(page.locator("#moves li.move")).to_have_count(1)
+    expect(page.locator("#player-name")).to_have_text("Player 2")
+    expect(page.locator("#players .player").first).to_contain_text("opened")
+    expect(page.locator("#current-table .chip")).to_have_count(16)
+    frames = int(page.evaluate("document.body.dataset.frames"))
+    page.wait_for_function(f"Number(document.body.dataset.frames) >= {frames + 2}", timeout=WAIT_MS)
+    assert page.locator("#frame").screenshot() != before  # the camera view shows the new table
+    screenshot(page, tmp_path, "station-normal.png")
+
+
+def test_a_revert_shows_the_layout_to_restore(page: Any, game: Game, tmp_path: Path) -> None:
+    expect = sync_api.expect
+    shown = seq(page)
+    game.settle(BROKEN)
+    seq_after(page, shown)
+    expect(page.locator("#banner")).to_have_class(verdict("revert"))
+    expect(page.locator("#banner-verdict")).to_have_text("REVERT")
+    expect(page.locator("#banner-body")).to_contain_text("opening-manipulation")
+    expect(page.locator("#banner-body")).to_contain_text("penalty 1 tile")
+    expect(page.locator("#panel-restore")).to_be_visible()
+    restore = page.locator("#restore-table .set").first.locator(".chip")
+    expect(restore).to_have_text(["1", "2", "3"])
+    expect(page.locator("#current-table .chip.to-rack")).to_have_count(2)  # red-3 and blue-3 go back
+    expect(page.locator("#current-table .set.changed")).to_have_count(2)
+    assert page.evaluate("document.body.dataset.sounds") == "1"  # the REVERT sound played
+    screenshot(page, tmp_path, "station-revert.png")
+
+    shown = seq(page)
+    game.settle(START)  # the table is put back
+    seq_after(page, shown)
+    expect(page.locator(".restore-state")).to_have_text("Table restored ✓")
+
+
+def test_a_review_names_the_uncertain_tiles(page: Any, game: Game, tmp_path: Path) -> None:
+    expect = sync_api.expect
+    shown = seq(page)
+    game.settle(OPENING, uncertain=("red-11",))
+    seq_after(page, shown)
+    expect(page.locator("#banner")).to_have_class(verdict("review"))
+    expect(page.locator("#banner-body")).to_contain_text("Uncertain reading: after, set 5, tile 2: red-11?")
+    expect(page.locator("#current-table .chip.uncertain")).to_have_count(1)
+    screenshot(page, tmp_path, "station-review.png")
+
+
+def test_the_timer_warns_before_the_limit(page: Any, game: Game) -> None:
+    expect = sync_api.expect
+    started = game.keeper.turn_started_s
+    game.session.latest_time_s = started + 52.0  # pl-championship: 60 s a move
+    expect(page.locator("#timer")).to_have_class(re.compile(r"\bwarn\b"))
+    expect(page.locator("#timer-value")).to_have_text(re.compile(r"00:0[5-8]"))
+    game.session.latest_time_s = started + 61.0
+    expect(page.locator("#timer")).to_have_class(re.compile(r"\bover\b"))
+    expect(page.locator("#timer-value")).to_have_text("TIME")
+
+
+def test_the_clock_key_ends_moves(page: Any, game: Game) -> None:
+    page.click("#clock-key")
+    eventually(lambda: len(game.logged("move")) == 1)  # the first press: player 1 drew a tile
+    assert game.logged("move")[0]["kind"] == "draw" and game.keeper.player == 1
+    time.sleep(0.6)  # a second press this soon would count as a bounce
+    page.keyboard.press("Space")
+    eventually(lambda: len(game.logged("move")) == 2)
+    assert len(game.logged("clock")) == 2 and game.keeper.player == 0
+    sync_api.expect(page.locator("#moves li.move")).to_have_count(2)
+
+
+def test_overrides_land_in_the_game_log(page: Any, game: Game) -> None:
+    expect = sync_api.expect
+    shown = seq(page)
+    game.settle(BROKEN)
+    seq_after(page, shown)
+    page.click("#banner-actions button[data-action=ok]")  # the referee overrules: the move stands
+    eventually(lambda: game.logged("override"))
+    assert has(game.logged("override")[0], {"action": "ok", "move": 1, "player": 0})
+    expect(page.locator("#banner")).to_have_class(verdict("ok"))
+    assert game.keeper.pending is None
+
+    page.click("#undo")
+    eventually(lambda: len(game.logged("override")) == 2)
+    assert game.logged("override")[1]["undoes"]["action"] == "ok"
+    expect(page.locator("#banner")).to_have_class(verdict("revert"))
+    assert game.keeper.pending is not None
+
+    # A misread: the group's blue-3 was really orange-3 (still a revert: the run was broken).
+    page.click("#banner-actions button[data-action=correct]")
+    expect(page.locator("#correct-dialog")).to_be_visible()
+    page.click("#correct-after .chip[data-set='4'][data-pos='2']")
+    page.fill("#correct-label", "o3")
+    page.click("#correct-save")
+    eventually(lambda: len(game.logged("override")) == 3)
+    correct = game.logged("override")[2]
+    assert has(correct, {"action": "correct", "table": "after", "place": [4, 2], "label": "orange-3"})
+    assert correct["ruling"]["verdict"] == "revert"
+    expect(page.locator("#correct-dialog")).to_be_hidden()
+    expect(page.locator("#moves li.move .override")).to_have_count(2)  # the OK (struck out: undone), the correction
+    expect(page.locator("#moves li.move .override.undone")).to_have_count(1)
+
+
+def test_a_real_live_session(browser: Any, tmp_path: Path, scenes: Any) -> None:
+    """A recorded table played at its own pace through a real :class:`LiveSession` and the station."""
+    scene = scenes.TableScene()
+    start, opened = "[black-5 blue-5 orange-5]", "[black-5 blue-5 orange-5] [red-10 red-11 red-12]"
+    scene.show(start)
+    video = tmp_path / "table.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, scene.size)
+    for arm, table, frames in (("", None, 15), ("bottom", opened, 16), ("", None, 60)):
+        scene.arm = arm or None
+        for k in range(frames):
+            if table is not None and k == frames // 2:
+                scene.show(table)
+            writer.write(scene.frame())
+    writer.release()
+
+    log = GameLog.create(tmp_path / "game.jsonl", {"profile": "official", "players": 2, "mode": "live"}, sync=False)
+    options = LiveOptions(source=str(video), profile="official", players=2, calibration="frame",
+                          config=PipelineConfig(sample_hz=10.0))  # fmt: skip
+    session = LiveSession(options, scenes.PixelReader(), log, GameKeeper("official", 2))
+    server = serve_in_thread(session, "127.0.0.1:0", announce=lambda _: None)
+    runner = threading.Thread(target=session.run, daemon=True)
+    context = browser.new_context(viewport={"width": 1600, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(server.url)
+        runner.start()
+        expect = sync_api.expect
+        expect(page.locator("#current-table .chip")).to_have_count(3, timeout=WAIT_MS)
+        expect(page.locator("#banner")).to_have_class(verdict("ok"), timeout=WAIT_MS)
+        expect(page.locator("#current-table .chip")).to_have_count(6)
+        page.wait_for_function("Number(document.body.dataset.frames) >= 1", timeout=WAIT_MS)
+        page.click("#banner-actions button[data-action=revert]")  # the referee sends the opening back
+        expect(page.locator("#banner")).to_have_class(verdict("revert"), timeout=WAIT_MS)
+        expect(page.locator("#restore-table .chip")).to_have_count(3)
+    finally:
+        session.stop()
+        runner.join(10)
+        server.stop()
+        context.close()
+        log.close()
+    events = read_log(log.path)
+    (override,) = [e for e in events if e["event"] == "override"]
+    assert has(override, {"action": "revert", "move": 1, "player": 0, "by": "station"})
