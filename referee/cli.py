@@ -56,7 +56,8 @@ def _add_profile(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _time_limit(text: str) -> float | None:
+def time_limit_arg(text: str) -> float | None:
+    """``--time-limit`` values: seconds, or none/off/0 for no limit."""
     if text.lower() in {"none", "off", "0"}:
         return None
     try:
@@ -314,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--not-opened", dest="opened", action="store_false", help="this is the player's opening turn")
     check.add_argument("--elapsed", type=_seconds, metavar="SECONDS", help="how long the move took")
     check.add_argument(
-        "--time-limit", type=_time_limit, default=_NOT_GIVEN, metavar="SECONDS",
+        "--time-limit", type=time_limit_arg, default=_NOT_GIVEN, metavar="SECONDS",
         help="time limit agreed at the table ('none' for no limit); default: the profile's",
     )  # fmt: skip
     _add_profile(check)

@@ -24,17 +24,23 @@ STILL_SAMPLE_HZ = 3.0
 LOG_NAME = "game-log.jsonl"
 
 
-@dataclass(frozen=True)
-class AnalyzeOptions:
+@dataclass(frozen=True, kw_only=True)
+class GameOptions:
+    """What a game is played under, and how its camera is calibrated (for ``analyze`` and ``live`` alike)."""
+
     profile: str
     players: int
     first_player: int = 0
     time_limit_s: Any = None
-    """None: the profile's limit; a number or "none" for a limit agreed at the table."""
+    """None: the profile's limit; a number, or "none" for no limit (a limit agreed at the table)."""
     calibration: str = "auto"
     """"markers", "auto" (markers if found, else the table's edge, else the whole frame), "frame" or a JSON file."""
-    progress: bool = True
     config: PipelineConfig = field(default_factory=PipelineConfig)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnalyzeOptions(GameOptions):
+    progress: bool = True
 
 
 def analyze_video(video: str | Path, out: str | Path, options: AnalyzeOptions, reader: Any) -> dict[str, Any]:
@@ -164,10 +170,16 @@ def calibrate_for(image: Any, how: str) -> Any:
 
 
 def _keeper(options: AnalyzeOptions) -> GameKeeper:
-    limit: dict[str, Any] = {}
-    if options.time_limit_s is not None:
-        limit["time_limit_s"] = None if options.time_limit_s == "none" else float(options.time_limit_s)
-    return GameKeeper(options.profile, options.players, first_player=options.first_player, **limit)
+    return GameKeeper(
+        options.profile, options.players, first_player=options.first_player, **time_limit_kwargs(options.time_limit_s)
+    )
+
+
+def time_limit_kwargs(value: Any) -> dict[str, Any]:
+    """GameKeeper's ``time_limit_s`` from an option: None keeps the profile's, "none" means no limit."""
+    if value is None:
+        return {}
+    return {"time_limit_s": None if value == "none" else float(value)}
 
 
 def _run(source: Any, first: Any, pipeline: TablePipeline, options: AnalyzeOptions, on_frame: Any) -> float:

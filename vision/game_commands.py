@@ -62,15 +62,9 @@ def _table_text(table: dict[str, Any]) -> str:
 
 
 def _time_limit(text: str) -> Any:
-    if text.lower() == "none":
-        return "none"
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("a time limit cannot be negative")
-    return value
+    """The rules commands' ``--time-limit``, with "no limit" kept as the word "none" (None: the profile's)."""
+    value = rules_cli.time_limit_arg(text)
+    return "none" if value is None else value
 
 
 def _add_game_options(parser: argparse.ArgumentParser) -> None:
@@ -120,6 +114,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_live(args: argparse.Namespace) -> int:
+    from vision.analyze import time_limit_kwargs
     from vision.gamelog import GameLog
     from vision.live import LiveOptions, LiveSession
     from vision.moves import GameKeeper
@@ -134,7 +129,7 @@ def cmd_live(args: argparse.Namespace) -> int:
         log, events = GameLog.resume(args.resume)
         start = events[0]
         profile, players, first = start["profile"], start["players"], start.get("first_player", 0)
-        keeper = GameKeeper(profile, players, first_player=first, **_limit(start.get("time_limit_s")))
+        keeper = GameKeeper(profile, players, first_player=first, **time_limit_kwargs(start.get("time_limit_s")))
         keeper.replay(events)
         log.append({"event": "resume", "source": args.source, "moves": keeper.moves, "status": keeper.status()})
     else:
@@ -143,7 +138,7 @@ def cmd_live(args: argparse.Namespace) -> int:
         start = {"source": args.source, "profile": profile, "players": players, "first_player": first,
                  "mode": "live", "time_limit_s": args.time_limit}  # fmt: skip
         log = GameLog.create(path, start)
-        keeper = GameKeeper(profile, players, first_player=first, **_limit(args.time_limit))
+        keeper = GameKeeper(profile, players, first_player=first, **time_limit_kwargs(args.time_limit))
     options = LiveOptions(
         source=args.source, profile=profile, players=players, first_player=first,
         time_limit_s=args.time_limit, calibration=args.calibration, realtime=not args.fast,
@@ -167,12 +162,6 @@ def cmd_live(args: argparse.Namespace) -> int:
     finally:
         log.close()
     return 0
-
-
-def _limit(value: Any) -> dict[str, Any]:
-    if value is None:
-        return {}
-    return {"time_limit_s": None if value == "none" else float(value)}
 
 
 def _print_event(event: dict[str, Any]) -> None:

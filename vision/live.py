@@ -13,30 +13,25 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from vision.analyze import GameOptions
 from vision.capture import CaptureError, Frame, open_source
 from vision.gamelog import GameLog
 from vision.moves import GameKeeper
-from vision.pipeline import Event, PipelineConfig, TablePipeline
+from vision.pipeline import Event, TablePipeline
 
 Listener = Callable[[Event], None]
 
 
-@dataclass(frozen=True)
-class LiveOptions:
+@dataclass(frozen=True, kw_only=True)
+class LiveOptions(GameOptions):
     source: str
-    profile: str
-    players: int
-    first_player: int = 0
-    time_limit_s: Any = None
-    calibration: str = "auto"
     realtime: bool = True
     """A video file is played at its own frame rate, like a camera (``False``: as fast as it can be read)."""
-    config: PipelineConfig = field(default_factory=PipelineConfig)
 
 
 class LatestFrame:
