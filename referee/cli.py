@@ -148,7 +148,7 @@ def cmd_profiles(args: argparse.Namespace) -> int:
 def _bench_rules(args: argparse.Namespace) -> tuple[Any, str]:
     from referee.bench import format_rules_benchmark, run_rules_benchmark
 
-    rows = run_rules_benchmark(repeats=args.repeats, seed=args.seed, inputs=args.inputs)
+    rows = run_rules_benchmark(repeats=args.repeats, seed=args.seed, inputs=args.inputs or 20)
     return rows, format_rules_benchmark(rows)
 
 
@@ -343,7 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
         f"{PROG} bench rules",
     )
     bench.add_argument("suite", choices=BENCH_SUITES, help="what to benchmark (rules; recognition with vision)")
-    bench.add_argument("--inputs", type=int, default=20, help="random inputs per row (default 20)")
+    bench.add_argument(
+        "--inputs", type=int, help="rules: random inputs per row (default 20); pipeline: games to generate (default 3)"
+    )
     bench.add_argument("--repeats", type=int, default=3, help="timings per input, the best one counts (default 3)")
     bench.add_argument("--seed", type=int, default=0)
     add_json_option(bench)

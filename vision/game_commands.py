@@ -232,7 +232,7 @@ def _bench_pipeline(args: argparse.Namespace) -> tuple[Any, str]:
         folders = [Path(p) for p in args.games]
     else:
         root = Path("cache") / "bench-pipeline"
-        folders = generate_games(root, args.inputs if args.inputs != 20 else 3, 1000 + args.seed, args.minutes)
+        folders = generate_games(root, args.inputs or 3, 1000 + args.seed, args.minutes)
     result = run_pipeline_benchmark(folders, Path("cache") / "bench-pipeline-out", progress=not args.json)
     return result, format_pipeline_benchmark(result)
 

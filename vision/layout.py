@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from referee.profiles import PROFILES
+from referee.sets import check_set
 from referee.table import LOOSE, Place, Table
 from referee.tiles import ALL_LABELS, Tile
 from vision.detections import Detections
@@ -31,6 +33,11 @@ MIN_CONFIDENCE = 0.8
 """A tile read with a lower probability is marked uncertain: the referee then asks for a review, never reverts."""
 ROW_BAND = 0.5
 """Sets whose first tiles differ in height by less than this share of a tile height count as one row."""
+CONTEXT_ODDS = 6.0
+"""Set context: a tile of a set that is invalid as read is re-read as its runner-up label when that label makes
+the set valid and is at most this many times less probable than the label read (see :class:`SetContext`)."""
+CONTEXT_MIN_PROBABILITY = 0.03
+"""...and the runner-up has at least this probability."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,12 +151,68 @@ class SetFinder:
         return float(np.linalg.norm(g.centers[j] - g.centers[i]))
 
 
+@dataclass(frozen=True, slots=True)
+class ContextReading:
+    """One tile re-read from its set's context: ``label`` replaces ``read`` (probabilities of both)."""
+
+    index: int
+    label: int
+    probability: float
+    read: int
+    read_probability: float
+
+
+class SetContext:
+    """Re-reads the one unsure tile that makes a set invalid, when its runner-up label makes the set valid.
+
+    Players lay valid sets far more often than invalid ones, and the classifier's mistakes on small tiles are
+    mostly between look-alike numbers (10/13, 11/12, 6/9) with a close runner-up. So when a set is invalid as
+    read and changing a single tile to a label the classifier gave at least 1/:data:`CONTEXT_ODDS` of the
+    winner's probability makes it valid under some rule profile, the tile takes that label. A re-read tile is
+    always marked uncertain: the table reads right, and a person still confirms before anything is reverted —
+    a set really laid wrong with an unsure tile in it is flagged REVIEW, never silently passed.
+    """
+
+    def __init__(self, *, odds: float = CONTEXT_ODDS, min_probability: float = CONTEXT_MIN_PROBABILITY) -> None:
+        self.odds = odds
+        self.min_probability = min_probability
+        self.profiles = tuple(PROFILES.values())
+
+    def reread(self, chain: list[int], class_id: np.ndarray, probs: np.ndarray) -> ContextReading | None:
+        labels = [int(class_id[i]) for i in chain]
+        if len(chain) < 3 or self._valid(labels):
+            return None
+        best: ContextReading | None = None
+        for position, index in enumerate(chain):
+            read = labels[position]
+            floor = max(self.min_probability, float(probs[index, read]) / self.odds)
+            for label in np.flatnonzero(probs[index] >= floor).tolist():
+                probability = float(probs[index, label])
+                if label == read or (best is not None and probability <= best.probability):
+                    continue
+                if self._valid([*labels[:position], label, *labels[position + 1 :]]):
+                    best = ContextReading(index, label, probability, read, float(probs[index, read]))
+        return best
+
+    def _valid(self, labels: list[int]) -> bool:
+        tiles = [Tile.parse(ALL_LABELS[i]) for i in labels]
+        return any(check_set(tiles, profile).valid for profile in self.profiles)
+
+
 class TableBuilder:
     """Labelled detections to a :class:`Table`: ``build(detections) -> Table``."""
 
-    def __init__(self, *, min_confidence: float = MIN_CONFIDENCE, finder: SetFinder | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        min_confidence: float = MIN_CONFIDENCE,
+        finder: SetFinder | None = None,
+        context: SetContext | None = None,
+        use_context: bool = True,
+    ) -> None:
         self.min_confidence = min_confidence
         self.finder = finder or SetFinder()
+        self.context = (context or SetContext()) if use_context else None
 
     def build(self, detections: Detections) -> Table:
         if (detections.class_id < 0).any():
@@ -160,17 +223,25 @@ class TableBuilder:
         chains.sort(key=lambda chain: _reading_key(geometry.centers[chain[0]], row_height))
         sets = [chain for chain in chains if len(chain) > 1]
         loose = [chain[0] for chain in chains if len(chain) == 1]
-        tiles = [Tile.parse(ALL_LABELS[i]) for i in detections.class_id.tolist()]
+        class_id = detections.class_id.copy()
+        confidence = detections.confidence.astype(np.float64)
+        rereads = self._rereads(sets, detections)
+        for reread in rereads.values():
+            class_id[reread.index], confidence[reread.index] = reread.label, reread.probability
+        tiles = [Tile.parse(ALL_LABELS[i]) for i in class_id.tolist()]
         uncertain: set[Place] = set()
         extras: dict[Place, dict[str, object]] = {}
 
         def place(index: int, where: Place) -> Tile:
-            confidence = float(detections.confidence[index])
             extras[where] = {
                 "box": [round(float(v), 1) for v in detections.xyxy[index]],
-                "confidence": round(confidence, 4),
+                "confidence": round(float(confidence[index]), 4),
             }
-            if confidence < self.min_confidence:
+            if index in rereads:
+                reread = rereads[index]
+                extras[where]["read_as"] = ALL_LABELS[reread.read]
+                extras[where]["read_confidence"] = round(reread.read_probability, 4)
+            if confidence[index] < self.min_confidence or index in rereads:
                 uncertain.add(where)
             return tiles[index]
 
@@ -179,11 +250,18 @@ class TableBuilder:
         table = Table.of(table_sets, table_loose)
         return Table(table.sets, table.loose, frozenset(uncertain), extras)
 
+    def _rereads(self, sets: list[list[int]], detections: Detections) -> dict[int, ContextReading]:
+        probs = detections.data.get("probs")
+        if self.context is None or probs is None:
+            return {}
+        found = (self.context.reread(chain, detections.class_id, np.asarray(probs)) for chain in sets)
+        return {reread.index: reread for reread in found if reread is not None}
+
 
 def _reading_key(center: np.ndarray, row_height: float) -> tuple[int, float]:
     return (math.floor(center[1] / (ROW_BAND * 2 * row_height)), float(center[0]))
 
 
-def group_tiles(detections: Detections, *, min_confidence: float = MIN_CONFIDENCE) -> Table:
+def group_tiles(detections: Detections, *, min_confidence: float = MIN_CONFIDENCE, use_context: bool = True) -> Table:
     """The table read from labelled detections: sets in reading order, loose tiles, uncertain places."""
-    return TableBuilder(min_confidence=min_confidence).build(detections)
+    return TableBuilder(min_confidence=min_confidence, use_context=use_context).build(detections)

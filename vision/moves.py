@@ -131,9 +131,11 @@ class GameKeeper:
         at = {"time_s": round(time_s, 3), "frame": frame}
         return self._emit([{"event": "table", **at, "reason": "refined", "table": _json(table)}])
 
-    def activity(self) -> None:
-        """Hands came over the table."""
-        self.active_since_move = True
+    def activity(self, *, time_s: float, frame: int) -> list[dict[str, Any]]:
+        """Hands came over the table: logged once per move, so a resumed game knows it too."""
+        if self.active_since_move:
+            return []
+        return self._emit([{"event": "activity", "time_s": round(time_s, 3), "frame": frame}])
 
     def clock(self, *, time_s: float, frame: int, table: Table | None = None) -> list[dict[str, Any]]:
         """The clock key: the move of the player on move ends now (``table``: the settled table, if newer).
@@ -184,6 +186,8 @@ class GameKeeper:
                 self.pending = None
         elif kind == "override":
             self._apply_override(event)
+        elif kind == "activity":
+            self.active_since_move = True
 
     def replay(self, events: Iterable[dict[str, Any]]) -> None:
         for event in events:

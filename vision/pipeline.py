@@ -65,6 +65,9 @@ class PipelineConfig:
     occluded_warn_s: float = 15.0
     """A hand or object over the table for longer than this raises an ``occluded`` warning."""
     camera_check_every_s: float = 1.0
+    clock_wait_s: float = 5.0
+    """A clock press still waiting for the table to settle after this long raises a ``clock-waiting`` warning
+    (hands still over the table?); the press is ruled when the table settles, at the time it was pressed."""
     tile_px: float = 28.0
     """Width of a tile, in pixels, at the detector's input (what it learnt; the frame is scaled to it)."""
     default_width_px: int = 896
@@ -125,6 +128,7 @@ class TablePipeline:
         self.warned_occluded = False
         self.clock_pressed: tuple[float, int] | None = None
         """A clock press waiting for the table to settle (time, frame)."""
+        self.warned_clock = False
         self.stats = PipelineStats()
         self.latest: dict[str, Any] = {"table": keeper.table, "detections": None, "activity": None}
 
@@ -147,6 +151,7 @@ class TablePipeline:
             events += self._active(time_s, frame, activity)
         if phase == "settling" or (phase in ("starting", "active") and self.phase == "settling"):
             events += self._settling(image, time_s, frame, activity)
+        events += self._clock_waiting(time_s, frame)
         self.stats.phases[self.phase] += 1
         for event in events:
             if self.on_event:
@@ -160,7 +165,8 @@ class TablePipeline:
         settled table (and is ruled at the time of the press), so the move is ruled on the table as it was left.
         """
         if self.phase in ("active", "settling") and self.keeper.table is not None:
-            self.clock_pressed = (time_s, frame)
+            if self.clock_pressed is None:  # a second press while waiting changes nothing
+                self.clock_pressed, self.warned_clock = (time_s, frame), False
             return []
         table = self.keeper.table if self.phase == "stable" else None
         events = self.keeper.clock(time_s=time_s, frame=frame, table=table)
@@ -168,6 +174,15 @@ class TablePipeline:
             if self.on_event:
                 self.on_event(event)
         return events
+
+    def _clock_waiting(self, time_s: float, frame: int) -> list[Event]:
+        if self.clock_pressed is None or self.warned_clock:
+            return []
+        waited = time_s - self.clock_pressed[0]
+        if waited < self.config.clock_wait_s:
+            return []
+        self.warned_clock = True
+        return [{"event": "clock-waiting", "time_s": round(time_s, 3), "frame": frame, "seconds": round(waited, 1)}]
 
     # -- phases ---------------------------------------------------------------------------------
     def _starting(self, image: np.ndarray, time_s: float, frame: int, activity: Activity) -> list[Event]:
@@ -181,8 +196,7 @@ class TablePipeline:
     def _stable(self, image: np.ndarray, time_s: float, frame: int, activity: Activity) -> list[Event]:
         events: list[Event] = []
         if activity.busy or activity.global_change:
-            self._begin_activity(time_s, activity)
-            return events
+            return self._begin_activity(time_s, frame, activity)
         if self.motion_check is not None and time_s - self.last_camera_check >= self.config.camera_check_every_s:
             self.last_camera_check = time_s
             events += self._check_camera(image, time_s, frame)
@@ -247,8 +261,7 @@ class TablePipeline:
             if self.phase == "settling" and self.keeper.table is None:
                 self.readings = []
                 return []
-            self._begin_activity(time_s, activity, keep_start=True)
-            return []
+            return self._begin_activity(time_s, frame, activity, keep_start=True)
         self.readings.append(self._read(image))
         if len(self.readings) < self.config.readings:
             return []
@@ -270,18 +283,20 @@ class TablePipeline:
         self.warned_occluded = False
         return events
 
-    def _begin_activity(self, time_s: float, activity: Activity, *, keep_start: bool = False) -> None:
+    def _begin_activity(
+        self, time_s: float, frame: int, activity: Activity, *, keep_start: bool = False
+    ) -> list[Event]:
         if not keep_start or self.activity_start is None:
             self.activity_start = time_s
             self.seats = Counter()
             self.hands = False
-        if self.phase == "stable":
-            self.keeper.activity()
+        events = self.keeper.activity(time_s=time_s, frame=frame) if self.phase == "stable" else []
         self.phase, self.readings, self.quiet, self.state_readings = "active", [], 0, []
         if activity.arm:
             self.hands = True
             if activity.seat is not None:
                 self.seats[activity.seat] += 1
+        return events
 
     # -- helpers --------------------------------------------------------------------------------
     def _read(self, image: np.ndarray) -> Detections:

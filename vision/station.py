@@ -283,6 +283,8 @@ def event_text(event: dict[str, Any]) -> str:
         "reconnected": lambda e: "Camera stream back",
         "gave-up": lambda e: "Camera stream gone",
         "reading-disagrees": lambda e: "A reading disagrees with the table: checking again",
+        "activity": lambda e: "Hands over the table",
+        "clock-waiting": lambda e: f"Clock key pressed {e.get('seconds')} s ago: waiting for the table to settle",
     }
     return texts[kind](event) if kind in texts else str(kind)
 

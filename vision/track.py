@@ -54,6 +54,8 @@ def fuse(readings: Sequence[Detections], *, min_share: float = MIN_SHARE, match_
         class_id.append(winner)
         best_rows.append(_best_member(cluster, winner, readings))
     data = _carry_columns(readings, best_rows)
+    if "probs" in data:  # every reading's opinion, not the best member's alone (set context weighs runner-ups)
+        data["probs"] = np.stack([_mean_probs(cluster, readings) for cluster in kept]).astype(np.float32)
     return Detections(np.stack(boxes), np.array(confidence), np.array(class_id), data)
 
 
@@ -86,6 +88,10 @@ def _assign(reading: Detections, r: int, clusters: list[_Cluster], match_iou: fl
         label = int(reading.class_id[i])
         cluster.votes[label] = cluster.votes.get(label, 0.0) + float(reading.confidence[i])
         cluster.rows.append((r, int(i)))
+
+
+def _mean_probs(cluster: _Cluster, readings: Sequence[Detections]) -> np.ndarray:
+    return np.mean([np.asarray(readings[r].data["probs"])[i] for r, i in cluster.rows], axis=0)
 
 
 def _best_member(cluster: _Cluster, winner: int, readings: Sequence[Detections]) -> tuple[int, int]:

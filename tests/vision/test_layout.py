@@ -116,3 +116,37 @@ def test_no_tiles_is_an_empty_table_and_unclassified_tiles_are_refused() -> None
 def test_a_loose_place_uses_the_loose_index() -> None:
     table = group_tiles(row([ALL_LABELS[0]], (50, 50), confidence=0.1))
     assert table.uncertain == {(LOOSE, 0)}
+
+
+def with_probs(detections: Detections, runner_up: dict[int, tuple[str, float]]) -> Detections:
+    """Probabilities: each tile's label at its confidence, and for tiles in ``runner_up`` a second label."""
+    probs = np.zeros((len(detections), len(ALL_LABELS)), np.float32)
+    for i, (label, confidence) in enumerate(zip(detections.class_id, detections.confidence, strict=True)):
+        probs[i, label] = confidence
+        if i in runner_up:
+            name, p = runner_up[i]
+            probs[i, ALL_LABELS.index(name)] = p
+    return detections.with_(probs=probs)
+
+
+def test_set_context_rereads_an_unsure_tile_that_breaks_a_set_and_marks_it_uncertain() -> None:
+    read = row(["black-13", "black-11", "black-12"], (300, 300))
+    read = read.with_(confidence=np.array([0.55, 0.99, 0.99]))
+    table = group_tiles(with_probs(read, {0: ("black-10", 0.40)}))
+    assert table.same_layout(Table.of([["black-10", "black-11", "black-12"]]))
+    assert (0, 0) in table.uncertain  # a person confirms before anything is reverted
+    assert table.extras[(0, 0)]["read_as"] == "black-13" and table.extras[(0, 0)]["confidence"] == 0.4
+
+
+def test_set_context_leaves_a_confident_invalid_set_and_a_valid_set_alone() -> None:
+    confident = with_probs(row(["black-13", "black-11", "black-12"], (300, 300)), {0: ("black-10", 0.01)})
+    assert group_tiles(confident).same_layout(Table.of([["black-13", "black-11", "black-12"]]))
+    assert group_tiles(confident).uncertain == frozenset()
+    valid = row(["red-5", "red-6", "red-7"], (300, 300)).with_(confidence=np.array([0.5, 0.99, 0.99]))
+    assert group_tiles(with_probs(valid, {0: ("red-8", 0.45)})).same_layout(Table.of([["red-5", "red-6", "red-7"]]))
+
+
+def test_set_context_can_be_switched_off() -> None:
+    read = row(["black-13", "black-11", "black-12"], (300, 300)).with_(confidence=np.array([0.55, 0.99, 0.99]))
+    table = group_tiles(with_probs(read, {0: ("black-10", 0.40)}), use_context=False)
+    assert table.same_layout(Table.of([["black-13", "black-11", "black-12"]]))

@@ -152,7 +152,7 @@ def test_a_stream_that_drops_and_comes_back_goes_on_with_the_same_game(tmp_path:
     live.log.close()
     events = read_log(path)
     kinds = [e["event"] for e in events]
-    assert kinds[:4] == ["start", "calibration", "table", "move"] and kinds[-1] == "end"
+    assert kinds[:5] == ["start", "calibration", "table", "activity", "move"] and kinds[-1] == "end"
     assert kinds.index("dropout") < kinds.index("reconnected") < len(kinds) - 1
     moves = moves_of(events)
     assert [(m["number"], m["player"], m["kind"], m["ruling"]["verdict"]) for m in moves] == [

@@ -272,7 +272,7 @@ def test_in_clock_mode_changes_are_one_turn_and_the_press_ends_it() -> None:
     keeper = new_keeper()
     settle(keeper, OPENING, 10.0)
     keeper.clock(time_s=11.0, frame=330)
-    keeper.activity()
+    keeper.activity(time_s=1.0, frame=30)
     step = settle(keeper, f"{OPENING} [black-11 blue-11 orange-11]", 20.0, seat=2)
     assert [(e["event"], e["reason"]) for e in step] == [("table", "changed during the turn")]
     step = settle(keeper, f"{SECOND_OPENING} [black-1 black-2 black-3]", 25.0, seat=2)
@@ -295,7 +295,7 @@ def test_in_clock_mode_a_press_with_the_table_unchanged_is_a_draw() -> None:
     keeper = new_keeper()
     settle(keeper, OPENING, 10.0)
     keeper.clock(time_s=11.0, frame=330)
-    keeper.activity()
+    keeper.activity(time_s=1.0, frame=30)
     assert settle(keeper, OPENING, 15.0, seat=2) == []  # hands came and went; the table is as it was
     events = keeper.clock(time_s=16.0, frame=480, table=T(OPENING))
     assert [e["event"] for e in events] == ["clock", "move"]
@@ -306,7 +306,7 @@ def test_a_clock_press_with_a_newer_table_logs_it_and_rules_on_it() -> None:
     keeper = new_keeper()
     settle(keeper, OPENING, 10.0)
     keeper.clock(time_s=11.0, frame=330)
-    keeper.activity()
+    keeper.activity(time_s=1.0, frame=30)
     events = keeper.clock(time_s=20.0, frame=600, table=T(SECOND_OPENING))
     assert [e["event"] for e in events] == ["clock", "table", "move"]
     assert layout(events[2]["after"]).same_layout(T(SECOND_OPENING)) and events[2]["ruling"]["verdict"] == "ok"
@@ -315,7 +315,7 @@ def test_a_clock_press_with_a_newer_table_logs_it_and_rules_on_it() -> None:
 def test_a_clock_press_after_hands_were_over_the_table_does_not_confirm_the_old_move() -> None:
     keeper = new_keeper()
     settle(keeper, OPENING, 10.0)
-    keeper.activity()  # player 1 reached over the table, then pressed without changing anything
+    keeper.activity(time_s=12.0, frame=360)  # player 1 reached over the table, then pressed without changing anything
     events = keeper.clock(time_s=14.0, frame=420)
     assert [e["event"] for e in events] == ["clock", "move"] and "confirms" not in events[0]
     assert (events[1]["number"], events[1]["player"], events[1]["kind"]) == (2, 1, "draw")
@@ -346,10 +346,10 @@ def play_a_game(keeper: GameKeeper) -> list[dict]:
     log += settle(keeper, f"{OPENING} loose: blue-1", 25.0, seat=1)  # partly restored
     log += settle(keeper, OPENING, 27.0, seat=2)  # restored (whoever's hands: the layout is what counts)
     unsure = with_uncertain(f"{OPENING} [black-1 black-2 black-4]", "black-4")
-    keeper.activity()
+    keeper.activity(time_s=1.0, frame=30)
     log += keeper.settled(unsure, time_s=40.0, frame=1200, start_s=35.0, seat=2, hands=True)  # review
     log += keeper.clock(time_s=41.0, frame=1230)  # confirms the review
-    keeper.activity()
+    keeper.activity(time_s=1.0, frame=30)
     log += settle(keeper, f"{OPENING} [black-1 black-2 black-4] [orange-9 orange-10 orange-11]", 50.0, seat=0)
     log += keeper.clock(time_s=52.0, frame=1560)  # ends player 0's turn
     nxt = f"{OPENING} [black-1 black-2 black-4] [orange-9 orange-10 orange-11] loose: joker"
@@ -426,3 +426,15 @@ def test_a_reviewed_move_put_back_completely_is_a_restore_and_gives_back_the_ope
     events = keeper.settled(Table.parse(OPENING), time_s=20.0, frame=600, start_s=15.0, seat=0, hands=True)
     assert [e["event"] for e in events] == ["restore"] and events[0]["complete"]
     assert keeper.pending is None and not keeper.opened[0] and keeper.moves == 1
+
+
+def test_hands_over_the_table_are_logged_once_and_a_resumed_game_remembers_them() -> None:
+    keeper = new_keeper()
+    logged = settle(keeper, OPENING, 10.0)
+    first = keeper.activity(time_s=12.0, frame=360)
+    assert [e["event"] for e in first] == ["activity"] and keeper.activity(time_s=12.5, frame=375) == []
+    resumed = new_keeper()
+    resumed.replay([*logged, *first])
+    assert resumed.active_since_move  # so a clock press after the restart is a move, not a confirmation
+    events = resumed.clock(time_s=14.0, frame=420)
+    assert "confirms" not in events[0] and events[1]["kind"] == "draw"

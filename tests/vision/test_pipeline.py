@@ -104,7 +104,7 @@ def test_a_game_of_moves_draws_and_a_revert_with_its_restore(scenes: Any) -> Non
 def test_a_table_that_changes_with_no_hands_seen_is_a_re_reading_not_a_move(scenes: Any) -> None:
     feed = game(scenes)
     feed.scene.show(OPENED)  # between two samples: no arm was ever seen
-    events = feed.run(2.0)
+    events = [e for e in feed.run(2.0) if e["event"] != "activity"]  # the change itself is activity
     assert moves(events) == [] and [(e["event"], e["reason"]) for e in events] == [("table", "re-read, no hands seen")]
     assert same(events[0]["table"], OPENED) and feed.pipeline.keeper.player == 0
     feed.hands("bottom", EXTENDED)
@@ -136,7 +136,7 @@ def test_every_event_goes_to_the_listener_in_order(scenes: Any) -> None:
     feed.hands("bottom", OPENED)
     feed.run(2.0)
     feed.clock()
-    assert heard == feed.events and [e["event"] for e in heard] == ["table", "move", "clock"]
+    assert heard == feed.events and [e["event"] for e in heard] == ["table", "activity", "move", "clock"]
 
 
 # -- readings --------------------------------------------------------------------------------------------------
@@ -164,7 +164,7 @@ def test_one_bad_reading_never_changes_the_table(scenes: Any) -> None:
     feed.run(20.0)  # verification readings 7-12 of the still table, two of them bad
     [move] = moves(feed.events)
     assert move["kind"] == "draw" and same(move["after"], START) and move["ruling"]["verdict"] == "ok"
-    assert [e["event"] for e in feed.events] == ["table", "move"]  # no disagreement, no phantom move
+    assert [e["event"] for e in feed.events] == ["table", "activity", "move"]  # no disagreement, no phantom move
     assert reader.calls >= 12
 
 
@@ -314,6 +314,29 @@ def test_a_clock_press_as_the_hands_leave_is_ruled_on_the_table_they_left(scenes
     assert same(move["after"], laid) and move["player"] == 1 and move["ruling"]["verdict"] == "ok"
     assert move["time_s"] == pytest.approx(feed.of_kind("clock")[-1]["time_s"])  # timed at the press
     assert moves(feed.run(5.0)) == []  # and the laid set is not taken for the next player's change
+
+
+def test_a_clock_press_that_waits_on_a_resting_hand_warns_once_and_is_ruled_when_it_leaves(scenes: Any) -> None:
+    feed = game(scenes, config=PipelineConfig(clock_wait_s=3.0, occluded_warn_s=60.0))
+    feed.hands("bottom", OPENED)
+    feed.run(2.0)
+    feed.clock()  # confirms the first move: the clock is in use from now on
+    laid = f"{OPENED} [black-11 blue-11 orange-11]"
+    scene = feed.scene
+    scene.aim_arm("top", "blue-5")
+    feed.run(1.0)
+    scene.show(laid)
+    scene.arm_still = True
+    pressed_s = feed.time_s
+    feed.clock()
+    feed.clock()  # pressed again while waiting: still one press
+    events = feed.run(8.0)
+    assert moves(events) == []
+    [warning] = [e for e in events if e["event"] == "clock-waiting"]
+    assert 3.0 <= warning["seconds"] <= 3.5
+    scene.arm, scene.arm_still = None, False
+    [move] = moves(feed.run(2.0))
+    assert same(move["after"], laid) and move["time_s"] == pytest.approx(pressed_s, abs=1e-3)
 
 
 def test_a_weak_detection_standing_alone_is_kept_but_uncertain_and_one_in_a_row_is_trusted() -> None:

@@ -94,3 +94,13 @@ def test_no_reading_one_reading_and_empty_readings() -> None:
     assert fuse([single]) is single
     assert len(fuse([Detections.empty()] * 3)) == 0
     assert len(fuse([Detections.empty(), single, Detections.empty()])) == 0  # 1 of 3 is not a majority
+
+
+def test_fused_probabilities_are_the_mean_over_the_readings() -> None:
+    readings = []
+    for p in (0.9, 0.6, 0.3):
+        probs = np.zeros((1, 53), np.float32)
+        probs[0, 0], probs[0, 1] = p, 1 - p
+        readings.append(reading(RUN[:1]).with_(probs=probs))
+    fused = fuse(readings)
+    assert np.allclose(fused.data["probs"][0, :2], [0.6, 0.4])

@@ -40,9 +40,15 @@ def build_dataset(recipe: dict[str, Any], out: Path, project_root: Path) -> Path
             target.mkdir(parents=True)
     counts = {"train": 0, "val": 0}
     for source in data.get("synthetic_train", []):
-        counts["train"] += _link_synthetic(project_root / source["dir"], out / "train", source.get("images"), "syn")
+        if source.get("crop"):
+            counts["train"] += _crop_synthetic(project_root / source["dir"], out / "train", source)
+        else:
+            counts["train"] += _link_synthetic(project_root / source["dir"], out / "train", source.get("images"), "syn")
     for source in data.get("synthetic_val", []):
-        counts["val"] += _link_synthetic(project_root / source["dir"], out / "val", source.get("images"), "val")
+        if source.get("crop"):
+            counts["val"] += _crop_synthetic(project_root / source["dir"], out / "val", source)
+        else:
+            counts["val"] += _link_synthetic(project_root / source["dir"], out / "val", source.get("images"), "val")
     repeats = int(data.get("real_train_repeats", 0))
     if repeats:
         photos = realdata.load_photos(split="train")
@@ -68,6 +74,62 @@ def _link_synthetic(source: Path, target: Path, limit: int | None, prefix: str) 
         ones = ["0 " + line.split(" ", 1)[1] for line in lines if line.strip()]
         (target / "labels" / f"{name}.txt").write_text("\n".join(ones) + "\n")
     return len(images)
+
+
+def _crop_synthetic(source: Path, target: Path, spec: dict[str, Any]) -> int:
+    """Square windows cut from synthetic scenes at native resolution, so tiles keep the size they have in the
+    live pipeline's play-area windows and in close-up photos (a whole 1280x960 scene letterboxed to 448 px
+    shrinks a tile to 11-27 px). Tiles cut by a window keep their clipped box when at least
+    ``min_visible`` of them is inside, and are dropped otherwise. Deterministic per ``seed``."""
+    import numpy as np
+    from PIL import Image
+
+    side, per_image = int(spec["crop"]), int(spec.get("crops_per_image", 1))
+    min_visible = float(spec.get("min_visible", 0.6))
+    images = sorted((source / "images").glob("*.jpg"))[: spec.get("images")]
+    if not images:
+        raise FileNotFoundError(f"no synthetic images in {source} (make them with `rummikub-referee synth`)")
+    rng = np.random.default_rng(int(spec.get("seed", 0)))
+    written = 0
+    for image_path in images:
+        image = Image.open(image_path).convert("RGB")
+        width, height = image.size
+        boxes = _yolo_boxes(source / "labels" / f"{image_path.stem}.txt", width, height)
+        for index in range(per_image):
+            x0 = int(rng.integers(0, max(1, width - side + 1)))
+            y0 = int(rng.integers(0, max(1, height - side + 1)))
+            window = (x0, y0, min(width, x0 + side), min(height, y0 + side))
+            lines = _clip_boxes(boxes, window, min_visible)
+            name = f"crop-{source.name}-{image_path.stem}-{index}"
+            image.crop(window).save(target / "images" / f"{name}.jpg", quality=92)
+            (target / "labels" / f"{name}.txt").write_text("\n".join(lines) + "\n")
+            written += 1
+    return written
+
+
+def _yolo_boxes(label_path: Path, width: int, height: int) -> list[tuple[float, float, float, float]]:
+    boxes = []
+    for line in label_path.read_text().split("\n"):
+        if line.strip():
+            cx, cy, w, h = (float(v) for v in line.split()[1:5])
+            boxes.append(((cx - w / 2) * width, (cy - h / 2) * height, (cx + w / 2) * width, (cy + h / 2) * height))
+    return boxes
+
+
+def _clip_boxes(
+    boxes: list[tuple[float, float, float, float]], window: tuple[int, int, int, int], min_visible: float
+) -> list[str]:
+    """One-class YOLO lines for the boxes seen through ``window`` (pixels), clipped to it."""
+    wx0, wy0, wx1, wy1 = window
+    ww, wh = wx1 - wx0, wy1 - wy0
+    lines = []
+    for x0, y0, x1, y1 in boxes:
+        cx0, cy0, cx1, cy1 = max(x0, wx0), max(y0, wy0), min(x1, wx1), min(y1, wy1)
+        if cx1 <= cx0 or cy1 <= cy0 or (cx1 - cx0) * (cy1 - cy0) < min_visible * (x1 - x0) * (y1 - y0):
+            continue
+        cx, cy = ((cx0 + cx1) / 2 - wx0) / ww, ((cy0 + cy1) / 2 - wy0) / wh
+        lines.append(f"0 {cx:.6f} {cy:.6f} {(cx1 - cx0) / ww:.6f} {(cy1 - cy0) / wh:.6f}")
+    return lines
 
 
 def _link_real(photo: realdata.RealPhoto, target: Path, prefix: str) -> None:
