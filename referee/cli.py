@@ -342,7 +342,9 @@ def build_parser() -> argparse.ArgumentParser:
         "Benchmark the rules solver (against an ILP reference in the same run) or the tile recognition.",
         f"{PROG} bench rules",
     )
-    bench.add_argument("suite", choices=BENCH_SUITES, help="what to benchmark (rules; recognition with vision)")
+    bench.add_argument(
+        "suite", choices=BENCH_SUITES, help="what to benchmark: rules; with vision: recognition, pipeline, live"
+    )
     bench.add_argument(
         "--inputs", type=int, help="rules: random inputs per row (default 20); pipeline: games to generate (default 3)"
     )

@@ -237,11 +237,28 @@ def _bench_pipeline(args: argparse.Namespace) -> tuple[Any, str]:
     return result, format_pipeline_benchmark(result)
 
 
+def _bench_live(args: argparse.Namespace) -> tuple[Any, str]:
+    from vision.live_bench import format_live_benchmark, run_live_benchmark
+    from vision.pipeline import pipeline_reader
+    from vision.pipeline_bench import generate_games
+
+    folders = [Path(p) for p in args.games] if args.games else []
+    if not folders:
+        folders = generate_games(Path("cache") / "bench-pipeline", args.inputs or 1, 1000 + args.seed, args.minutes)
+    reader = pipeline_reader(None)
+    results = [
+        run_live_benchmark(folder, Path("cache") / "bench-live-out" / folder.name, reader, minutes=args.play_minutes)
+        for folder in folders
+    ]
+    return results, "\n\n".join(format_live_benchmark(r) for r in results)
+
+
 # -- registration -----------------------------------------------------------------------------------------
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     rules_cli.BENCH_SUITES["pipeline"] = _bench_pipeline
+    rules_cli.BENCH_SUITES["live"] = _bench_live
     demo = commands.choices["demo"]
     demo.description = "Referee the bundled game video with the shipped models: rulings, game log, report."
     demo.set_defaults(func=cmd_demo)
@@ -251,7 +268,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     demo.add_argument("--rules", action="store_true", help="only the rules engine, on bundled sample tables")
     bench = commands.choices["bench"]
     bench.add_argument("--games", nargs="+", metavar="DIR", help="pipeline: synth-game folders (default: generate)")
-    bench.add_argument("--minutes", type=float, default=6.0, help="pipeline: minutes per generated game (default 6)")
+    bench.add_argument(
+        "--minutes", type=float, default=6.0, help="pipeline, live: minutes per generated game (default 6)"
+    )
+    bench.add_argument(
+        "--play-minutes", type=float, metavar="M", help="live: play only the first M minutes of each game"
+    )
 
     analyze = rules_cli.add_command(
         commands,

@@ -99,6 +99,10 @@ class LiveSession:
         """Wall-clock delay between a frame's arrival and the end of its processing."""
         self._fast = False
         """A video file read as fast as possible: every sampled frame is processed, at once."""
+        self.playback_started: float | None = None
+        """Monotonic time at which a paced video file's time 0 was shown (its frames follow on that clock)."""
+        self.behind_s_max = 0.0
+        """How far, at worst, reading a paced video file fell behind its frame rate (0: it kept up)."""
 
     # -- called from other threads ----------------------------------------------------------------
     def press_clock(self) -> None:
@@ -147,6 +151,7 @@ class LiveSession:
         summary = {
             "moves": self.keeper.moves,
             "frames_dropped": latest.dropped,
+            "behind_s_max": round(self.behind_s_max, 3),
             "lag_s_max": round(max(self.lag_s), 3) if self.lag_s else None,
             "lag_s_median": round(float(np.median(self.lag_s)), 3) if self.lag_s else None,
             "capture": {
@@ -183,7 +188,7 @@ class LiveSession:
         A video file read as fast as possible (``realtime=False``) is sampled at the pipeline's rate instead, and
         no sampled frame is dropped: reading faster than the pipeline would otherwise skip the whole game.
         """
-        started = time.monotonic()
+        started = self.playback_started = time.monotonic()
         step = max(1, round(source.fps / self.options.config.sample_hz)) if self._fast else 1
         try:
             while not self._stop.is_set():
@@ -196,6 +201,8 @@ class LiveSession:
                     delay = frame.time_s - (time.monotonic() - started)
                     if delay > 0:
                         time.sleep(delay)
+                    else:
+                        self.behind_s_max = max(self.behind_s_max, -delay)
                 if self._fast:
                     latest.wait_taken(self._stop)
                 latest.put(frame)

@@ -134,17 +134,10 @@ def _ratio(a: int, b: int) -> float | None:
 def analyse_folder(folder: Path, out: Path, reader: Any, *, progress: bool = False) -> dict[str, Any]:
     """Analyse one synthetic game with its truth's play area as calibration; returns scores and speed."""
     from vision.analyze import AnalyzeOptions, analyze_video
-    from vision.calibrate import from_corners
     from vision.gamelog import read_log
 
     header, truth = load_truth(folder)
-    from vision.synth.video import PLAY_AREA
-
-    size_mm = header.get("play_area_mm", [PLAY_AREA.width, PLAY_AREA.height])
-    calibration = from_corners(header["play_area_px"], size_mm=tuple(size_mm))
-    calibration_file = out / "calibration.json"
-    out.mkdir(parents=True, exist_ok=True)
-    calibration.save(calibration_file)
+    calibration_file = truth_calibration(header, out)
     options = AnalyzeOptions(
         profile=header["profile"], players=header["players"], calibration=str(calibration_file), progress=progress
     )
@@ -159,6 +152,18 @@ def analyse_folder(folder: Path, out: Path, reader: Any, *, progress: bool = Fal
         frame_size=header["size"],
     )
     return scores
+
+
+def truth_calibration(header: dict[str, Any], out: Path) -> Path:
+    """The play area's corners from a synthetic game's truth header, saved as ``out/calibration.json``."""
+    from vision.calibrate import from_corners
+    from vision.synth.video import PLAY_AREA
+
+    size_mm = header.get("play_area_mm", [PLAY_AREA.width, PLAY_AREA.height])
+    calibration = from_corners(header["play_area_px"], size_mm=tuple(size_mm))
+    out.mkdir(parents=True, exist_ok=True)
+    calibration.save(out / "calibration.json")
+    return out / "calibration.json"
 
 
 def generate_games(root: Path, count: int, seed: int, minutes: float) -> list[Path]:
