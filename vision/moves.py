@@ -19,6 +19,7 @@ No imaging here: tables in, events (JSON-ready dictionaries) out.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -238,8 +239,10 @@ class GameKeeper:
         if ruling["verdict"] != "ok":
             # A revert is owed; a review may be put back too (a person decides): either way, the table coming
             # back to the layout to restore is a restore, not a move.
-            restore = ruling.get("revert") or {}
-            target = Table.from_json(restore["restore"]) if restore.get("restore") else Table.from_json(event["before"])
+            restore, before = ruling.get("revert") or {}, Table.from_json(event["before"])
+            target = Table.from_json(restore["restore"]) if restore.get("restore") else before
+            if target.same_layout(before):
+                target = before  # the reading, with its uncertain tiles (a restore is compared with it)
             opened_before = bool(event.get("opened", self.opened[player]))
             owed = ruling["verdict"] == "revert"
             pending = Pending(target, player, event["number"], opened_before, owed)
@@ -258,9 +261,14 @@ class GameKeeper:
         pending = self.pending
         assert pending is not None
         base = {"event": "restore", **at, "after_move": pending.after_move, "player": pending.player}
-        if after.same_layout(pending.table):
+        if looks_restored(after, pending.table):
             return [{**base, "complete": True, "table": _json(after)}]
-        if changed and pending.owed and seat in (None, self.seat_of(pending.player)):
+        if not changed or seat not in (None, self.seat_of(pending.player)):
+            return None
+        assert self.table is not None
+        if pending.owed or _distance(after, pending.table) < _distance(self.table, pending.table):
+            # After a review nothing is owed, but the player who made the move taking tiles back towards the
+            # layout before it is putting it back (a legal move never takes tiles off the table).
             return [{**base, "complete": False, "table": _json(after)}]
         return None
 
@@ -417,6 +425,50 @@ class GameKeeper:
         if set_index == LOOSE:
             return {**table, "loose": new_rows}
         return {**table, "sets": [*table["sets"][:set_index], new_rows, *table["sets"][set_index + 1 :]]}
+
+
+def looks_restored(table: Table, target: Table) -> bool:
+    """``table`` is ``target`` as far as the tiles read for sure on both tell: the sets pair up (an uncertain
+    tile on either side matching any tile of the other set) and so do the loose tiles read for sure.
+
+    A table put back is read like any other, and so was the layout to restore: a restore must not need two
+    perfect readings, or the restore itself is taken for a new move (and ruled).
+    """
+    if table.same_layout(target):
+        return True
+    if Counter(_certain_loose(table)) != Counter(_certain_loose(target)) or len(table.sets) != len(target.sets):
+        return False
+    unmatched = list(range(len(target.sets)))
+    for index in range(len(table.sets)):
+        match = next((other for other in unmatched if _sets_agree(table, index, target, other)), None)
+        if match is None:
+            return False
+        unmatched.remove(match)
+    return True
+
+
+def _distance(table: Table, target: Table) -> int:
+    """Tiles read for sure that are on one table and not on the other."""
+    sure = Counter(t for place, t in table.places() if place not in table.uncertain)
+    wanted = Counter(t for place, t in target.places() if place not in target.uncertain)
+    return sum(((sure - wanted) + (wanted - sure)).values())
+
+
+def _certain_loose(table: Table) -> list[Tile]:
+    return [t for p, t in enumerate(table.loose) if (LOOSE, p) not in table.uncertain]
+
+
+def _sets_agree(a: Table, i: int, b: Table, j: int) -> bool:
+    set_a, set_b = a.sets[i], b.sets[j]
+    if len(set_a.tiles) != len(set_b.tiles):
+        return False
+    unsure_a = {p for s, p in a.uncertain if s == i}
+    unsure_b = {p for s, p in b.uncertain if s == j}
+    if not unsure_a and not unsure_b:
+        return set_a.layout_key == set_b.layout_key
+    sure_a = Counter(t for p, t in enumerate(set_a.tiles) if p not in unsure_a)
+    sure_b = Counter(t for p, t in enumerate(set_b.tiles) if p not in unsure_b)
+    return not sure_a - Counter(set_b.tiles) and not sure_b - Counter(set_a.tiles)
 
 
 def _opens(ruling: dict[str, Any]) -> bool:

@@ -438,3 +438,28 @@ def test_hands_over_the_table_are_logged_once_and_a_resumed_game_remembers_them(
     assert resumed.active_since_move  # so a clock press after the restart is a move, not a confirmation
     events = resumed.clock(time_s=14.0, frame=420)
     assert "confirms" not in events[0] and events[1]["kind"] == "draw"
+
+
+def test_a_table_put_back_but_read_with_a_stray_unsure_tile_is_still_the_restore() -> None:
+    keeper = new_keeper(OPENING)
+    only_move(settle(keeper, f"{OPENING} [blue-7 blue-8]", 10.0))  # revert: a pair
+    # read back: the opening, one of its tiles unsure, plus a weak detection (glare) as an unsure loose tile
+    table = T(f"{OPENING} loose: joker")
+    read = Table(table.sets, table.loose, frozenset({(0, 2), (LOOSE, 0)}))
+    events = keeper.settled(read, time_s=20.0, frame=600, start_s=15.0, seat=0, hands=True)
+    assert [(e["event"], e["complete"]) for e in events] == [("restore", True)] and keeper.pending is None
+    # a tile read for sure that is not in the layout is not a restore
+    events = keeper.settled(T(f"{OPENING} [blue-7 blue-8]"), time_s=30.0, frame=900, start_s=25.0, seat=2, hands=True)
+    assert only_move(events)["player"] == 1
+
+
+def test_after_a_review_the_player_taking_tiles_back_is_restoring_not_moving() -> None:
+    keeper = new_keeper(OPENING)
+    after = with_uncertain(f"{OPENING} [blue-3 blue-4 blue-6] [black-1 black-2 black-3]", "blue-6")
+    move = only_move(keeper.settled(after, time_s=10.0, frame=300, start_s=7.0, seat=0, hands=True))
+    assert move["ruling"]["verdict"] == "review"
+    events = settle(keeper, f"{OPENING} [blue-3 blue-4 blue-6]", 20.0, seat=0)  # the same player takes a set back
+    assert [(e["event"], e["complete"]) for e in events] == [("restore", False)] and keeper.moves == 1
+    # the next player adding tiles is a move, even with the layout still owed a person's decision
+    move = only_move(settle(keeper, f"{OPENING} [blue-3 blue-4 blue-6] [orange-9 orange-10 orange-11]", 30.0, seat=2))
+    assert (move["number"], move["player"]) == (2, 1)
