@@ -135,6 +135,17 @@ def test_tiny_recipe_trains_and_onnx_matches_torch(tmp_path: Path) -> None:
         probs, angle = session.run(None, {"crops": np.random.default_rng(n).random((n, 3, 64, 64), np.float32)})
         assert probs.shape == (n, 53) and angle.shape == (n,)
         assert np.allclose(probs.sum(1), 1, atol=1e-5) and np.all((angle >= 0) & (angle < 360))
+    # the run's weights continue in a second run (recipe model.init)
+    assert (tmp_path / "out" / "tiny.pt").is_file()
+    recipe["model"]["init"] = str(tmp_path / "out" / "tiny.pt")
+    recipe["train"]["lr"], recipe["seed"] = 0.0, 5  # another seed, nothing learnt: the weights are the loaded ones
+    path.write_text(yaml.safe_dump(recipe))
+    C.train_classifier(path, tmp_path / "again")
+    import torch
+
+    first, again = (torch.load(tmp_path / d / "tiny.pt") for d in ("out", "again"))
+    weights = [k for k in first if k.endswith("weight")]
+    assert weights and all(torch.equal(first[k], again[k]) for k in weights)
 
 
 def test_recipe_needs_kind(tmp_path: Path) -> None:

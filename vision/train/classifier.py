@@ -655,6 +655,8 @@ def train_model(
     torch.manual_seed(int(cfg.get("seed", 0)))
     torch.set_num_threads(int(cfg.get("threads", 2)))
     net = build_model(float(cfg.get("width", 1.0)))
+    if cfg.get("init"):  # continue from an earlier run's weights (``<name>.pt`` beside its ONNX model)
+        net.load_state_dict(torch.load(cfg["init"], map_location="cpu"))
     epochs = int(cfg.get("epochs", 1))
     batch = int(cfg.get("batch", 128))
     base_lr = float(cfg.get("lr", 3e-3))
@@ -895,6 +897,7 @@ def train_classifier(recipe_path: Path | str, out_dir: Path | str) -> dict[str, 
     seed = int(recipe.get("seed", 0))
     train_cfg.setdefault("seed", seed)
     train_cfg.setdefault("width", recipe.get("model", {}).get("width", 1.0))
+    train_cfg.setdefault("init", recipe.get("model", {}).get("init"))
     params = AugmentParams.from_dict(recipe.get("augment"))
     log = _logger(recipe.get("log"))
 
@@ -960,6 +963,7 @@ def train_classifier(recipe_path: Path | str, out_dir: Path | str) -> dict[str, 
     onnx_path = out / f"{name}.onnx"
     check = dev[0].crops[:64]
     max_diff = export_onnx(net, temperature, onnx_path, check)
+    torch.save(net.state_dict(), out / f"{name}.pt")  # weights to continue from (recipe ``model.init``)
     log(f"onnx written: {onnx_path} ({onnx_path.stat().st_size / 1e6:.2f} MB), max diff to torch {max_diff:.2e}")
 
     metrics: dict[str, Any] = {"onnx_max_abs_diff_vs_torch": max_diff, "best_epoch": _best_epoch(history)}
