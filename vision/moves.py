@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from referee.moves import check_move
+from referee.moves import Ruling, Verdict, check_move
 from referee.profiles import get_profile
 from referee.table import LOOSE, Table
 from referee.tiles import Tile
@@ -73,6 +73,8 @@ class GameKeeper:
     last_move: dict[str, Any] | None = None
     active_since_move: bool = False
     """Hands were over the table since the last move (a clock press right after a settled move confirms it)."""
+    left_out: int = 0
+    """Boxes left out of the last settled table's reading as most likely not tiles (see vision.pipeline)."""
 
     def __post_init__(self) -> None:
         get_profile(self.profile)  # an unknown profile fails here, before any frame is read
@@ -103,10 +105,19 @@ class GameKeeper:
 
     # -- what the pipeline tells us -------------------------------------------------------------
     def settled(
-        self, after: Table, *, time_s: float, frame: int, start_s: float | None, seat: int | None, hands: bool
+        self,
+        after: Table,
+        *,
+        time_s: float,
+        frame: int,
+        start_s: float | None,
+        seat: int | None,
+        hands: bool,
+        left_out: int = 0,
     ) -> list[dict[str, Any]]:
-        """The table is still again after activity (``hands``: an arm was seen over it, from ``seat``)."""
-        at = {"time_s": round(time_s, 3), "frame": frame}
+        """The table is still again after activity (``hands``: an arm was seen over it, from ``seat``;
+        ``left_out``: boxes left out of the reading as most likely not tiles)."""
+        at = {"time_s": round(time_s, 3), "frame": frame, **({"left_out": left_out} if left_out else {})}
         if self.table is None:
             return self._emit([{"event": "table", **at, "reason": "first reading", "table": _json(after)}])
         changed = not after.same_layout(self.table)
@@ -138,7 +149,9 @@ class GameKeeper:
             return []
         return self._emit([{"event": "activity", "time_s": round(time_s, 3), "frame": frame}])
 
-    def clock(self, *, time_s: float, frame: int, table: Table | None = None) -> list[dict[str, Any]]:
+    def clock(
+        self, *, time_s: float, frame: int, table: Table | None = None, left_out: int = 0
+    ) -> list[dict[str, Any]]:
         """The clock key: the move of the player on move ends now (``table``: the settled table, if newer).
 
         The first press of a game switches to clock mode; if it comes right after a move already ruled when
@@ -156,7 +169,10 @@ class GameKeeper:
             return self._emit([{"event": "clock", **at, "confirms": self.last_move["number"]}])
         events: list[dict[str, Any]] = [{"event": "clock", **at}]
         if table is not None and self.table is not None and not table.same_layout(self.table):
-            events.append({"event": "table", **at, "reason": "changed during the turn", "table": _json(table)})
+            unseen = {"left_out": left_out} if left_out else {}
+            events.append(
+                {"event": "table", **at, **unseen, "reason": "changed during the turn", "table": _json(table)}
+            )
         self._emit(events)
         if self.table is None:
             return events
@@ -167,6 +183,8 @@ class GameKeeper:
     def apply(self, event: dict[str, Any]) -> None:
         """Update the game by one event (new, or replayed from a log)."""
         kind = event.get("event")
+        if kind in ("table", "move", "restore"):
+            self.left_out = int(event.get("left_out", 0))
         if kind == "table":
             self.table = Table.from_json(event["table"])
             if self.turn_table is None or not self.clock_mode:
@@ -210,6 +228,7 @@ class GameKeeper:
         elapsed = max(0.0, at["time_s"] - self.turn_started_s)
         limit = {} if self.time_limit_s is _USE_PROFILE else {"time_limit_s": self.time_limit_s}
         ruling = check_move(before, after, opened=opened, profile=self.profile, elapsed_s=elapsed, **limit)
+        ruling = _unsure_of_left_out(ruling, at.get("left_out", 0) + self.left_out)
         return {
             "event": "move",
             **at,
@@ -425,6 +444,15 @@ class GameKeeper:
         if set_index == LOOSE:
             return {**table, "loose": new_rows}
         return {**table, "sets": [*table["sets"][:set_index], new_rows, *table["sets"][set_index + 1 :]]}
+
+
+def _unsure_of_left_out(ruling: Ruling, left_out: int) -> Ruling:
+    """A REVERT becomes REVIEW when boxes were left out of the tables as not tiles: one of them may have been
+    a tile (under glare, say), and a tile missing from the reading looks like a tile taken back."""
+    if not left_out or ruling.verdict is not Verdict.REVERT:
+        return ruling
+    note = f"{left_out} weak box(es) left out of the reading as not tiles: a tile may be missing; a person decides"
+    return replace(ruling, verdict=Verdict.REVIEW, penalty_tiles=0, notes=(*ruling.notes, note))
 
 
 def looks_restored(table: Table, target: Table) -> bool:

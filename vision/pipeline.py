@@ -37,6 +37,8 @@ Event = dict[str, Any]
 MAX_STATE_READINGS = 9
 WEAK_DETECTION = 0.45
 """Detector confidence under which a box needs a confidently detected neighbour to be trusted."""
+NOT_A_TILE = 0.1
+"""Detector confidence x classifier confidence under this: table texture or glare, not a tile."""
 DOUBTFUL_CONFIDENCE = 0.4
 """Confidence given to a weak box standing alone (below the layout's threshold: uncertain)."""
 OVERHEAD_NMS_IOU = 0.3
@@ -215,7 +217,8 @@ class TablePipeline:
         if len(self.state_readings) < self.config.readings:
             return []
         current = self.keeper.table
-        table = table_of(fuse(self.state_readings))
+        reading = read_table(fuse(self.state_readings))
+        table = reading.table
         at = {"time_s": round(time_s, 3), "frame": frame}
         if current is not None and _same_tiles(table, current):
             self.disagreement = None
@@ -226,7 +229,7 @@ class TablePipeline:
             self.disagreement = table
             return [{"event": "reading-disagrees", **at, "table": table.to_json()}]
         self.disagreement = None
-        events = self.keeper.settled(table, **at, start_s=None, seat=None, hands=False)
+        events = self.keeper.settled(table, **at, start_s=None, seat=None, hands=False, left_out=len(reading.left_out))
         self.meter.set_background(image)
         return events
 
@@ -265,17 +268,19 @@ class TablePipeline:
         self.readings.append(self._read(image))
         if len(self.readings) < self.config.readings:
             return []
-        table = table_of(fuse(self.readings))
-        self.latest["table"] = table
+        reading = read_table(fuse(self.readings))
+        table, left_out = reading.table, len(reading.left_out)
+        self.latest["table"], self.latest["left_out"] = table, reading.left_out
         self.stats.settles += 1
         seat = self.seats.most_common(1)[0][0] if self.seats else None
         events = self.keeper.settled(
-            table, time_s=time_s, frame=frame, start_s=self.activity_start, seat=seat, hands=self.hands
-        )
+            table, time_s=time_s, frame=frame, start_s=self.activity_start, seat=seat, hands=self.hands,
+            left_out=left_out,
+        )  # fmt: skip
         if self.clock_pressed is not None:
             pressed_s, pressed_frame = self.clock_pressed
             self.clock_pressed = None
-            events += self.keeper.clock(time_s=pressed_s, frame=pressed_frame, table=table)
+            events += self.keeper.clock(time_s=pressed_s, frame=pressed_frame, table=table, left_out=left_out)
         self.phase, self.state_readings, self.readings, self.quiet = "stable", self.readings, [], 0
         self.disagreement = None
         self.meter.set_background(image)
@@ -335,25 +340,44 @@ class TablePipeline:
         return [event]
 
 
-def table_of(detections: Detections, *, weak_below: float = WEAK_DETECTION) -> Table:
-    """The table in fused detections; weak detections that stand alone are marked uncertain.
+@dataclass(frozen=True)
+class TableReading:
+    """A fused reading as a table, and the boxes left out of it as most likely not tiles."""
 
-    On plain or glossy table tops the detector fires weakly on texture, and real tiles under glare are
-    detected weakly too; neither can be told apart here. Dropping such a box could hide a real tile (and a
-    missing tile reads as a tile taken back: a false REVERT), so a weak box with no confidently detected
-    tile in its row is kept but never trusted: the ruling becomes REVIEW if it matters.
+    table: Table
+    left_out: Detections
+
+
+def read_table(
+    detections: Detections, *, weak_below: float = WEAK_DETECTION, not_a_tile: float = NOT_A_TILE
+) -> TableReading:
+    """The table in fused detections, leaving out what is most likely not a tile.
+
+    On plain or glossy table tops the detector fires weakly on texture and glare; real tiles under glare are
+    detected weakly too, and neither can be told apart for sure. So:
+
+    - a box the detector barely saw and the classifier cannot name (the product of their confidences under
+      ``not_a_tile``) is left out, and so is a weak box (detector confidence under ``weak_below``) standing
+      alone: a real tile never lies alone on a settled table unless it is misplaced;
+    - a row of weak boxes is kept, every tile in it uncertain.
+
+    The boxes left out are counted with the table: a move whose ruling would send tiles back while boxes were
+    left out of its tables becomes REVIEW (:class:`vision.moves.GameKeeper`), so leaving out a real tile can
+    never cause a false REVERT.
     """
     strength = detections.data.get("detector_confidence")
-    if strength is not None and len(detections):
-        weak = np.asarray(strength) < weak_below
-        doubtful = np.zeros(len(detections), bool)
-        for chain in SetFinder().find(detections):
-            if all(weak[i] for i in chain):
-                doubtful[chain] = True
-        if doubtful.any():
-            capped = np.where(doubtful, np.minimum(detections.confidence, DOUBTFUL_CONFIDENCE), detections.confidence)
-            detections = detections.with_(confidence=capped)
-    return group_tiles(detections)
+    if strength is None or not len(detections):
+        return TableReading(group_tiles(detections), Detections.empty())
+    strength = np.asarray(strength, np.float64)
+    unlikely = strength * np.asarray(detections.confidence, np.float64) < not_a_tile
+    kept, weak = detections[~unlikely], strength[~unlikely] < weak_below
+    lone, doubtful = np.zeros(len(kept), bool), np.zeros(len(kept), bool)
+    for chain in SetFinder().find(kept):
+        if all(weak[i] for i in chain):
+            (lone if len(chain) == 1 else doubtful)[chain] = True
+    capped = np.where(doubtful, np.minimum(kept.confidence, DOUBTFUL_CONFIDENCE), kept.confidence)
+    kept = kept.with_(confidence=capped)
+    return TableReading(group_tiles(kept[~lone]), Detections.merge([detections[unlikely], kept[lone]]))
 
 
 def detection_region(frame_size: tuple[int, int], calibration: Any, config: PipelineConfig) -> Region:

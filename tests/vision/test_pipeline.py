@@ -339,19 +339,49 @@ def test_a_clock_press_that_waits_on_a_resting_hand_warns_once_and_is_ruled_when
     assert same(move["after"], laid) and move["time_s"] == pytest.approx(pressed_s, abs=1e-3)
 
 
-def test_a_weak_detection_standing_alone_is_kept_but_uncertain_and_one_in_a_row_is_trusted() -> None:
+def detections_of(labels: list[str], boxes: list[list[int]], confidence: list[float], strength: list[float]) -> Any:
     from referee.tiles import ALL_LABELS
     from vision.detections import Detections
-    from vision.pipeline import table_of
 
-    labels = ["red-5", "red-6", "red-7", "joker"]
-    boxes = [[100, 100, 130, 140], [131, 100, 161, 140], [162, 100, 192, 140], [400, 300, 430, 340]]
-    detections = Detections(
+    return Detections(
         np.array(boxes, np.float32),
-        np.array([0.99, 0.99, 0.99, 0.95]),
+        np.array(confidence),
         np.array([ALL_LABELS.index(label) for label in labels]),
-        {"detector_confidence": np.array([0.8, 0.3, 0.8, 0.3]), "angle_deg": np.zeros(4)},
+        {"detector_confidence": np.array(strength), "angle_deg": np.zeros(len(labels))},
     )
-    table = table_of(detections)
-    assert [str(t) for t in table.sets[0]] == ["red-5", "red-6", "red-7"] and [str(t) for t in table.loose] == ["joker"]
-    assert table.uncertain == {(-1, 0)}  # the lone weak joker: never trusted, never dropped
+
+
+def test_weak_boxes_alone_or_unnamed_are_left_out_and_weak_rows_kept_uncertain() -> None:
+    from vision.pipeline import read_table
+
+    labels = ["red-5", "red-6", "red-7", "joker", "blue-3", "black-1", "black-2", "black-3"]
+    boxes = [[100, 100, 130, 140], [131, 100, 161, 140], [162, 100, 192, 140], [400, 300, 430, 340],
+             [193, 100, 223, 140], [100, 400, 130, 440], [131, 400, 161, 440], [162, 400, 192, 440]]  # fmt: skip
+    confidence = [0.99, 0.99, 0.99, 0.95, 0.08, 0.9, 0.9, 0.9]
+    strength = [0.8, 0.3, 0.8, 0.3, 0.49, 0.3, 0.3, 0.3]
+    reading = read_table(detections_of(labels, boxes, confidence, strength))
+    table = reading.table
+    # a weak tile in a confident row is trusted; the weak joker alone and the box next to the row that the
+    # detector barely saw and the classifier cannot name (0.49 x 0.08) are left out; a row of weak boxes stays
+    assert [[str(t) for t in s] for s in table.sets] == [["red-5", "red-6", "red-7"], ["black-1", "black-2", "black-3"]]
+    assert table.loose == () and table.uncertain == {(1, 0), (1, 1), (1, 2)}
+    assert sorted(reading.left_out.labels) == ["blue-3", "joker"]
+
+
+def test_a_revert_with_boxes_left_out_of_the_reading_is_a_review() -> None:
+    from referee.table import Table
+    from vision.moves import GameKeeper
+
+    keeper = GameKeeper("official", 2)
+    opening = Table.parse("[red-10 red-11 red-12]")
+    keeper.settled(opening, time_s=1.0, frame=30, start_s=None, seat=None, hands=False)
+    # player 0's opening with a tile missing from the reading (left out as glare): it looks like a pair
+    after = Table.parse("[red-10 red-11 red-12] [blue-7 blue-8]")
+    [move] = keeper.settled(after, time_s=5.0, frame=150, start_s=3.0, seat=0, hands=True, left_out=1)
+    assert move["ruling"]["verdict"] == "review" and move["ruling"]["penalty_tiles"] == 0
+    assert move["left_out"] == 1 and "left out" in move["ruling"]["notes"][-1]
+    # without boxes left out, the same reading is a revert
+    keeper = GameKeeper("official", 2)
+    keeper.settled(opening, time_s=1.0, frame=30, start_s=None, seat=None, hands=False)
+    [move] = keeper.settled(after, time_s=5.0, frame=150, start_s=3.0, seat=0, hands=True)
+    assert move["ruling"]["verdict"] == "revert"
