@@ -1,7 +1,9 @@
 """The game log: one JSON object per line, appended and flushed to disk as each event happens.
 
-The first line is the ``start`` event (format, profile, players, source); then moves, rulings, restores,
-clock presses, calibration, camera and stream events, overrides. Nothing is kept only in memory, so a crash
+The first line is the ``start`` event (format, profile, players, source); then ``table`` readings, ``move``
+(with its ruling; ``left_out`` counts boxes left out of the reading as not tiles), ``restore``, ``clock``,
+``activity`` (hands over the table, once per move), ``calibration``, warnings (``occluded``, ``clock-waiting``,
+``reading-disagrees``, ``camera-moved``), stream events (``dropout``, ``reconnected``), ``override``, ``end``. Nothing is kept only in memory, so a crash
 loses at most the line being written; :func:`read_log` skips a torn last line and :meth:`GameLog.resume`
 continues the same file.
 """
