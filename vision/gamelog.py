@@ -3,9 +3,9 @@
 The first line is the ``start`` event (format, profile, players, source); then ``table`` readings, ``move``
 (with its ruling; ``left_out`` counts boxes left out of the reading as not tiles), ``restore``, ``clock``,
 ``activity`` (hands over the table, once per move), ``calibration``, warnings (``occluded``, ``clock-waiting``,
-``reading-disagrees``, ``camera-moved``), stream events (``dropout``, ``reconnected``), ``override``, ``end``. Nothing is kept only in memory, so a crash
-loses at most the line being written; :func:`read_log` skips a torn last line and :meth:`GameLog.resume`
-continues the same file.
+``reading-disagrees``, ``camera-moved``), stream events (``dropout``, ``reconnected``), ``override``, ``end``.
+Nothing is kept only in memory, so a crash loses at most the line being written; :func:`read_log` skips a torn
+last line and :meth:`GameLog.resume` continues the same file.
 """
 
 from __future__ import annotations

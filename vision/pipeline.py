@@ -30,7 +30,7 @@ from vision.detections import Detections
 from vision.layout import SetFinder, group_tiles
 from vision.motion import Activity, ActivityMeter
 from vision.moves import GameKeeper
-from vision.recognition import Region
+from vision.recognition import TILE_PX, Region
 from vision.track import fuse
 
 Event = dict[str, Any]
@@ -70,7 +70,7 @@ class PipelineConfig:
     clock_wait_s: float = 5.0
     """A clock press still waiting for the table to settle after this long raises a ``clock-waiting`` warning
     (hands still over the table?); the press is ruled when the table settles, at the time it was pressed."""
-    tile_px: float = 28.0
+    tile_px: float = TILE_PX
     """Width of a tile, in pixels, at the detector's input (what it learnt; the frame is scaled to it)."""
     default_width_px: int = 896
     """Width the play area is scaled to when the calibration does not say how big a tile is."""

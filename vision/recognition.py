@@ -39,6 +39,10 @@ WINDOW_OVERLAP = 0.25
 """Overlap of neighbouring windows in tiled inference, as a share of the window: wider than a tile."""
 MAX_WINDOWS = 8
 """Tiled inference runs the detector on at most this many windows (plus the whole frame)."""
+TILE_PX = 28.0
+"""Width of a tile, in pixels at the detector's input, that the detector reads best (what it learnt)."""
+SMALL_TILE_PX = 18.0
+"""Tiles found narrower than this at the detector's input: the image is read again at tile scale."""
 EDGE_MARGIN = 2.0
 """A box within this many pixels of an inner window edge is cut by the window; a neighbour sees it whole."""
 CLASSIFIER_BATCH = 64
@@ -365,6 +369,19 @@ class TileClassifier:
         )
 
 
+def tile_scale_region(shape: tuple[int, int], boxes: Detections, input_size: int) -> Region | None:
+    """The whole image as a region scaled so its tiles are :data:`TILE_PX` wide, when the tiles found in it
+    are narrower than :data:`SMALL_TILE_PX` at the detector's input (None otherwise, or with under 3 tiles)."""
+    if len(boxes) < 3:
+        return None
+    height, width = shape
+    narrow = np.minimum(boxes.xyxy[:, 2] - boxes.xyxy[:, 0], boxes.xyxy[:, 3] - boxes.xyxy[:, 1])
+    tile = float(np.median(narrow))  # a tile's width in the image's pixels, whatever its orientation
+    if tile * input_size / max(width, height) >= SMALL_TILE_PX:
+        return None
+    return Region(0, 0, width, height, width_px=max(1, round(width * TILE_PX / tile)))
+
+
 class TileReader:
     """Detector + classifier: ``read(image_bgr) -> Detections`` of labelled tiles in original pixels."""
 
@@ -375,6 +392,7 @@ class TileReader:
         confidence: float = 0.25,
         iou: float = 0.5,
         tiled: bool = False,
+        rescale: bool = True,
         providers: Sequence[str] = DEFAULT_PROVIDERS,
     ) -> None:
         self.models_dir = Path(models_dir) if models_dir is not None else default_models_dir()
@@ -382,6 +400,7 @@ class TileReader:
             self.models_dir / DETECTOR_FILE, confidence=confidence, iou=iou, providers=providers, tiled=tiled
         )
         self.classifier = TileClassifier(self.models_dir / CLASSIFIER_FILE, providers=providers)
+        self.rescale = rescale
         self.last_timings_ms: dict[str, float] = {}
 
     def check_models(self) -> None:
@@ -391,9 +410,18 @@ class TileReader:
                 _session(model, ())
 
     def read(self, image_bgr: np.ndarray, *, region: Region | None = None) -> Detections:
-        """Labelled tiles; with ``region``, the detector looks only there, at the region's own scale."""
+        """Labelled tiles; with ``region``, the detector looks only there, at the region's own scale.
+
+        Without a region, a photo whose tiles come out small at the detector's input (a whole table, a 4K
+        frame) is read a second time at tile scale: scaled so a tile is about :data:`TILE_PX` wide and
+        covered with windows.
+        """
         start = time.perf_counter()
-        boxes = self.detector.detect(image_bgr) if region is None else self.detector.detect_region(image_bgr, region)
+        if region is None:
+            boxes = self.detector.detect(image_bgr)
+            region = tile_scale_region(image_bgr.shape[:2], boxes, self.detector.input_size) if self.rescale else None
+        if region is not None:
+            boxes = self.detector.detect_region(image_bgr, region)
         middle = time.perf_counter()
         tiles = self.classifier.classify(image_bgr, boxes)
         end = time.perf_counter()
