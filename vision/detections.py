@@ -131,6 +131,29 @@ class Detections:
         keep = nms_indices(boxes, self.confidence, iou)
         return self[np.sort(keep)]
 
+    def without_nested(self, share: float = 0.8) -> Detections:
+        """Drop each box lying ``share`` or more inside a more confident box that is kept (greedy, like NMS).
+
+        Seen from above, tiles never stack: a box mostly inside another is the same tile found at two scales
+        (its face and its whole outline), which IoU-based NMS keeps when the two differ much in size.
+        """
+        if len(self) < 2:
+            return self
+        boxes = self.xyxy.astype(np.float64)
+        areas = np.maximum((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]), 1e-9)
+        keep: list[int] = []
+        for i in np.argsort(-self.confidence, kind="stable"):
+            if keep:
+                kept = boxes[keep]
+                w = np.minimum(kept[:, 2], boxes[i, 2]) - np.maximum(kept[:, 0], boxes[i, 0])
+                h = np.minimum(kept[:, 3], boxes[i, 3]) - np.maximum(kept[:, 1], boxes[i, 1])
+                inter = np.clip(w, 0, None) * np.clip(h, 0, None)
+                # nested either way: i inside a kept box, or a kept box inside i
+                if (inter >= share * areas[i]).any() or (inter >= share * areas[keep]).any():
+                    continue
+            keep.append(int(i))
+        return self[np.sort(np.asarray(keep, np.int64))]
+
     def sorted_by_confidence(self) -> Detections:
         return self[np.argsort(-self.confidence, kind="stable")]
 

@@ -43,6 +43,8 @@ TILE_PX = 28.0
 """Width of a tile, in pixels at the detector's input, that the detector reads best (what it learnt)."""
 SMALL_TILE_PX = 18.0
 """Tiles found narrower than this at the detector's input: the image is read again at tile scale."""
+NESTED_SHARE = 0.8
+"""A box lying this much inside a more confident one is the same tile (see Detections.without_nested)."""
 EDGE_MARGIN = 2.0
 """A box within this many pixels of an inner window edge is cut by the window; a neighbour sees it whole."""
 CLASSIFIER_BATCH = 64
@@ -248,12 +250,12 @@ class TileDetector:
         height, width = image_bgr.shape[:2]
         side = self.window_for(width, height)
         if not tiled or max(width, height) <= side:
-            return self._detect_once(image_bgr)
+            return self._detect_once(image_bgr).without_nested(NESTED_SHARE)
         parts = [self._detect_once(image_bgr)] if whole else []
         for x0, y0, x1, y1 in windows(width, height, side):
             kept = _drop_cut_boxes(self._detect_once(image_bgr[y0:y1, x0:x1]), (x0, y0, x1, y1), (width, height))
             parts.append(kept.with_(xyxy=kept.xyxy + np.float32([x0, y0, x0, y0])))
-        return Detections.merge(parts).with_nms(self.iou)
+        return Detections.merge(parts).with_nms(self.iou).without_nested(NESTED_SHARE)
 
     def detect_region(self, image_bgr: np.ndarray, region: Region) -> Detections:
         """Tiles inside ``region`` of the image, detected on the region resized to ``region.width_px``.

@@ -75,3 +75,15 @@ def test_nms_per_class_keeps_overlapping_boxes_of_different_classes() -> None:
 def test_iou() -> None:
     iou = box_iou(np.array([[0, 0, 10, 10]]), np.array([[0, 0, 10, 10], [5, 0, 15, 10], [20, 20, 30, 30]]))
     assert iou[0].tolist() == pytest.approx([1.0, 1 / 3, 0.0])
+
+
+def test_a_box_inside_a_more_confident_one_is_the_same_tile_and_neighbours_stay() -> None:
+    boxes = [[0, 0, 100, 140], [10, 15, 90, 125], [101, 0, 201, 140], [150, 10, 260, 150]]
+    found = Detections.of_boxes(boxes, [0.9, 0.8, 0.85, 0.95])
+    kept = found.without_nested(0.8)
+    # the inner box goes (IoU 0.63 with the outer one: NMS at 0.7 would keep it); a touching neighbour and one
+    # overlapping it by 43 % stay
+    assert kept.xyxy.tolist() == [[0, 0, 100, 140], [101, 0, 201, 140], [150, 10, 260, 150]]
+    # the more confident box wins whichever is inside: an outline inside a more confident face box goes
+    swapped = Detections.of_boxes(boxes[:2], [0.5, 0.9]).without_nested(0.8)
+    assert swapped.xyxy.tolist() == [[10, 15, 90, 125]]
