@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from referee.moves import Ruling, Verdict, check_move
+from referee.moves import Code, Ruling, Verdict, check_move
 from referee.profiles import get_profile
 from referee.table import LOOSE, Table
 from referee.tiles import Tile
@@ -449,8 +449,8 @@ class GameKeeper:
 def _unsure_of_left_out(ruling: Ruling, left_out: int) -> Ruling:
     """A REVERT becomes REVIEW when boxes were left out of the tables as not tiles: one of them may have been
     a tile (under glare, say), and a tile missing from the reading looks like a tile taken back."""
-    if not left_out or ruling.verdict is not Verdict.REVERT:
-        return ruling
+    if not left_out or ruling.verdict is not Verdict.REVERT or all(v.code is Code.TIMEOUT for v in ruling.violations):
+        return ruling  # over time whatever the tiles are
     note = f"{left_out} weak box(es) left out of the reading as not tiles: a tile may be missing; a person decides"
     return replace(ruling, verdict=Verdict.REVIEW, penalty_tiles=0, notes=(*ruling.notes, note))
 
