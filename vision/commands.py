@@ -20,7 +20,10 @@ def _add_models(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--models", metavar="DIR", type=Path, help="folder with tile-detector.onnx and tile-classifier.onnx"
     )
-    parser.add_argument("--tiled", action="store_true", help="also detect on native-resolution windows (4K frames)")
+    parser.add_argument(
+        "--tiled", action="store_true",
+        help="small tiles (a whole table, a 4K frame): read again at tile scale, in windows (slower)",
+    )  # fmt: skip
 
 
 def _add_annotate(parser: argparse.ArgumentParser) -> None:
@@ -38,7 +41,7 @@ def _cached_reader(models: Path, tiled: bool) -> Any:
     """One reader per models folder, so ``check`` loads the models once for both photos."""
     from vision.recognition import TileReader
 
-    reader = TileReader(models, tiled=tiled)
+    reader = TileReader(models, rescale=tiled)
     reader.check_models()
     return reader
 
