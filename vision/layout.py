@@ -9,6 +9,7 @@ stays a 2-tile set, which the referee flags as invalid (it must never be dropped
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +20,7 @@ from referee.table import LOOSE, Place, Table
 from referee.tiles import ALL_LABELS, Tile
 from vision.detections import Detections
 
-ANGLE_TOLERANCE_DEG = 20.0
+ANGLE_TOLERANCE_DEG = 30.0
 """Tiles of one set share their orientation within this many degrees."""
 GAP_TOLERANCE = 0.35
 """Neighbours in a set: the gap between them along the reading axis is under this share of a tile's width."""
@@ -33,6 +34,10 @@ MIN_CONFIDENCE = 0.8
 """A tile read with a lower probability is marked uncertain: the referee then asks for a review, never reverts."""
 ROW_BAND = 0.5
 """Sets whose first tiles differ in height by less than this share of a tile height count as one row."""
+JOIN_GAP = 1.0
+"""Set context: pieces of a row up to this share of a tile's width apart may be one set (see TableBuilder)."""
+JOIN_ANGLE_DEG = 45.0
+"""...with their tiles turned up to this much from each other."""
 CONTEXT_ODDS = 6.0
 """Set context: a tile of a set that is invalid as read is re-read as its runner-up label when that label makes
 the set valid and is at most this many times less probable than the label read (see :class:`SetContext`)."""
@@ -176,7 +181,6 @@ class SetContext:
     def __init__(self, *, odds: float = CONTEXT_ODDS, min_probability: float = CONTEXT_MIN_PROBABILITY) -> None:
         self.odds = odds
         self.min_probability = min_probability
-        self.profiles = tuple(PROFILES.values())
 
     def reread(self, chain: list[int], class_id: np.ndarray, probs: np.ndarray) -> ContextReading | None:
         labels = [int(class_id[i]) for i in chain]
@@ -195,8 +199,13 @@ class SetContext:
         return best
 
     def _valid(self, labels: list[int]) -> bool:
-        tiles = [Tile.parse(ALL_LABELS[i]) for i in labels]
-        return any(check_set(tiles, profile).valid for profile in self.profiles)
+        return _valid_somewhere(labels)
+
+
+def _valid_somewhere(labels: list[int]) -> bool:
+    """The labels in this order are a valid set under at least one rule profile."""
+    tiles = [Tile.parse(ALL_LABELS[i]) for i in labels]
+    return any(check_set(tiles, profile).valid for profile in PROFILES.values())
 
 
 class TableBuilder:
@@ -213,11 +222,13 @@ class TableBuilder:
         self.min_confidence = min_confidence
         self.finder = finder or SetFinder()
         self.context = (context or SetContext()) if use_context else None
+        self.joiner = SetFinder(angle_tolerance_deg=JOIN_ANGLE_DEG, gap_tolerance=JOIN_GAP) if use_context else None
 
     def build(self, detections: Detections) -> Table:
         if (detections.class_id < 0).any():
             raise ValueError("group_tiles needs classified detections (class_id -1 found): run the classifier first")
         chains = self.finder.find(detections)
+        chains, junctions = self._join_split_sets(chains, detections)
         geometry = TileGeometry.of(detections)
         row_height = float(np.median(geometry.height)) if len(detections) else 1.0
         chains.sort(key=lambda chain: _reading_key(geometry.centers[chain[0]], row_height))
@@ -241,7 +252,7 @@ class TableBuilder:
                 reread = rereads[index]
                 extras[where]["read_as"] = ALL_LABELS[reread.read]
                 extras[where]["read_confidence"] = round(reread.read_probability, 4)
-            if confidence[index] < self.min_confidence or index in rereads:
+            if confidence[index] < self.min_confidence or index in rereads or index in junctions:
                 uncertain.add(where)
             return tiles[index]
 
@@ -249,6 +260,32 @@ class TableBuilder:
         table_loose = [place(index, (LOOSE, p)) for p, index in enumerate(loose)]
         table = Table.of(table_sets, table_loose)
         return Table(table.sets, table.loose, frozenset(uncertain), extras)
+
+    def _join_split_sets(self, chains: list[list[int]], detections: Detections) -> tuple[list[list[int]], set[int]]:
+        """Pieces of one row that are no set on their own but one valid set together: joined, and the tiles at
+        each join marked uncertain (a gap wider than a set's, or a tile turned further than its neighbours:
+        one set or two is for a person to say, never a reason to send anybody back)."""
+        if self.joiner is None or len(chains) < 2:
+            return chains, set()
+        labels = detections.class_id
+        owner = {index: k for k, chain in enumerate(chains) for index in chain}
+        joined: list[list[int]] = []
+        used: set[int] = set()
+        junctions: set[int] = set()
+        for row in self.joiner.find(detections):
+            parts = list(dict.fromkeys(owner[i] for i in row))
+            pieces = [chains[k] for k in parts]
+            if len(parts) < 2 or [i for piece in pieces for i in piece] != row:
+                continue
+            if all(len(p) >= 3 and _valid_somewhere([int(labels[i]) for i in p]) for p in pieces):
+                continue  # sets of their own, side by side
+            if not _valid_somewhere([int(labels[i]) for i in row]):
+                continue
+            joined.append(row)
+            used.update(parts)
+            for left, right in pairwise(pieces):
+                junctions.update((left[-1], right[0]))
+        return [*joined, *(chain for k, chain in enumerate(chains) if k not in used)], junctions
 
     def _rereads(self, sets: list[list[int]], detections: Detections) -> dict[int, ContextReading]:
         probs = detections.data.get("probs")

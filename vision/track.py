@@ -56,6 +56,8 @@ def fuse(readings: Sequence[Detections], *, min_share: float = MIN_SHARE, match_
     data = _carry_columns(readings, best_rows)
     if "probs" in data:  # every reading's opinion, not the best member's alone (set context weighs runner-ups)
         data["probs"] = np.stack([_mean_probs(cluster, readings) for cluster in kept]).astype(np.float32)
+    if "angle_deg" in data:  # one reading's angle is off by up to ~15 degrees; their mean is steadier
+        data["angle_deg"] = np.array([_mean_angle(cluster, readings) for cluster in kept], np.float32)
     return Detections(np.stack(boxes), np.array(confidence), np.array(class_id), data)
 
 
@@ -92,6 +94,12 @@ def _assign(reading: Detections, r: int, clusters: list[_Cluster], match_iou: fl
 
 def _mean_probs(cluster: _Cluster, readings: Sequence[Detections]) -> np.ndarray:
     return np.mean([np.asarray(readings[r].data["probs"])[i] for r, i in cluster.rows], axis=0)
+
+
+def _mean_angle(cluster: _Cluster, readings: Sequence[Detections]) -> float:
+    """Circular mean of the members' up directions (degrees clockwise, in [0, 360))."""
+    radians = np.radians([float(readings[r].data["angle_deg"][i]) for r, i in cluster.rows])
+    return float(np.degrees(np.arctan2(np.sin(radians).mean(), np.cos(radians).mean())) % 360.0)
 
 
 def _best_member(cluster: _Cluster, winner: int, readings: Sequence[Detections]) -> tuple[int, int]:

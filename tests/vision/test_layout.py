@@ -150,3 +150,25 @@ def test_set_context_can_be_switched_off() -> None:
     read = row(["black-13", "black-11", "black-12"], (300, 300)).with_(confidence=np.array([0.55, 0.99, 0.99]))
     table = group_tiles(with_probs(read, {0: ("black-10", 0.40)}), use_context=False)
     assert table.same_layout(Table.of([["black-13", "black-11", "black-12"]]))
+
+
+def test_pieces_of_a_row_that_are_one_valid_set_are_joined_and_the_join_is_uncertain() -> None:
+    pair = row(["blue-12", "orange-12"], (300, 300))
+    apart = row(["black-12"], (300 + 2 * (TILE_W + 2) + 0.6 * TILE_W, 300))  # a gap of 0.6 tile widths
+    table = group_tiles(Detections.merge([pair, apart]))
+    assert table.same_layout(Table.of([["blue-12", "orange-12", "black-12"]]))
+    assert table.uncertain == {(0, 1), (0, 2)}
+    assert group_tiles(Detections.merge([pair, apart]), use_context=False).same_layout(
+        Table.of([["blue-12", "orange-12"]], ["black-12"])
+    )
+
+
+def test_two_valid_sets_in_a_row_stay_two_and_an_invalid_join_stays_apart() -> None:
+    first = row(["red-1", "red-2", "red-3"], (300, 300))
+    second = row(["blue-7", "blue-8", "blue-9"], (300 + 3 * (TILE_W + 2) + 0.6 * TILE_W, 300))
+    assert group_tiles(Detections.merge([first, second])) == Table.of(
+        [["red-1", "red-2", "red-3"], ["blue-7", "blue-8", "blue-9"]]
+    )
+    stray = row(["orange-5"], (300 + 3 * (TILE_W + 2) + 0.6 * TILE_W, 300))
+    table = group_tiles(Detections.merge([first, stray]))
+    assert table.same_layout(Table.of([["red-1", "red-2", "red-3"]], ["orange-5"])) and not table.uncertain

@@ -82,10 +82,10 @@ def test_neighbouring_tiles_in_one_reading_never_merge_into_one_tile() -> None:
 
 
 def test_extra_columns_come_from_each_tiles_best_member() -> None:
-    a = reading(RUN).with_(angle_deg=np.full(4, 0.0))
-    b = reading(RUN, confidence=0.99).with_(angle_deg=np.full(4, 180.0))
+    a = reading(RUN).with_(detector_confidence=np.full(4, 0.5))
+    b = reading(RUN, confidence=0.99).with_(detector_confidence=np.full(4, 0.75))
     fused = fuse([a, b, a])
-    assert fused.data["angle_deg"].tolist() == [180.0] * 4
+    assert fused.data["detector_confidence"].tolist() == [0.75] * 4
 
 
 def test_no_reading_one_reading_and_empty_readings() -> None:
@@ -104,3 +104,8 @@ def test_fused_probabilities_are_the_mean_over_the_readings() -> None:
         readings.append(reading(RUN[:1]).with_(probs=probs))
     fused = fuse(readings)
     assert np.allclose(fused.data["probs"][0, :2], [0.6, 0.4])
+
+
+def test_the_fused_up_direction_is_the_circular_mean_of_the_readings() -> None:
+    readings = [reading(RUN[:1]).with_(angle_deg=np.array([a])) for a in (350.0, 10.0, 6.0)]
+    assert float(fuse(readings).data["angle_deg"][0]) == pytest.approx(2.0, abs=0.1)
