@@ -9,8 +9,8 @@ stays a 2-tile set, which the referee flags as invalid (it must never be dropped
 from __future__ import annotations
 
 import math
-from itertools import pairwise
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
