@@ -31,7 +31,7 @@ from vision.layout import SetFinder, group_tiles
 from vision.motion import Activity, ActivityMeter
 from vision.moves import GameKeeper
 from vision.recognition import TILE_PX, Region
-from vision.track import fuse
+from vision.track import fuse, unanimous
 
 Event = dict[str, Any]
 MAX_STATE_READINGS = 9
@@ -61,7 +61,9 @@ class PipelineConfig:
     quiet_samples: int = 2
     """Samples without motion or hands before the table counts as settling."""
     readings: int = 3
-    """Readings fused into one settled table."""
+    """Readings fused into one settled table..."""
+    agreeing_readings: int = 2
+    """...or this many when they agree on every tile and label (one reading's worth of latency saved)."""
     verify_every_s: float = 3.0
     """While the table is still, read it this often to catch a change the activity meter missed."""
     occluded_warn_s: float = 15.0
@@ -266,7 +268,8 @@ class TablePipeline:
                 return []
             return self._begin_activity(time_s, frame, activity, keep_start=True)
         self.readings.append(self._read(image))
-        if len(self.readings) < self.config.readings:
+        enough = len(self.readings) >= self.config.agreeing_readings and unanimous(self.readings)
+        if len(self.readings) < self.config.readings and not enough:
             return []
         reading = read_table(fuse(self.readings))
         table, left_out = reading.table, len(reading.left_out)

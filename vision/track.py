@@ -61,6 +61,16 @@ def fuse(readings: Sequence[Detections], *, min_share: float = MIN_SHARE, match_
     return Detections(np.stack(boxes), np.array(confidence), np.array(class_id), data)
 
 
+def unanimous(readings: Sequence[Detections], *, match_iou: float = MATCH_IOU) -> bool:
+    """Every tile seen in every reading, with the same label each time (two or more readings)."""
+    if len(readings) < 2:
+        return False
+    clusters: list[_Cluster] = []
+    for r, reading in enumerate(readings):
+        _assign(reading, r, clusters, match_iou)
+    return all(len(c.boxes) == len(readings) and len(c.votes) == 1 for c in clusters)
+
+
 def _assign(reading: Detections, r: int, clusters: list[_Cluster], match_iou: float) -> None:
     """Each box joins the cluster it overlaps most (one box per cluster per reading) or starts a new one."""
     if not len(reading):

@@ -109,3 +109,12 @@ def test_fused_probabilities_are_the_mean_over_the_readings() -> None:
 def test_the_fused_up_direction_is_the_circular_mean_of_the_readings() -> None:
     readings = [reading(RUN[:1]).with_(angle_deg=np.array([a])) for a in (350.0, 10.0, 6.0)]
     assert float(fuse(readings).data["angle_deg"][0]) == pytest.approx(2.0, abs=0.1)
+
+
+def test_readings_are_unanimous_only_when_every_tile_and_label_agrees() -> None:
+    from vision.track import unanimous
+
+    assert unanimous([reading(RUN, jitter=2, seed=s) for s in range(2)])
+    assert not unanimous([reading(RUN)])  # one reading agrees with nothing
+    assert not unanimous([reading(RUN), reading(RUN, drop=2)])  # a tile missing from one
+    assert not unanimous([reading(RUN), reading(["red-5", "red-6", "red-9", "red-8"])])  # a label differs
