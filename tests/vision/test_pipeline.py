@@ -158,14 +158,22 @@ class GlitchyReader:
 
 
 def test_one_bad_reading_never_changes_the_table(scenes: Any) -> None:
-    reader = GlitchyReader(scenes.PixelReader(), glitches={4, 8, 11})
-    feed = game(scenes, reader=reader)  # readings 1-2 agree: the first table
-    feed.hands("bottom")  # a draw: readings 3-4 disagree (4 is bad), so a third is taken: the same table
-    feed.run(20.0)  # verification readings 6-11 of the still table, two of them bad
+    reader = GlitchyReader(scenes.PixelReader(), glitches={5, 9, 12})
+    feed = game(scenes, reader=reader)
+    feed.hands("bottom")  # a draw: readings 4-6 (one of them bad) must give the same table
+    feed.run(20.0)  # verification readings 7-12 of the still table, two of them bad
     [move] = moves(feed.events)
     assert move["kind"] == "draw" and same(move["after"], START) and move["ruling"]["verdict"] == "ok"
     assert [e["event"] for e in feed.events] == ["table", "activity", "move"]  # no disagreement, no phantom move
-    assert reader.calls >= 11
+    assert reader.calls >= 12
+
+
+def test_two_agreeing_readings_can_settle_the_table_and_a_disagreeing_pair_takes_a_third(scenes: Any) -> None:
+    reader = GlitchyReader(scenes.PixelReader(), glitches={4})
+    feed = game(scenes, reader=reader, config=PipelineConfig(agreeing_readings=2))  # readings 1-2: first table
+    feed.hands("bottom")  # a draw: readings 3-4 disagree (4 is bad), so a third is taken
+    [move] = moves(feed.run(2.0))
+    assert same(move["after"], START) and reader.calls == 5
 
 
 def test_a_still_table_is_read_only_now_and_then(scenes: Any) -> None:
