@@ -129,27 +129,30 @@ class SetFinder:
         return chains
 
     def _right_neighbours(self, g: TileGeometry) -> dict[int, int]:
+        """Each tile's nearest tile to its right in the same row (all pairs at once: this runs on every reading)."""
         n = len(g.centers)
-        best: dict[int, tuple[float, int]] = {}
-        for i in range(n):
-            for j in range(n):
-                if i == j or _angle_difference(g.angle[i], g.angle[j]) > self.angle_tolerance_deg:
-                    continue
-                direction = g.right[i] + g.right[j]
-                direction /= np.linalg.norm(direction)
-                offset = g.centers[j] - g.centers[i]
-                along = float(offset @ direction)
-                across = abs(float(offset[0] * -direction[1] + offset[1] * direction[0]))
-                mean_w = (g.width[i] + g.width[j]) / 2
-                mean_h = (g.height[i] + g.height[j]) / 2
-                gap = along - mean_w
-                if along <= 0 or across > self.align_tolerance * mean_h:
-                    continue
-                if not -OVERLAP_TOLERANCE * mean_w < gap < self.gap_tolerance * mean_w:
-                    continue
-                if i not in best or along < best[i][0]:
-                    best[i] = (along, j)
-        return {i: j for i, (_, j) in best.items()}
+        if n < 2:
+            return {}
+        direction = g.right[:, None, :] + g.right[None, :, :]  # [i, j]: the pair's mean reading direction
+        norm = np.linalg.norm(direction, axis=2)
+        direction = direction / np.where(norm > 0, norm, 1.0)[..., None]
+        offset = g.centers[None, :, :] - g.centers[:, None, :]  # centre of j minus centre of i
+        along = np.einsum("ijk,ijk->ij", offset, direction)
+        across = np.abs(offset[..., 0] * -direction[..., 1] + offset[..., 1] * direction[..., 0])
+        mean_w = (g.width[:, None] + g.width[None, :]) / 2
+        mean_h = (g.height[:, None] + g.height[None, :]) / 2
+        gap = along - mean_w
+        linked = (
+            (_angle_difference(g.angle[:, None], g.angle[None, :]) <= self.angle_tolerance_deg)
+            & (norm > 0)
+            & (along > 0)
+            & (across <= self.align_tolerance * mean_h)
+            & (gap > -OVERLAP_TOLERANCE * mean_w)
+            & (gap < self.gap_tolerance * mean_w)
+        )
+        np.fill_diagonal(linked, False)
+        nearest = np.argmin(np.where(linked, along, np.inf), axis=1)  # the first of equals, as before
+        return {i: int(nearest[i]) for i in np.flatnonzero(linked.any(axis=1)).tolist()}
 
     @staticmethod
     def _gap(g: TileGeometry, i: int, j: int) -> float:
@@ -184,7 +187,7 @@ class SetContext:
 
     def reread(self, chain: list[int], class_id: np.ndarray, probs: np.ndarray) -> ContextReading | None:
         labels = [int(class_id[i]) for i in chain]
-        if len(chain) < 3 or self._valid(labels):
+        if len(chain) < 3 or _valid_somewhere(labels):
             return None
         best: ContextReading | None = None
         for position, index in enumerate(chain):
@@ -194,12 +197,9 @@ class SetContext:
                 probability = float(probs[index, label])
                 if label == read or (best is not None and probability <= best.probability):
                     continue
-                if self._valid([*labels[:position], label, *labels[position + 1 :]]):
+                if _valid_somewhere([*labels[:position], label, *labels[position + 1 :]]):
                     best = ContextReading(index, label, probability, read, float(probs[index, read]))
         return best
-
-    def _valid(self, labels: list[int]) -> bool:
-        return _valid_somewhere(labels)
 
 
 def _valid_somewhere(labels: list[int]) -> bool:
