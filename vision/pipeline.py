@@ -269,8 +269,8 @@ class TablePipeline:
                 return []
             return self._begin_activity(time_s, frame, activity, keep_start=True)
         self.readings.append(self._read(image))
-        enough = len(self.readings) >= self.config.agreeing_readings and unanimous(self.readings)
-        if len(self.readings) < self.config.readings and not enough:
+        count = len(self.readings)
+        if count < self.config.readings and not (count >= self.config.agreeing_readings and unanimous(self.readings)):
             return []
         reading = read_table(fuse(self.readings))
         table, left_out = reading.table, len(reading.left_out)

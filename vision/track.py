@@ -39,9 +39,7 @@ def fuse(readings: Sequence[Detections], *, min_share: float = MIN_SHARE, match_
         return Detections.empty()
     if len(readings) == 1:
         return readings[0]
-    clusters: list[_Cluster] = []
-    for r, reading in enumerate(readings):
-        _assign(reading, r, clusters, match_iou)
+    clusters = _clusters(readings, match_iou)
     needed = math.floor(min_share * len(readings)) + 1
     kept = [c for c in clusters if len(c.boxes) >= needed]
     if not kept:
@@ -65,10 +63,15 @@ def unanimous(readings: Sequence[Detections], *, match_iou: float = MATCH_IOU) -
     """Every tile seen in every reading, with the same label each time (two or more readings)."""
     if len(readings) < 2:
         return False
+    return all(len(c.boxes) == len(readings) and len(c.votes) == 1 for c in _clusters(readings, match_iou))
+
+
+def _clusters(readings: Sequence[Detections], match_iou: float) -> list[_Cluster]:
+    """The readings' boxes grouped by tile (see :func:`_assign`)."""
     clusters: list[_Cluster] = []
     for r, reading in enumerate(readings):
         _assign(reading, r, clusters, match_iou)
-    return all(len(c.boxes) == len(readings) and len(c.votes) == 1 for c in clusters)
+    return clusters
 
 
 def _assign(reading: Detections, r: int, clusters: list[_Cluster], match_iou: float) -> None:

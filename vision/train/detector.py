@@ -39,16 +39,13 @@ def build_dataset(recipe: dict[str, Any], out: Path, project_root: Path) -> Path
                 shutil.rmtree(target)
             target.mkdir(parents=True)
     counts = {"train": 0, "val": 0}
-    for source in data.get("synthetic_train", []):
-        if source.get("crop"):
-            counts["train"] += _crop_synthetic(project_root / source["dir"], out / "train", source)
-        else:
-            counts["train"] += _link_synthetic(project_root / source["dir"], out / "train", source.get("images"), "syn")
-    for source in data.get("synthetic_val", []):
-        if source.get("crop"):
-            counts["val"] += _crop_synthetic(project_root / source["dir"], out / "val", source)
-        else:
-            counts["val"] += _link_synthetic(project_root / source["dir"], out / "val", source.get("images"), "val")
+    for split, prefix in (("train", "syn"), ("val", "val")):
+        for source in data.get(f"synthetic_{split}", []):
+            folder = project_root / source["dir"]
+            if source.get("crop"):
+                counts[split] += _crop_synthetic(folder, out / split, source)
+            else:
+                counts[split] += _link_synthetic(folder, out / split, source.get("images"), prefix)
     repeats = int(data.get("real_train_repeats", 0))
     if repeats:
         photos = realdata.load_photos(split="train")
@@ -63,10 +60,15 @@ def build_dataset(recipe: dict[str, Any], out: Path, project_root: Path) -> Path
     return yaml_path
 
 
-def _link_synthetic(source: Path, target: Path, limit: int | None, prefix: str) -> int:
+def _scene_images(source: Path, limit: int | None) -> list[Path]:
     images = sorted((source / "images").glob("*.jpg"))[:limit]
     if not images:
         raise FileNotFoundError(f"no synthetic images in {source} (make them with `rummikub-referee synth`)")
+    return images
+
+
+def _link_synthetic(source: Path, target: Path, limit: int | None, prefix: str) -> int:
+    images = _scene_images(source, limit)
     for image in images:
         name = f"{prefix}-{source.name}-{image.stem}"
         (target / "images" / f"{name}.jpg").symlink_to(image.resolve())
@@ -86,9 +88,7 @@ def _crop_synthetic(source: Path, target: Path, spec: dict[str, Any]) -> int:
 
     side, per_image = int(spec["crop"]), int(spec.get("crops_per_image", 1))
     min_visible = float(spec.get("min_visible", 0.6))
-    images = sorted((source / "images").glob("*.jpg"))[: spec.get("images")]
-    if not images:
-        raise FileNotFoundError(f"no synthetic images in {source} (make them with `rummikub-referee synth`)")
+    images = _scene_images(source, spec.get("images"))
     rng = np.random.default_rng(int(spec.get("seed", 0)))
     written = 0
     for image_path in images:
