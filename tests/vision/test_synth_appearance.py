@@ -77,6 +77,21 @@ def test_splits_never_share_fonts_or_materials() -> None:
     assert not paths["train"] & paths["heldout"]
 
 
+def test_wide_font_set_adds_training_editions_and_leaves_the_base_pool_alone() -> None:
+    from vision.synth.scene import style_pool
+
+    base = {key for key, _ in faces.available_fonts("train")}
+    wide = {key for key, _ in faces.available_fonts("train", "wide")}
+    if wide == base:
+        pytest.skip("no font of the wide set is installed (Debian packages listed in vision/synth/faces.py)")
+    assert base < wide
+    assert faces.available_fonts("heldout", "wide") == faces.available_fonts("heldout")
+    assert {style.font_key for style in style_pool("train", 64)} <= base  # what the bench games were drawn from
+    assert {style.font_key for style in style_pool("train", 96, "wide")} <= wide
+    with pytest.raises(ValueError, match="font set"):
+        faces.available_fonts("train", "huge")
+
+
 def test_splits_use_disjoint_ink_colours() -> None:
     rng = np.random.default_rng(3)
     inks = {split: {faces.sample_style(rng, split).ink_bgr for _ in range(50)} for split in faces.SPLITS}

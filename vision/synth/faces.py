@@ -23,6 +23,15 @@ train      digits: Roboto-Bold, -Black      PyPI ``font-roboto``
 train      digits: Lato-Bold, -Black        PyPI ``font-lato``
 train      wordmark: DejaVuSerif-BoldItalic Debian ``fonts-dejavu-core``
            LiberationSerif-BoldItalic       Debian ``fonts-liberation``
+train      digits (recipes with ``fonts: wide``, in addition to the above):
+           OpenSans-Bold, -ExtraBold,       Debian ``fonts-open-sans``
+           -CondBold
+           Cantarell-Bold, -ExtraBold       Debian ``fonts-cantarell``
+           LeagueSpartan-Bold, -Black       Debian ``fonts-league-spartan``
+           B612-Bold                        Debian ``fonts-b612``
+           Comfortaa-Bold                   Debian ``fonts-comfortaa``
+           Inter-Bold, -Black               Debian ``fonts-inter``
+           texgyreadventor-bold             Debian ``fonts-texgyre``
 heldout    digits: FreeSansBold             Debian ``fonts-freefont-ttf``
 heldout    digits: SourceSansPro-Bold,      PyPI ``font-source-sans-pro``
            -Black
@@ -34,7 +43,13 @@ heldout    wordmark: FreeSerifBoldItalic    Debian ``fonts-freefont-ttf``
 CI installs them with::
 
     apt-get install -y fonts-dejavu-core fonts-liberation fonts-freefont-ttf
+    apt-get install -y fonts-open-sans fonts-cantarell fonts-league-spartan fonts-b612 fonts-comfortaa \
+        fonts-inter fonts-texgyre   # the "wide" font set
     pip install font-roboto font-lato font-source-sans-pro font-fjallaone
+
+The "wide" set leaves out every Helvetica, Arial and Lato clone (Nimbus Sans, TeX Gyre Heros, Arimo, Carlito):
+FreeSans, held out, is a Nimbus Sans derivative, and the others duplicate Liberation Sans and Lato. The base
+set is what the first datasets and the bench games were drawn from; its style pool stays as it was.
 
 Missing fonts of a split are skipped; :func:`available_fonts` raises when a split has none at all.
 """
@@ -60,7 +75,12 @@ COLOUR_NAMES: tuple[str, ...] = ("black", "red", "blue", "orange")
 JOKER_VARIANTS: tuple[str, ...] = ("classic", "sun", "smiley")
 
 _SS = 3  # supersampling factor for glyphs and vector drawings
-_DEBIAN_FONT_DIRS = (Path("/usr/share/fonts/truetype"), Path("/usr/share/fonts/opentype"), Path("/usr/share/fonts"))
+_DEBIAN_FONT_DIRS = (
+    Path("/usr/share/fonts/truetype"),
+    Path("/usr/share/fonts/opentype"),
+    Path("/usr/share/fonts"),
+    Path("/usr/share/texmf/fonts/opentype"),  # fonts-texgyre
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +116,25 @@ _DIGIT_FONTS: dict[str, tuple[FontSpec, ...]] = {
         FontSpec("fjalla-one", "FjallaOne-Regular.ttf", "pypi", "font-fjallaone", "font_fjallaone"),
     ),
 }
+_WIDE_DIGIT_FONTS: dict[str, tuple[FontSpec, ...]] = {
+    "train": (
+        FontSpec("open-sans-bold", "OpenSans-Bold.ttf", "debian", "fonts-open-sans"),
+        FontSpec("open-sans-extrabold", "OpenSans-ExtraBold.ttf", "debian", "fonts-open-sans"),
+        FontSpec("open-sans-condensed-bold", "OpenSans-CondBold.ttf", "debian", "fonts-open-sans"),
+        FontSpec("cantarell-bold", "Cantarell-Bold.otf", "debian", "fonts-cantarell"),
+        FontSpec("cantarell-extrabold", "Cantarell-ExtraBold.otf", "debian", "fonts-cantarell"),
+        FontSpec("league-spartan-bold", "LeagueSpartan-Bold.otf", "debian", "fonts-league-spartan"),
+        FontSpec("league-spartan-black", "LeagueSpartan-Black.otf", "debian", "fonts-league-spartan"),
+        FontSpec("b612-bold", "B612-Bold.otf", "debian", "fonts-b612"),
+        FontSpec("comfortaa-bold", "Comfortaa-Bold.ttf", "debian", "fonts-comfortaa"),
+        FontSpec("inter-bold", "Inter-Bold.otf", "debian", "fonts-inter"),
+        FontSpec("inter-black", "Inter-Black.otf", "debian", "fonts-inter"),
+        FontSpec("tex-gyre-adventor-bold", "texgyreadventor-bold.otf", "debian", "fonts-texgyre"),
+    ),
+    "heldout": (),
+}
+"""Extra digit fonts of the "wide" font set (``SceneParams.fonts``): more editions for the classifier to learn."""
+FONT_SETS: tuple[str, ...] = ("base", "wide")
 _WORDMARK_FONTS: dict[str, tuple[FontSpec, ...]] = {
     "train": (
         FontSpec("dejavu-serif-bold-italic", "DejaVuSerif-BoldItalic.ttf", "debian", "fonts-dejavu-core"),
@@ -196,14 +235,22 @@ def _locate(spec: FontSpec) -> Path | None:
     return None
 
 
-@functools.cache
-def _available(table_name: str, split: str) -> tuple[tuple[str, str], ...]:
-    table = _DIGIT_FONTS if table_name == "digits" else _WORDMARK_FONTS
-    if split not in table:
+def _specs(table_name: str, split: str, fonts: str = "base") -> tuple[FontSpec, ...]:
+    if split not in SPLITS:
         raise ValueError(f"unknown split {split!r} (expected one of {SPLITS})")
-    found = tuple((spec.key, str(path)) for spec in table[split] if (path := _locate(spec)) is not None)
+    if fonts not in FONT_SETS:
+        raise ValueError(f"unknown font set {fonts!r} (expected one of {FONT_SETS})")
+    if table_name == "wordmark":
+        return _WORDMARK_FONTS[split]
+    return _DIGIT_FONTS[split] + (_WIDE_DIGIT_FONTS[split] if fonts == "wide" else ())
+
+
+@functools.cache
+def _available(table_name: str, split: str, fonts: str = "base") -> tuple[tuple[str, str], ...]:
+    specs = _specs(table_name, split, fonts)
+    found = tuple((spec.key, str(path)) for spec in specs if (path := _locate(spec)) is not None)
     if not found:
-        packages = sorted({f"{s.package} ({s.source})" for s in table[split]})
+        packages = sorted({f"{s.package} ({s.source})" for s in specs})
         raise FileNotFoundError(
             f"no {table_name} font for split {split!r} is installed; install one of: {', '.join(packages)} "
             "(apt-get install -y fonts-dejavu-core fonts-liberation fonts-freefont-ttf; "
@@ -212,9 +259,10 @@ def _available(table_name: str, split: str) -> tuple[tuple[str, str], ...]:
     return found
 
 
-def available_fonts(split: str) -> tuple[tuple[str, str], ...]:
-    """(key, file path) of the digit fonts installed for a split; raises FileNotFoundError naming packages if none."""
-    return _available("digits", split)
+def available_fonts(split: str, fonts: str = "base") -> tuple[tuple[str, str], ...]:
+    """(key, file path) of the digit fonts installed for a split and font set; raises FileNotFoundError naming
+    packages if none."""
+    return _available("digits", split, fonts)
 
 
 def available_wordmark_fonts(split: str) -> tuple[tuple[str, str], ...]:
@@ -224,7 +272,7 @@ def available_wordmark_fonts(split: str) -> tuple[tuple[str, str], ...]:
 
 def font_keys(split: str) -> frozenset[str]:
     """All font keys (digits and wordmark) a split may ever use, installed or not: the splits are disjoint."""
-    return frozenset(s.key for s in (*_DIGIT_FONTS[split], *_WORDMARK_FONTS[split]))
+    return frozenset(s.key for s in (*_specs("digits", split, "wide"), *_WORDMARK_FONTS[split]))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -253,12 +301,10 @@ def _sample_ink(rng: np.random.Generator, colour: str, split: str) -> tuple[int,
     return _hsv_to_bgr(_band_sample(rng, h0, h1, split), float(rng.uniform(s0, s1)), float(rng.uniform(v0, v1)))
 
 
-def sample_style(rng: np.random.Generator, split: str = "train") -> TileStyle:
+def sample_style(rng: np.random.Generator, split: str = "train", fonts: str = "base") -> TileStyle:
     """Draw one tile edition for a split; fonts and colour bands never overlap between "train" and "heldout"."""
-    if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r} (expected one of {SPLITS})")
-    fonts = available_fonts(split)
-    font_key, font_path = fonts[int(rng.integers(len(fonts)))]
+    digit_fonts = available_fonts(split, fonts)
+    font_key, font_path = digit_fonts[int(rng.integers(len(digit_fonts)))]
     marks = available_wordmark_fonts(split)
     mark_key, mark_path = marks[int(rng.integers(len(marks)))]
     (bh0, bh1), (bs0, bs1), (bv0, bv1) = _BODY_RANGE
@@ -268,7 +314,7 @@ def sample_style(rng: np.random.Generator, split: str = "train") -> TileStyle:
             _band_sample(rng, bh0, bh1, split), float(rng.uniform(0.02, 0.07)), float(rng.uniform(0.9, 0.97))
         )
     inks = tuple(_sample_ink(rng, c, split) for c in COLOUR_NAMES)
-    condensed_font = "condensed" in font_key or "narrow" in font_key or "fjalla" in font_key
+    condensed_font = any(word in font_key for word in ("condensed", "narrow", "fjalla"))
     fields = {
         "split": split,
         "body_bgr": body,

@@ -70,6 +70,8 @@ class SceneParams:
     """...and its face is at least this many pixels wide."""
     style_pool: int = 64
     """Tile editions per split, drawn once from a fixed seed; each image takes one (faces are cached per edition)."""
+    fonts: str = "base"
+    """Digit font set: "base" (what the first datasets and the bench games used) or "wide" (more families)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +132,7 @@ def render_scene(seed: int, params: SceneParams) -> RenderedScene:
             placed += tiles_on_rack
             racks.append(body)
     camera = _sample_camera(rng, params, area, placed)
-    style = style_pool(params.split, params.style_pool)[int(rng.integers(params.style_pool))]
+    style = style_pool(params.split, params.style_pool, params.fonts)[int(rng.integers(params.style_pool))]
     material = str(rng.choice(textures.TABLE_MATERIALS[params.split]))
     lighting = effects.sample_lighting(rng, params.split)
     sensor = effects.sample_sensor(rng, params.size)
@@ -162,10 +164,11 @@ def render_scene(seed: int, params: SceneParams) -> RenderedScene:
 
 
 @functools.cache
-def style_pool(split: str, size: int) -> tuple[faces.TileStyle, ...]:
+def style_pool(split: str, size: int, fonts: str = "base") -> tuple[faces.TileStyle, ...]:
     """The tile editions of a split: the same for every dataset, so held-out editions stay held out."""
-    rng = np.random.default_rng(zlib.crc32(f"tile-styles/{split}".encode()))
-    return tuple(faces.sample_style(rng, split) for _ in range(size))
+    key = f"tile-styles/{split}" if fonts == "base" else f"tile-styles/{split}/{fonts}"
+    rng = np.random.default_rng(zlib.crc32(key.encode()))
+    return tuple(faces.sample_style(rng, split, fonts) for _ in range(size))
 
 
 @functools.lru_cache(maxsize=4096)
