@@ -43,6 +43,9 @@ CONTEXT_ODDS = 6.0
 the set valid and is at most this many times less probable than the label read (see :class:`SetContext`)."""
 CONTEXT_MIN_PROBABILITY = 0.03
 """...and the runner-up has at least this probability."""
+CONTEXT_DOUBT_PROBABILITY = 0.05
+"""A tile of a set invalid as read, with no re-read, that some other label of at least this probability would
+make valid keeps its label but is marked uncertain: the set's ruling hinges on it (REVIEW, never REVERT)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,11 +182,23 @@ class SetContext:
     winner's probability makes it valid under some rule profile, the tile takes that label. A re-read tile is
     always marked uncertain: the table reads right, and a person still confirms before anything is reverted —
     a set really laid wrong with an unsure tile in it is flagged REVIEW, never silently passed.
+
+    Without such a re-read, a tile that any other label of at least :data:`CONTEXT_DOUBT_PROBABILITY` would make
+    valid keeps its label but is marked uncertain (:meth:`doubts`): in a bench game, a black 13 read as 10
+    in the frames that settled the table (13 the runner-up at 0.08-0.30 per frame) broke a valid run and sent
+    its player back.
     """
 
-    def __init__(self, *, odds: float = CONTEXT_ODDS, min_probability: float = CONTEXT_MIN_PROBABILITY) -> None:
+    def __init__(
+        self,
+        *,
+        odds: float = CONTEXT_ODDS,
+        min_probability: float = CONTEXT_MIN_PROBABILITY,
+        doubt_probability: float = CONTEXT_DOUBT_PROBABILITY,
+    ) -> None:
         self.odds = odds
         self.min_probability = min_probability
+        self.doubt_probability = doubt_probability
 
     def reread(self, chain: list[int], class_id: np.ndarray, probs: np.ndarray) -> ContextReading | None:
         labels = [int(class_id[i]) for i in chain]
@@ -200,6 +215,23 @@ class SetContext:
                 if _valid_somewhere([*labels[:position], label, *labels[position + 1 :]]):
                     best = ContextReading(index, label, probability, read, float(probs[index, read]))
         return best
+
+    def doubts(self, chain: list[int], class_id: np.ndarray, probs: np.ndarray) -> list[int]:
+        """The tiles of a set invalid as read that another label of theirs (at least ``doubt_probability``)
+        would make valid: too sure for :meth:`reread`, not sure enough to send anybody back over."""
+        labels = [int(class_id[i]) for i in chain]
+        if len(chain) < 3 or _valid_somewhere(labels):
+            return []
+        doubted = []
+        for position, index in enumerate(chain):
+            others = np.flatnonzero(probs[index] >= self.doubt_probability).tolist()
+            if any(
+                _valid_somewhere([*labels[:position], label, *labels[position + 1 :]])
+                for label in others
+                if label != labels[position]
+            ):
+                doubted.append(index)
+        return doubted
 
 
 def _valid_somewhere(labels: list[int]) -> bool:
@@ -236,7 +268,7 @@ class TableBuilder:
         loose = [chain[0] for chain in chains if len(chain) == 1]
         class_id = detections.class_id.copy()
         confidence = detections.confidence.astype(np.float64)
-        rereads = self._rereads(sets, detections)
+        rereads, doubted = self._rereads(sets, detections)
         for reread in rereads.values():
             class_id[reread.index], confidence[reread.index] = reread.label, reread.probability
         tiles = [Tile.parse(ALL_LABELS[i]) for i in class_id.tolist()]
@@ -252,7 +284,7 @@ class TableBuilder:
                 reread = rereads[index]
                 extras[where]["read_as"] = ALL_LABELS[reread.read]
                 extras[where]["read_confidence"] = round(reread.read_probability, 4)
-            if confidence[index] < self.min_confidence or index in rereads or index in junctions:
+            if confidence[index] < self.min_confidence or index in rereads or index in junctions or index in doubted:
                 uncertain.add(where)
             return tiles[index]
 
@@ -287,12 +319,20 @@ class TableBuilder:
                 junctions.update((left[-1], right[0]))
         return [*joined, *(chain for k, chain in enumerate(chains) if k not in used)], junctions
 
-    def _rereads(self, sets: list[list[int]], detections: Detections) -> dict[int, ContextReading]:
+    def _rereads(self, sets: list[list[int]], detections: Detections) -> tuple[dict[int, ContextReading], set[int]]:
+        """Tiles re-read from their set's context, and tiles left as read but doubted (see :class:`SetContext`)."""
         probs = detections.data.get("probs")
         if self.context is None or probs is None:
-            return {}
-        found = (self.context.reread(chain, detections.class_id, np.asarray(probs)) for chain in sets)
-        return {reread.index: reread for reread in found if reread is not None}
+            return {}, set()
+        probs = np.asarray(probs)
+        rereads, doubted = {}, set()
+        for chain in sets:
+            reread = self.context.reread(chain, detections.class_id, probs)
+            if reread is not None:
+                rereads[reread.index] = reread
+            else:
+                doubted.update(self.context.doubts(chain, detections.class_id, probs))
+        return rereads, doubted
 
 
 def _reading_key(center: np.ndarray, row_height: float) -> tuple[int, float]:
