@@ -201,37 +201,38 @@ class SetContext:
         self.doubt_probability = doubt_probability
 
     def reread(self, chain: list[int], class_id: np.ndarray, probs: np.ndarray) -> ContextReading | None:
-        labels = [int(class_id[i]) for i in chain]
-        if len(chain) < 3 or _valid_somewhere(labels):
+        """The most probable other label, within :attr:`odds` of a tile's read label, that mends the set."""
+        read = class_id[chain]
+        floors = np.maximum(self.min_probability, probs[chain, read].astype(np.float64) / self.odds)
+        mends = _mending_labels(chain, class_id, probs, floors)
+        if not mends:
             return None
-        best: ContextReading | None = None
-        for position, index in enumerate(chain):
-            read = labels[position]
-            floor = max(self.min_probability, float(probs[index, read]) / self.odds)
-            for label in np.flatnonzero(probs[index] >= floor).tolist():
-                probability = float(probs[index, label])
-                if label == read or (best is not None and probability <= best.probability):
-                    continue
-                if _valid_somewhere([*labels[:position], label, *labels[position + 1 :]]):
-                    best = ContextReading(index, label, probability, read, float(probs[index, read]))
-        return best
+        index, label = max(mends, key=lambda mend: float(probs[mend]))  # the first of equals
+        return ContextReading(
+            index, label, float(probs[index, label]), int(class_id[index]), float(probs[index, class_id[index]])
+        )
 
     def doubts(self, chain: list[int], class_id: np.ndarray, probs: np.ndarray) -> list[int]:
         """The tiles of a set invalid as read that another label of theirs (at least ``doubt_probability``)
         would make valid: too sure for :meth:`reread`, not sure enough to send anybody back over."""
-        labels = [int(class_id[i]) for i in chain]
-        if len(chain) < 3 or _valid_somewhere(labels):
-            return []
-        doubted = []
-        for position, index in enumerate(chain):
-            others = np.flatnonzero(probs[index] >= self.doubt_probability).tolist()
-            if any(
-                _valid_somewhere([*labels[:position], label, *labels[position + 1 :]])
-                for label in others
-                if label != labels[position]
-            ):
-                doubted.append(index)
-        return doubted
+        floors = np.full(len(chain), self.doubt_probability)
+        return list(dict.fromkeys(index for index, _ in _mending_labels(chain, class_id, probs, floors)))
+
+
+def _mending_labels(
+    chain: list[int], class_id: np.ndarray, probs: np.ndarray, floors: np.ndarray
+) -> list[tuple[int, int]]:
+    """(tile, label): for a set of 3 or more tiles invalid as read, each other label of a tile with at least its
+    floor's probability that alone makes the set valid under some rule profile."""
+    labels = [int(class_id[i]) for i in chain]
+    if len(chain) < 3 or _valid_somewhere(labels):
+        return []
+    return [
+        (index, label)
+        for position, index in enumerate(chain)
+        for label in np.flatnonzero(probs[index] >= float(floors[position])).tolist()
+        if label != labels[position] and _valid_somewhere([*labels[:position], label, *labels[position + 1 :]])
+    ]
 
 
 def _valid_somewhere(labels: list[int]) -> bool:
