@@ -30,15 +30,13 @@ from vision.detections import Detections
 from vision.layout import SetFinder, group_tiles
 from vision.motion import Activity, ActivityMeter
 from vision.moves import GameKeeper
-from vision.recognition import TILE_PX, Region
+from vision.recognition import NOT_A_TILE, TILE_PX, Region, tile_likelihood
 from vision.track import fuse, unanimous
 
 Event = dict[str, Any]
 MAX_STATE_READINGS = 9
 WEAK_DETECTION = 0.45
 """Detector confidence under which a box needs a confidently detected neighbour to be trusted."""
-NOT_A_TILE = 0.1
-"""Detector confidence x classifier confidence under this: table texture or glare, not a tile."""
 DOUBTFUL_CONFIDENCE = 0.4
 """Confidence given to a weak box standing alone (below the layout's threshold: uncertain)."""
 OVERHEAD_NMS_IOU = 0.3
@@ -49,7 +47,7 @@ def pipeline_reader(models: Any = None) -> Any:
     """The tile reader for table frames (models checked now, so a missing file fails before any frame)."""
     from vision.recognition import TileReader
 
-    reader = TileReader(models, iou=OVERHEAD_NMS_IOU)
+    reader = TileReader(models, iou=OVERHEAD_NMS_IOU, not_a_tile=0.0)  # read_table leaves them out after fusion
     reader.check_models()
     return reader
 
@@ -373,7 +371,7 @@ def read_table(
     if strength is None or not len(detections):
         return TableReading(group_tiles(detections), Detections.empty())
     strength = np.asarray(strength, np.float64)
-    unlikely = strength * np.asarray(detections.confidence, np.float64) < not_a_tile
+    unlikely = tile_likelihood(detections) < not_a_tile
     kept, weak = detections[~unlikely], strength[~unlikely] < weak_below
     lone, doubtful = np.zeros(len(kept), bool), np.zeros(len(kept), bool)
     for chain in SetFinder().find(kept):

@@ -48,6 +48,10 @@ NESTED_SHARE = 0.8
 EDGE_MARGIN = 2.0
 """A box within this many pixels of an inner window edge is cut by the window; a neighbour sees it whole."""
 CLASSIFIER_BATCH = 64
+TILE_NMS_IOU = 0.35
+"""Boxes overlapping more than this are one tile: true tiles in the real training photos overlap at most 0.27."""
+NOT_A_TILE = 0.1
+"""Detector confidence x classifier confidence under this: table texture, glare or a tile's edge, not a tile."""
 
 
 class ImageReadError(ValueError):
@@ -136,7 +140,7 @@ def decode_yolo(
     pad: tuple[float, float],
     image_shape: tuple[int, int],
     confidence: float = 0.25,
-    iou: float = 0.5,
+    iou: float = TILE_NMS_IOU,
 ) -> Detections:
     """Boxes in original pixels from a YOLOv8 output (1, 4 + C, A) of a letterboxed input, after NMS.
 
@@ -202,7 +206,7 @@ class TileDetector:
         path: str | Path,
         *,
         confidence: float = 0.25,
-        iou: float = 0.5,
+        iou: float = TILE_NMS_IOU,
         providers: Sequence[str] = DEFAULT_PROVIDERS,
         tiled: bool = False,
         window: int | None = None,
@@ -384,19 +388,30 @@ def tile_scale_region(shape: tuple[int, int], boxes: Detections, input_size: int
     return Region(0, 0, width, height, width_px=max(1, round(width * TILE_PX / tile)))
 
 
+def tile_likelihood(tiles: Detections) -> np.ndarray:
+    """Detector confidence x classifier confidence of classified tiles: low for texture, glare, a tile's edge."""
+    return np.asarray(tiles.data["detector_confidence"], np.float64) * np.asarray(tiles.confidence, np.float64)
+
+
 class TileReader:
-    """Detector + classifier: ``read(image_bgr) -> Detections`` of labelled tiles in original pixels."""
+    """Detector + classifier: ``read(image_bgr) -> Detections`` of labelled tiles in original pixels.
+
+    A box whose :func:`tile_likelihood` is under ``not_a_tile`` (default :data:`NOT_A_TILE`) is dropped; 0 keeps
+    every box (the live pipeline fuses several frames first and then leaves such boxes out itself, counting them).
+    """
 
     def __init__(
         self,
         models_dir: str | Path | None = None,
         *,
         confidence: float = 0.25,
-        iou: float = 0.5,
+        iou: float = TILE_NMS_IOU,
+        not_a_tile: float | None = None,
         tiled: bool = False,
         rescale: bool = False,
         providers: Sequence[str] = DEFAULT_PROVIDERS,
     ) -> None:
+        self.not_a_tile = NOT_A_TILE if not_a_tile is None else not_a_tile
         self.models_dir = Path(models_dir) if models_dir is not None else default_models_dir()
         self.detector = TileDetector(
             self.models_dir / DETECTOR_FILE, confidence=confidence, iou=iou, providers=providers, tiled=tiled
@@ -426,6 +441,8 @@ class TileReader:
             boxes = self.detector.detect_region(image_bgr, region)
         middle = time.perf_counter()
         tiles = self.classifier.classify(image_bgr, boxes)
+        if self.not_a_tile > 0 and len(tiles):
+            tiles = tiles[tile_likelihood(tiles) >= self.not_a_tile]
         end = time.perf_counter()
         self.last_timings_ms = {"detect": (middle - start) * 1e3, "classify": (end - middle) * 1e3}
         return tiles

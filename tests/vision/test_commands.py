@@ -13,7 +13,10 @@ import pytest
 from referee import cli as rules_cli
 from vision.cli import build_parser, main
 
-RED, GREEN, BLUE, GREY = (0, 0, 255), (0, 255, 0), (255, 0, 0), (128, 128, 128)
+RED, GREEN, BLUE = (0, 0, 255), (0, 255, 0), (255, 0, 0)
+TORN = (0, 255, 255)
+"""Red and green at once: the stand-in classifier is torn between red-5 and red-6, an unsure tile (next to a blue
+tile, whose colour at the crop's edge tips neither way)."""
 TILE_BOXES = [(100, 100, 140, 160), (150, 100, 190, 160), (200, 100, 240, 160)]
 """Three tiles in a row of a 640x480 photo, 10 px apart (a crop then holds no neighbour)."""
 
@@ -62,13 +65,13 @@ def test_detect_json_follows_the_contract(tmp_path: Path, models: Path, capsys: 
 def test_read_gives_the_table_with_uncertain_tiles_flagged(
     tmp_path: Path, models: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    image = photo(tmp_path / "table.png", [RED, GREEN, GREY])
+    image = photo(tmp_path / "table.png", [RED, BLUE, TORN])
     code, stdout, _ = run(["read", str(image), "--models", str(models), "--json"], capsys)
     table = json.loads(stdout)
-    assert code == 0 and [t["label"] for t in table["sets"][0]][:2] == ["red-5", "red-6"] and table["loose"] == []
+    assert code == 0 and [t["label"] for t in table["sets"][0]][:2] == ["red-5", "red-7"] and table["loose"] == []
     assert table["sets"][0][2]["uncertain"] is True and "uncertain" not in table["sets"][0][0]
     code, text, _ = run(["read", str(image), "--models", str(models)], capsys)
-    assert code == 0 and text.startswith("set 1: red-5 red-6 ") and "? " in text.splitlines()[0] and "uncertain" in text
+    assert code == 0 and text.startswith("set 1: red-5 red-7 ") and "? " in text.splitlines()[0] and "uncertain" in text
 
 
 def test_check_reads_photos_and_uncertain_tiles_ask_for_review(
@@ -76,7 +79,7 @@ def test_check_reads_photos_and_uncertain_tiles_ask_for_review(
 ) -> None:
     monkeypatch.setenv("RUMMIKUB_MODELS", str(models))
     clear = photo(tmp_path / "before.jpg", [RED, GREEN, BLUE])
-    shaky = photo(tmp_path / "after.png", [RED, GREEN, GREY])
+    shaky = photo(tmp_path / "after.png", [RED, BLUE, TORN])
     code, stdout, _ = run(["check", str(clear), str(clear), "--opened", "--json"], capsys)
     assert code == 0 and json.loads(stdout)["verdict"] == "ok"
     code, stdout, _ = run(["check", str(clear), str(shaky), "--opened", "--json"], capsys)

@@ -18,6 +18,7 @@ from vision.recognition import (
     TileReader,
     decode_yolo,
     load_image,
+    tile_likelihood,
     windows,
 )
 
@@ -69,10 +70,18 @@ def test_detector_and_classifier_stand_ins(models: Path) -> None:
 
 
 def test_reader_combines_both_and_times_them(models: Path) -> None:
-    reader = TileReader(models)
+    reader = TileReader(models, not_a_tile=0.0)
     read = reader.read(tiles_photo())
     assert len(read) == 2 and set(reader.last_timings_ms) == {"detect", "classify"}
     assert len(reader.classifier.classify(tiles_photo(), read[:0])) == 0  # no boxes, no session call
+
+
+def test_reader_drops_boxes_the_classifier_cannot_name(standin_models: Callable, make_yolo_output: Callable) -> None:
+    # Detector 0.9 and 0.6 on a red and a grey crop: 0.9 x 1.0 is a tile; 0.6 x 1/53 (equal odds) is texture.
+    models = standin_models(make_yolo_output([(60, 105, 20, 30), (110, 105, 20, 30)], [0.9, 0.6]))
+    assert TileReader(models).read(tiles_photo()).labels == ["red-5"]
+    kept = TileReader(models, not_a_tile=0.0).read(tiles_photo())  # the live pipeline: fused first, then left out
+    assert len(kept) == 2 and tile_likelihood(kept).tolist() == pytest.approx([0.9, 0.6 / 53], abs=0.01)
 
 
 def test_tiled_detection_covers_the_frame_and_stays_inside_it(models: Path) -> None:
