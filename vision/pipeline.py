@@ -358,9 +358,12 @@ def read_table(
     On plain or glossy table tops the detector fires weakly on texture and glare; real tiles under glare are
     detected weakly too, and neither can be told apart for sure. So:
 
-    - a box the detector barely saw and the classifier cannot name (the product of their confidences under
-      ``not_a_tile``) is left out, and so is a weak box (detector confidence under ``weak_below``) standing
-      alone: a real tile never lies alone on a settled table unless it is misplaced;
+    - a weak box (detector confidence under ``weak_below``) that the classifier cannot name either (the
+      product of their confidences under ``not_a_tile``) is left out, and so is a weak box standing alone: a
+      real tile never lies alone on a settled table unless it is misplaced;
+    - a box the detector saw well but the classifier cannot name is a tile whose face cannot be read (glare
+      washing it out, say): it is kept, uncertain, so the ruling asks a person rather than passing a table
+      with a tile missing;
     - a row of weak boxes is kept, every tile in it uncertain.
 
     The boxes left out are counted with the table: a move whose ruling would send tiles back while boxes were
@@ -371,9 +374,10 @@ def read_table(
     if strength is None or not len(detections):
         return TableReading(group_tiles(detections), Detections.empty())
     strength = np.asarray(strength, np.float64)
-    unlikely = tile_likelihood(detections) < not_a_tile
-    kept, weak = detections[~unlikely], strength[~unlikely] < weak_below
-    lone, doubtful = np.zeros(len(kept), bool), np.zeros(len(kept), bool)
+    unnamed = tile_likelihood(detections) < not_a_tile
+    unlikely = unnamed & (strength < weak_below)
+    kept, weak, unreadable = detections[~unlikely], strength[~unlikely] < weak_below, unnamed[~unlikely]
+    lone, doubtful = np.zeros(len(kept), bool), unreadable.copy()
     for chain in SetFinder().find(kept):
         if all(weak[i] for i in chain):
             (lone if len(chain) == 1 else doubtful)[chain] = True

@@ -29,8 +29,9 @@ def _save(model: object, path: Path) -> Path:
     return path
 
 
-def build_detector(path: Path, output: np.ndarray, imgsz: int = 320) -> Path:
-    """A "detector" that always outputs ``output`` (1, 5, A), with Ultralytics' ``imgsz`` metadata."""
+def build_detector(path: Path, output: np.ndarray, imgsz: int = 320, any_size: bool = False) -> Path:
+    """A "detector" that always outputs ``output`` (1, 5, A), with Ultralytics' ``imgsz`` metadata; with
+    ``any_size`` its input has dynamic height and width, like a detector exported with dynamic axes."""
     onnx = pytest.importorskip("onnx")
     from onnx import TensorProto, helper, numpy_helper
 
@@ -43,7 +44,11 @@ def build_detector(path: Path, output: np.ndarray, imgsz: int = 320) -> Path:
     graph = helper.make_graph(
         nodes,
         "standin-detector",
-        [helper.make_tensor_value_info("images", TensorProto.FLOAT, [1, 3, imgsz, imgsz])],
+        [
+            helper.make_tensor_value_info(
+                "images", TensorProto.FLOAT, [1, 3, *(["height", "width"] if any_size else [imgsz, imgsz])]
+            )
+        ],
         [helper.make_tensor_value_info("output0", TensorProto.FLOAT, list(output.shape))],
         [numpy_helper.from_array(output, "fixed"), numpy_helper.from_array(np.float32(0), "zero")],
     )
@@ -103,12 +108,13 @@ def yolo_output(boxes_cxcywh: list[tuple[float, float, float, float]], scores: l
 
 @pytest.fixture
 def standin_models(tmp_path: Path) -> Callable[..., Path]:
-    """``make(output, imgsz=320, angle_deg=0) -> models dir`` with a stand-in detector and classifier."""
+    """``make(output, imgsz=320, angle_deg=0, any_size=False) -> models dir`` with a stand-in detector and
+    classifier."""
 
-    def make(output: np.ndarray, imgsz: int = 320, angle_deg: float = 0.0) -> Path:
+    def make(output: np.ndarray, imgsz: int = 320, angle_deg: float = 0.0, any_size: bool = False) -> Path:
         folder = tmp_path / "models"
         folder.mkdir(exist_ok=True)
-        build_detector(folder / "tile-detector.onnx", output, imgsz)
+        build_detector(folder / "tile-detector.onnx", output, imgsz, any_size)
         build_classifier(folder / "tile-classifier.onnx", angle_deg)
         return folder
 

@@ -146,14 +146,15 @@ def test_set_context_leaves_a_confident_invalid_set_and_a_valid_set_alone() -> N
     assert group_tiles(with_probs(valid, {0: ("red-8", 0.45)})).same_layout(Table.of([["red-5", "red-6", "red-7"]]))
 
 
-def test_set_context_doubts_a_sure_tile_whose_runner_up_would_make_the_set_valid() -> None:
+def test_set_context_rereads_a_fairly_sure_tile_whose_runner_up_would_make_the_set_valid() -> None:
+    # a bench game's black 13 read as 10 at 0.86, 13 the runner-up at 0.11: within the odds of 20
     read = row(["black-10", "black-11", "black-12"], (300, 300))  # valid as read
     sure = row(["joker", "black-12", "black-10"], (300, 400)).with_(confidence=np.array([0.99, 0.99, 0.86]))
     table = group_tiles(Detections.merge([with_probs(read, {}), with_probs(sure, {2: ("black-13", 0.11)})]))
-    assert table.same_layout(Table.of([["black-10", "black-11", "black-12"], ["joker", "black-12", "black-10"]]))
-    assert table.uncertain == {(1, 2)}  # the label stays as read; the ruling becomes REVIEW, never REVERT
-    assert "read_as" not in table.extras[(1, 2)]
-    unlikely = with_probs(sure, {2: ("black-13", 0.04)})
+    assert table.same_layout(Table.of([["black-10", "black-11", "black-12"], ["joker", "black-12", "black-13"]]))
+    assert table.uncertain == {(1, 2)} and table.extras[(1, 2)]["read_as"] == "black-10"
+    unlikely = with_probs(sure, {2: ("black-13", 0.04)})  # 0.86 / 0.04 = 21.5 against: left as read, invalid
+    assert group_tiles(unlikely).same_layout(Table.of([["joker", "black-12", "black-10"]]))
     assert group_tiles(unlikely).uncertain == frozenset()
 
 

@@ -13,6 +13,7 @@ from vision.recognition import (
     ImageReadError,
     Letterbox,
     ModelNotFoundError,
+    Region,
     TileClassifier,
     TileDetector,
     TileReader,
@@ -89,6 +90,36 @@ def test_tiled_detection_covers_the_frame_and_stays_inside_it(models: Path) -> N
     found = detector.detect(np.zeros((1080, 1920, 3), np.uint8))
     assert len(found) >= 2
     assert (found.xyxy[:, [0, 2]] <= 1920).all() and (found.xyxy[:, [1, 3]] <= 1080).all()
+
+
+class CountingSession:
+    """Wraps an ONNX Runtime session and records the input shape of every run."""
+
+    def __init__(self, session: object) -> None:
+        self.session, self.shapes = session, []
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.session, name)
+
+    def run(self, names: object, feeds: dict[str, np.ndarray]) -> object:
+        self.shapes.append(next(iter(feeds.values())).shape)
+        return self.session.run(names, feeds)
+
+
+@pytest.mark.parametrize("any_size", [False, True])
+def test_a_region_is_read_in_one_pass_when_the_detector_takes_any_input_size(
+    any_size: bool, standin_models: Callable, make_yolo_output: Callable
+) -> None:
+    models = standin_models(make_yolo_output([(100, 105, 20, 30)], [0.9]), any_size=any_size)
+    detector = TileDetector(models / "tile-detector.onnx")
+    detector._session = counting = CountingSession(detector.session)
+    found = detector.detect_region(np.zeros((1080, 1920, 3), np.uint8), Region(200, 100, 1400, 900, width_px=800))
+    if not any_size:
+        assert len(counting.shapes) == 6 and set(counting.shapes) == {(1, 3, 320, 320)}  # windows of the input
+        return
+    # the 1200x800 region scaled to 800x533, padded (centred) to 800x544: one pass at the tiles' own scale
+    assert detector.any_size and counting.shapes == [(1, 3, 544, 800)]
+    np.testing.assert_allclose(found.xyxy, [[335, 227.5, 365, 272.5]], atol=0.5)
 
 
 @pytest.mark.parametrize(("width", "height"), [(3840, 2160), (640, 480), (320, 320)])

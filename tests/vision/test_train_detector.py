@@ -31,8 +31,13 @@ def test_one_tiny_epoch_round_trips_through_onnx(tmp_path: Path) -> None:
     onnx_path = Path(config["onnx"])
     assert onnx_path.is_file() and config["train_args"]["imgsz"] == 128
     image = np.full((192, 256, 3), 120, np.uint8)
-    detections = TileDetector(onnx_path, confidence=0.0).detect(image)
+    detector = TileDetector(onnx_path, confidence=0.0)
+    detections = detector.detect(image)
     assert len(detections) > 0  # an untrained model still proposes boxes at confidence 0
     assert (
         (detections.xyxy >= 0).all() and (detections.xyxy[:, 2] <= 256).all() and (detections.xyxy[:, 3] <= 192).all()
     )
+    # exported with dynamic axes: a region larger than the training size is read in one pass at its own scale
+    assert detector.any_size and detector.input_size == 128
+    wide = detector.detect_native(np.full((150, 330, 3), 120, np.uint8))
+    assert len(wide) > 0 and (wide.xyxy[:, 2] <= 330).all() and (wide.xyxy[:, 3] <= 150).all()

@@ -189,10 +189,11 @@ def train_detector(
 
 
 def export_onnx(weights: Path, *, imgsz: int, target: Path) -> Path:
-    """ONNX export (opset 17, fixed batch 1); the input size travels in the model's metadata (``imgsz``)."""
+    """ONNX export (opset 17) with dynamic axes: the trained input size travels in the model's metadata
+    (``imgsz``), and the live pipeline reads a whole play area in one pass at native resolution."""
     from ultralytics import YOLO
 
-    exported = Path(YOLO(str(weights)).export(format="onnx", imgsz=imgsz, opset=17, simplify=False, dynamic=False))
+    exported = Path(YOLO(str(weights)).export(format="onnx", imgsz=imgsz, opset=17, simplify=False, dynamic=True))
     target.parent.mkdir(parents=True, exist_ok=True)
     if exported.resolve() != target.resolve():
         shutil.copyfile(exported, target)
