@@ -153,3 +153,23 @@ def test_recipe_needs_kind(tmp_path: Path) -> None:
     path.write_text("name: x\n")
     with pytest.raises(ValueError, match="kind: classifier"):
         C.load_recipe(path)
+
+
+def test_synthetic_seed_picks_which_tiles_of_each_scene(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Built(Exception):
+        pass
+
+    seeds = []
+
+    def record(roots: list[str], **options: object) -> None:
+        seeds.append(options["seed"])
+        raise Built
+
+    monkeypatch.setattr(C, "synthetic_tileset", record)
+    path = tmp_path / "r.yaml"
+    for data, expected in (({"synthetic_seed": 1}, 1), ({}, 7)):
+        recipe = {"kind": "classifier", "seed": 7, "data": {"synthetic": ["somewhere"], "real_train": False, **data}}
+        path.write_text(yaml.safe_dump(recipe))
+        with pytest.raises(Built):
+            C.train_classifier(path, tmp_path / "out")
+        assert seeds.pop() == expected  # the recipe's seed still draws the dev splits

@@ -908,7 +908,7 @@ def train_classifier(recipe_path: Path | str, out_dir: Path | str) -> dict[str, 
                 [root],
                 max_images=data.get("synthetic_max_images"),
                 max_tiles_per_image=data.get("synthetic_max_tiles_per_image"),
-                seed=seed,
+                seed=int(data.get("synthetic_seed", seed)),  # which tiles of each scene; the dev splits keep `seed`
             )
         )
     real_train, real_dev = TileSet(), TileSet()
