@@ -9,15 +9,17 @@ stays a 2-tile set, which the referee flags as invalid (it must never be dropped
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from functools import lru_cache
+from itertools import combinations, pairwise
 
 import numpy as np
 
 from referee.profiles import PROFILES
 from referee.sets import check_set
 from referee.table import LOOSE, Place, Table
-from referee.tiles import ALL_LABELS, Tile
+from referee.tiles import ALL_LABELS, JOKER_LABEL, Tile
 from vision.detections import Detections
 
 ANGLE_TOLERANCE_DEG = 30.0
@@ -43,6 +45,8 @@ CONTEXT_ODDS = 20.0
 the set valid and is at most this many times less probable than the label read (see :class:`SetContext`)."""
 CONTEXT_MIN_PROBABILITY = 0.03
 """...and the runner-up has at least this probability."""
+CONTEXT_ALTERNATIVES = 3
+"""...among each tile's most probable other labels (a mend needs a close runner-up, not the 20th label)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,19 +175,24 @@ class ContextReading:
 
 
 class SetContext:
-    """Re-reads the one unsure tile that makes a set invalid, when its runner-up label makes the set valid.
+    """Re-reads the tiles that make a set invalid, when their runner-up labels make the set valid.
 
     Players lay valid sets far more often than invalid ones, and the classifier's mistakes on small tiles are
     mostly between look-alike numbers (10/13, 11/12, 6/9) with a close runner-up. So when a set is invalid as
-    read and changing a single tile to a label the classifier gave at least 1/:data:`CONTEXT_ODDS` of the
-    winner's probability makes it valid under some rule profile, the tile takes that label. A re-read tile is
-    always marked uncertain: the table reads right, and a person still confirms before anything is reverted —
-    a set really laid wrong with an unsure tile in it is flagged REVIEW, never silently passed.
+    read, the labels that mend it by changing one tile, or two, are weighed by how much less probable the
+    classifier found them than the labels read (the product of the ratios); the best mend is taken when it is
+    at most :data:`CONTEXT_ODDS` times less probable and each new label has at least
+    :data:`CONTEXT_MIN_PROBABILITY`. Re-read tiles are always marked uncertain: the table reads right, and a
+    person still confirms before anything is reverted — a set really laid wrong with an unsure tile in it is
+    flagged REVIEW, never silently passed.
 
     Odds of 20 are still far under the prior: on the settled tables of the eight bench games, where a quarter
     of the moves carry an injected violation, 11 sets in 979 (1.1 %) are invalid. With odds of 6, a black 13
     read as 10 in the frames that settled a bench game's table (13 the runner-up at 0.08-0.30 per frame) was
-    left as read, broke a valid run and, until it was at least marked uncertain, sent its player back.
+    left as read, broke a valid run and, until it was at least marked uncertain, sent its player back. Two
+    tiles: a group of three 10s in a font where 10 and 13 look alike was read 10, 13, 13 (the 13s' runner-up
+    10 at 0.21 and 0.49); the one-tile mend, the first 10 as 13 (0.04 against 0.95), is less likely than both
+    13s as 10s.
     """
 
     def __init__(
@@ -191,41 +200,67 @@ class SetContext:
         *,
         odds: float = CONTEXT_ODDS,
         min_probability: float = CONTEXT_MIN_PROBABILITY,
+        alternatives: int = CONTEXT_ALTERNATIVES,
     ) -> None:
         self.odds = odds
         self.min_probability = min_probability
+        self.alternatives = alternatives
 
-    def reread(self, chain: list[int], class_id: np.ndarray, probs: np.ndarray) -> ContextReading | None:
-        """The most probable other label, within :attr:`odds` of a tile's read label, that mends the set."""
-        read = class_id[chain]
-        floors = np.maximum(self.min_probability, probs[chain, read].astype(np.float64) / self.odds)
-        mends = _mending_labels(chain, class_id, probs, floors)
+    def reread(self, chain: list[int], class_id: np.ndarray, probs: np.ndarray) -> list[ContextReading]:
+        """The re-read tiles of the most probable mend of the set, or none (see the class docstring)."""
+        labels = [int(class_id[i]) for i in chain]
+        if len(chain) < 3 or _valid_somewhere(labels):
+            return []
+        options = [self._alternatives(index, labels[position], probs) for position, index in enumerate(chain)]
+        singles = [(ratio, {p: label}) for p, choices in enumerate(options) for label, ratio in choices]
+        joker = ALL_LABELS.index(JOKER_LABEL)
+        pairs = [
+            (ratio_a * ratio_b, {first: label_a, second: label_b})
+            for first, second in combinations(range(len(chain)), 2)
+            if options[first]
+            and options[second]
+            # jokers in both places must make the set valid first (one check instead of up to nine), unless the
+            # set holds a joker already: a third one is never valid
+            and (joker in labels or _valid_somewhere(_changed(labels, {first: joker, second: joker})))
+            for label_a, ratio_a in options[first]
+            for label_b, ratio_b in options[second]
+        ]
+        mends = [
+            (ratio, changes)
+            for ratio, changes in singles + pairs
+            if ratio >= 1.0 / self.odds and _valid_somewhere(_changed(labels, changes))
+        ]
         if not mends:
-            return None
-        index, label = max(mends, key=lambda mend: float(probs[mend]))  # the first of equals
-        return ContextReading(
-            index, label, float(probs[index, label]), int(class_id[index]), float(probs[index, class_id[index]])
-        )
+            return []
+        _, changes = max(mends, key=lambda mend: mend[0])  # the first of equals: one tile rather than two
+        return [
+            ContextReading(chain[p], label, float(probs[chain[p], label]), labels[p], float(probs[chain[p], labels[p]]))
+            for p, label in changes.items()
+        ]
+
+    def _alternatives(self, index: int, read: int, probs: np.ndarray) -> list[tuple[int, float]]:
+        """(label, probability ratio to the label read) of a tile's most probable other labels worth trying."""
+        row = probs[index].astype(np.float64)
+        read_probability = max(float(row[read]), 1e-9)
+        ranked = [int(label) for label in np.argsort(-row, kind="stable") if int(label) != read]
+        return [
+            (label, float(row[label]) / read_probability)
+            for label in ranked[: self.alternatives]
+            if row[label] >= self.min_probability and row[label] / read_probability >= 1.0 / self.odds
+        ]
 
 
-def _mending_labels(
-    chain: list[int], class_id: np.ndarray, probs: np.ndarray, floors: np.ndarray
-) -> list[tuple[int, int]]:
-    """(tile, label): for a set of 3 or more tiles invalid as read, each other label of a tile with at least its
-    floor's probability that alone makes the set valid under some rule profile."""
-    labels = [int(class_id[i]) for i in chain]
-    if len(chain) < 3 or _valid_somewhere(labels):
-        return []
-    return [
-        (index, label)
-        for position, index in enumerate(chain)
-        for label in np.flatnonzero(probs[index] >= float(floors[position])).tolist()
-        if label != labels[position] and _valid_somewhere([*labels[:position], label, *labels[position + 1 :]])
-    ]
+def _changed(labels: list[int], changes: dict[int, int]) -> list[int]:
+    return [changes.get(position, label) for position, label in enumerate(labels)]
 
 
-def _valid_somewhere(labels: list[int]) -> bool:
+def _valid_somewhere(labels: Sequence[int]) -> bool:
     """The labels in this order are a valid set under at least one rule profile."""
+    return _valid_labels(tuple(labels))
+
+
+@lru_cache(maxsize=4096)
+def _valid_labels(labels: tuple[int, ...]) -> bool:
     tiles = [Tile.parse(ALL_LABELS[i]) for i in labels]
     return any(check_set(tiles, profile).valid for profile in PROFILES.values())
 
@@ -315,8 +350,9 @@ class TableBuilder:
         if self.context is None or probs is None:
             return {}
         probs = np.asarray(probs)
-        rereads = (self.context.reread(chain, detections.class_id, probs) for chain in sets)
-        return {reread.index: reread for reread in rereads if reread is not None}
+        return {
+            reread.index: reread for chain in sets for reread in self.context.reread(chain, detections.class_id, probs)
+        }
 
 
 def _reading_key(center: np.ndarray, row_height: float) -> tuple[int, float]:

@@ -158,6 +158,37 @@ def test_set_context_rereads_a_fairly_sure_tile_whose_runner_up_would_make_the_s
     assert group_tiles(unlikely).uncertain == frozenset()
 
 
+def with_probabilities(detections: Detections, rows: list[dict[str, float]]) -> Detections:
+    """Each tile's probabilities as given (label -> probability); the label read is the first."""
+    probs = np.zeros((len(detections), len(ALL_LABELS)), np.float32)
+    for i, row_probs in enumerate(rows):
+        for name, p in row_probs.items():
+            probs[i, ALL_LABELS.index(name)] = p
+    return detections.with_(probs=probs)
+
+
+def test_set_context_mends_two_tiles_when_that_is_likelier_than_changing_one() -> None:
+    # a bench game: three 10s read 10, 13, 13 in a font where 10 and 13 look alike
+    read = row(["red-10", "blue-13", "orange-13"], (300, 300)).with_(confidence=np.array([0.95, 0.78, 0.48]))
+    rows = [
+        {"red-10": 0.946, "red-13": 0.048},  # one tile changed (13, 13, 13): 0.05 as likely as read
+        {"blue-13": 0.776, "blue-10": 0.211},
+        {"orange-13": 0.477, "orange-10": 0.493},  # two tiles changed (10, 10, 10): 0.28 as likely
+    ]
+    table = group_tiles(with_probabilities(read, rows))
+    assert table.same_layout(Table.of([["red-10", "blue-10", "orange-10"]]))
+    assert table.uncertain == {(0, 1), (0, 2)} and table.extras[(0, 1)]["read_as"] == "blue-13"
+    unlikely = [rows[0], {"blue-13": 0.97, "blue-10": 0.03}, {"orange-13": 0.9, "orange-10": 0.09}]
+    assert group_tiles(with_probabilities(read, unlikely)).same_layout(Table.of([["red-13", "blue-13", "orange-13"]]))
+    hopeless = [{"red-10": 0.99}, *unlikely[1:]]  # 0.033 x 0.1 for two tiles, nothing for one: left as read
+    assert group_tiles(with_probabilities(read, hopeless)).same_layout(Table.of([["red-10", "blue-13", "orange-13"]]))
+    # with a joker in the set already (two more jokers there would be three: no shortcut, still mended)
+    joker_read = row(["joker", "red-13", "red-11", "red-13"], (300, 300))
+    joker_rows = [{"joker": 0.99}, {"red-13": 0.6, "red-10": 0.4}, {"red-11": 0.99}, {"red-13": 0.6, "red-12": 0.4}]
+    table = group_tiles(with_probabilities(joker_read.with_(confidence=np.array([0.99, 0.6, 0.99, 0.6])), joker_rows))
+    assert table.same_layout(Table.of([["joker", "red-10", "red-11", "red-12"]]))
+
+
 def test_set_context_can_be_switched_off() -> None:
     read = row(["black-13", "black-11", "black-12"], (300, 300)).with_(confidence=np.array([0.55, 0.99, 0.99]))
     table = group_tiles(with_probs(read, {0: ("black-10", 0.40)}), use_context=False)
