@@ -41,10 +41,10 @@ JOIN_GAP = 1.0
 JOIN_ANGLE_DEG = 45.0
 """...with their tiles turned up to this much from each other."""
 CONTEXT_ODDS = 20.0
-"""Set context: a tile of a set that is invalid as read is re-read as its runner-up label when that label makes
-the set valid and is at most this many times less probable than the label read (see :class:`SetContext`)."""
+"""Set context: labels that make a set invalid as read valid (one tile changed, or two) replace the labels read
+when they are at most this many times less probable (the product of the ratios; see :class:`SetContext`)."""
 CONTEXT_MIN_PROBABILITY = 0.03
-"""...and the runner-up has at least this probability."""
+"""...and each new label has at least this probability."""
 CONTEXT_ALTERNATIVES = 3
 """...among each tile's most probable other labels (a mend needs a close runner-up, not the 20th label)."""
 
@@ -251,6 +251,7 @@ class SetContext:
 
 
 def _changed(labels: list[int], changes: dict[int, int]) -> list[int]:
+    """``labels`` with the labels at some positions replaced ({position: label})."""
     return [changes.get(position, label) for position, label in enumerate(labels)]
 
 
