@@ -166,7 +166,8 @@ class LiveSession:
 
     def _loop(self, latest: LatestFrame) -> None:
         assert self.pipeline is not None
-        interval = 1.0 / self.options.config.sample_hz
+        config = self.options.config
+        interval = 1.0 / max(config.sample_hz, config.meter_hz)  # readings are spaced by the pipeline itself
         while not self._stop.is_set():
             self._handle_commands()
             frame = latest.take()

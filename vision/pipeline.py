@@ -6,9 +6,10 @@ table. Phases:
 
 - ``stable``: nothing over the table. Activity starts a move; every ``verify_every_s`` one reading checks
   the table did not change unseen.
-- ``active``: hands or motion over the table. ``quiet_samples`` samples without either -> ``settling``.
-- ``settling``: ``readings`` readings are fused (:func:`vision.track.fuse`) into one table, handed to the
-  :class:`~vision.moves.GameKeeper`, which rules on the move; activity in between goes back to ``active``.
+- ``active``: hands or motion over the table. ``quiet_s`` seconds without either -> ``settling``.
+- ``settling``: ``readings`` readings (spaced by about ``1 / sample_hz``) are fused (:func:`vision.track.fuse`)
+  into one table, handed to the :class:`~vision.moves.GameKeeper`, which rules on the move; activity in
+  between goes back to ``active``.
 
 A hand resting on the table keeps the phase ``active`` (the tiles under it cannot be read), with an
 ``occluded`` warning after ``occluded_warn_s``. A camera bump is detected by :class:`CameraMotionCheck` on
@@ -39,6 +40,11 @@ WEAK_DETECTION = 0.45
 """Detector confidence under which a box needs a confidently detected neighbour to be trusted."""
 DOUBTFUL_CONFIDENCE = 0.4
 """Confidence given to a weak box standing alone (below the layout's threshold: uncertain)."""
+READING_SPACING = 0.75
+"""Share of ``1 / sample_hz`` that must pass between two readings of a settling table: a camera metered
+faster than readings are due reads back to back once a reading takes longer than this."""
+QUIET_SLACK_S = 0.01
+"""Frame times are rounded (30 fps: steps of 0.0333 s), so quiet for ``quiet_s`` allows this much less."""
 OVERHEAD_NMS_IOU = 0.3
 """Seen from above, tiles on the table never overlap: a box overlapping another by this much is a duplicate."""
 
@@ -55,9 +61,14 @@ def pipeline_reader(models: Any = None) -> Any:
 @dataclass(frozen=True)
 class PipelineConfig:
     sample_hz: float = 6.0
-    """Frames per second looked at (a video file is sampled at this rate; a camera as fast as it goes)."""
-    quiet_samples: int = 2
-    """Samples without motion or hands before the table counts as settling."""
+    """Frames per second read while the table settles; a video file is sampled at this rate."""
+    meter_hz: float = 15.0
+    """Frames per second a camera's activity is measured at (cheap: 2 ms a 1080p frame). Sooner than
+    ``sample_hz`` it sees the hands leave; on the bench games it cut the wall-clock latency of live rulings."""
+    quiet_s: float = 0.3
+    """Seconds without motion or hands since the last busy sample before the table counts as settling: two
+    quiet samples at 6 a second (one after hands leave can still show a tile sliding, or a video encoder's
+    smear of the arm)."""
     readings: int = 3
     """Readings fused into one settled table..."""
     agreeing_readings: int = 3
@@ -122,7 +133,10 @@ class TablePipeline:
         self.state_readings: list[Detections] = []
         """Readings of the table since it last settled (fused together to verify and refine it)."""
         self.disagreement: Table | None = None
-        self.quiet = 0
+        self.busy_s = -1e9
+        """Time of the last sample with motion or hands."""
+        self.read_s = -1e9
+        """Time of the frame last read while settling."""
         self.activity_start: float | None = None
         self.seats: Counter[int] = Counter()
         self.hands = False
@@ -241,7 +255,7 @@ class TablePipeline:
             if activity.seat is not None:
                 self.seats[activity.seat] += 1
         if activity.busy or activity.global_change:
-            self.quiet = 0
+            self.busy_s = time_s
             started = self.activity_start if self.activity_start is not None else time_s
             resting = activity.arm and activity.motion < 0.002
             if resting and time_s - started > self.config.occluded_warn_s and not self.warned_occluded:
@@ -255,9 +269,8 @@ class TablePipeline:
                     }
                 )
             return events
-        self.quiet += 1
-        if self.quiet >= self.config.quiet_samples:
-            self.phase, self.readings = "settling", []
+        if time_s - self.busy_s >= self.config.quiet_s - QUIET_SLACK_S:
+            self.phase, self.readings, self.read_s = "settling", [], -1e9
         return events
 
     def _settling(self, image: np.ndarray, time_s: float, frame: int, activity: Activity) -> list[Event]:
@@ -266,6 +279,9 @@ class TablePipeline:
                 self.readings = []
                 return []
             return self._begin_activity(time_s, frame, activity, keep_start=True)
+        if time_s - self.read_s < READING_SPACING / self.config.sample_hz:
+            return []  # metered only: still quiet, and the next reading is not due yet
+        self.read_s = time_s
         self.readings.append(self._read(image))
         count = len(self.readings)
         if count < self.config.readings and not (count >= self.config.agreeing_readings and unanimous(self.readings)):
@@ -283,7 +299,7 @@ class TablePipeline:
             pressed_s, pressed_frame = self.clock_pressed
             self.clock_pressed = None
             events += self.keeper.clock(time_s=pressed_s, frame=pressed_frame, table=table, left_out=left_out)
-        self.phase, self.state_readings, self.readings, self.quiet = "stable", self.readings, [], 0
+        self.phase, self.state_readings, self.readings = "stable", self.readings, []
         self.disagreement = None
         self.meter.set_background(image)
         self.last_verify = time_s
@@ -298,7 +314,7 @@ class TablePipeline:
             self.seats = Counter()
             self.hands = False
         events = self.keeper.activity(time_s=time_s, frame=frame) if self.phase == "stable" else []
-        self.phase, self.readings, self.quiet, self.state_readings = "active", [], 0, []
+        self.phase, self.readings, self.state_readings, self.busy_s = "active", [], [], time_s
         if activity.arm:
             self.hands = True
             if activity.seat is not None:

@@ -176,6 +176,37 @@ def test_two_agreeing_readings_can_settle_the_table_and_a_disagreeing_pair_takes
     assert same(move["after"], START) and reader.calls == 5
 
 
+class TimedReader:
+    """The pixel reader, noting the scene time of every reading (``feed`` is set once the feed exists)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.feed, self.times = inner, None, []
+
+    def read(self, image: np.ndarray, region: object = None) -> Detections:
+        self.times.append(self.feed.time_s)
+        return self.inner.read(image, region)
+
+
+def test_a_camera_metered_faster_than_readings_settles_after_the_same_quiet_time(scenes: Any) -> None:
+    """At 15 samples a second (live's meter rate), settling still waits ``quiet_s`` after the hands leave,
+    and readings of the settling table stay spaced, metered in between."""
+    config = PipelineConfig()
+    scene = scenes.TableScene()
+    scene.show(START)
+    reader = TimedReader(scenes.PixelReader())
+    feed = reader.feed = scenes.SceneFeed(scenes.pipeline(scene, reader=reader), scene, hz=15.0)
+    feed.run(2.0)
+    feed.hands("bottom", OPENED)
+    left, before = feed.time_s, len(reader.times)
+    [move] = moves(feed.run(2.0))
+    settling = reader.times[before : before + config.readings]
+    assert settling[0] >= left + config.quiet_s - 0.01  # the first armless sample moved (the arm went): busy
+    gaps = np.diff(settling)
+    assert len(gaps) == 2 and all(gap >= 0.75 / config.sample_hz for gap in gaps) and all(gap < 0.2 for gap in gaps)
+    assert move["time_s"] == pytest.approx(settling[-1]) and same(move["after"], OPENED)
+    assert move["time_s"] - left < 0.7  # at 6 samples a second: 0.67 s after the first armless sample
+
+
 def test_a_still_table_is_read_only_now_and_then(scenes: Any) -> None:
     reader = scenes.PixelReader()
     feed = game(scenes, reader=reader)
