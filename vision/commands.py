@@ -105,7 +105,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from vision import evaluate
 
     reader = _reader(args.models, args.tiled)
-    rows, summary = evaluate.evaluate(reader, args.data, split=args.split, limit=args.limit)
+    if not 0.0 < args.match_iou <= 1.0:
+        raise rules_cli.CommandError(f"--match-iou must be in (0, 1], not {args.match_iou}")
+    rows, summary = evaluate.evaluate(reader, args.data, split=args.split, limit=args.limit, match_iou=args.match_iou)
     if args.csv:
         evaluate.write_csv(rows, args.csv)
     if not args.json:
@@ -181,6 +183,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     evaluate.add_argument("--csv", type=Path, metavar="ROWS.csv", help="write one row per image")
     evaluate.add_argument("--limit", type=int, metavar="N", help="evaluate the first N images only")
+    evaluate.add_argument(
+        "--match-iou", type=float, default=0.5, metavar="IOU",
+        help="overlap a box needs with a labelled box to count as that tile (default 0.5)",
+    )  # fmt: skip
     _add_models(evaluate)
     rules_cli.add_json_option(evaluate)
 

@@ -154,13 +154,18 @@ def analyse_folder(folder: Path, out: Path, reader: Any, *, progress: bool = Fal
     return scores
 
 
-def truth_calibration(header: dict[str, Any], out: Path) -> Path:
-    """The play area's corners from a synthetic game's truth header, saved as ``out/calibration.json``."""
+def play_area_calibration(header: dict[str, Any]) -> Any:
+    """The calibration from the play area's corners in a synthetic game's truth header."""
     from vision.calibrate import from_corners
     from vision.synth.video import PLAY_AREA
 
     size_mm = header.get("play_area_mm", [PLAY_AREA.width, PLAY_AREA.height])
-    calibration = from_corners(header["play_area_px"], size_mm=tuple(size_mm))
+    return from_corners(header["play_area_px"], size_mm=tuple(size_mm))
+
+
+def truth_calibration(header: dict[str, Any], out: Path) -> Path:
+    """:func:`play_area_calibration`, saved as ``out/calibration.json``."""
+    calibration = play_area_calibration(header)
     out.mkdir(parents=True, exist_ok=True)
     calibration.save(out / "calibration.json")
     return out / "calibration.json"

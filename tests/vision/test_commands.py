@@ -147,3 +147,8 @@ def test_missing_models_are_one_line_errors(command: str, tmp_path: Path, capsys
 def test_eval_without_a_dataset_is_a_one_line_error(models: Path, tmp_path: Path, capsys) -> None:
     code, _, err = run(["eval", "--data", str(tmp_path / "none"), "--models", str(models)], capsys)
     assert code == 2 and "no images/ folder" in err and err.count("\n") == 1
+
+
+def test_eval_with_a_match_iou_out_of_range_is_a_one_line_error(models: Path, tmp_path: Path, capsys) -> None:
+    code, _, err = run(["eval", "--data", str(tmp_path), "--models", str(models), "--match-iou", "1.5"], capsys)
+    assert code == 2 and "--match-iou must be in (0, 1]" in err and err.count("\n") == 1

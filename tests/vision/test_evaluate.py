@@ -79,6 +79,13 @@ def test_score_image_counts_boxes_and_labels() -> None:
     assert result.pairs == (("red-1", "red-1"), ("red-2", "red-3"))
 
 
+def test_a_label_box_drawn_off_its_tile_matches_at_a_lower_iou() -> None:
+    sample = Sample(Path("a.jpg"), ("red-1",), np.array([[0, 0, 10, 10]], np.float32))
+    predicted = Detections.of_boxes([[4, 0, 14, 10]], [0.9], ["red-1"])  # IoU 6/14 = 0.43
+    strict, tolerant = score_image(sample, predicted, 1.0), score_image(sample, predicted, 1.0, iou=0.4)
+    assert (strict.tp, strict.fp, strict.fn) == (0, 1, 1) and (tolerant.tp, tolerant.fp, tolerant.fn) == (1, 0, 0)
+
+
 class FixedReader:
     """Reads every image as the same two tiles."""
 
@@ -106,6 +113,7 @@ def test_evaluate_a_yolo_folder(dataset: Path, tmp_path: Path) -> None:
     assert samples[0].labels == ("black-1", "red-7")
     np.testing.assert_allclose(samples[0].boxes, [[10, 10, 30, 40], [40, 10, 60, 40]], atol=1e-4)
     rows, summary = evaluate(FixedReader(), dataset)
+    assert summary["match_iou"] == 0.5
     assert [(r.tp, r.fp, r.fn, r.e2e_tp, r.perfect) for r in rows] == [(2, 0, 0, 2, True), (1, 1, 0, 0, False)]
     assert summary["images"] == 2 and summary["perfect_images"] == 0.5
     write_csv(rows, tmp_path / "rows.csv")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 from pathlib import Path
 
 from referee.cli import add_command, add_json_option, emit
@@ -63,6 +64,35 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_quantize(args: argparse.Namespace) -> int:
+    source, target = Path(args.model), Path(args.out)
+    if not source.is_file():
+        raise ValueError(f"no model file {str(source)!r}")
+    if target.resolve() == source.resolve():
+        raise ValueError("--out must not overwrite --model (the FP32 source is the quantization's input)")
+    game = Path(args.game) if args.game else None
+    try:
+        from vision.recognition import TileDetector, TileReader
+        from vision.train.quantize import calibration_reads, quantize_detector, record_detector_inputs, write_card_entry
+
+        reads = calibration_reads(args.photos, args.seed, game, args.frames)
+        reader = TileReader(args.models)  # its classifier; the detector read with is the FP32 source
+        reader.detector = TileDetector(source)
+        feeds = record_detector_inputs(reader, reads)
+        with tempfile.TemporaryDirectory() as work:
+            entry = quantize_detector(source, target, feeds, Path(work))
+    except ImportError as error:
+        raise TrainingUnavailable(f"quantizing needs onnx: pip install -e '.[train]' ({error})") from None
+    command = f"rummikub-referee quantize --model {source} --out {target} --photos {args.photos} --seed {args.seed}"
+    if game:
+        command += f" --game {game} --frames {args.frames}"
+    entry = {"command": command, "photos": args.photos, "seed": args.seed, "game": str(game) if game else None, **entry}
+    if args.card:
+        write_card_entry(Path(args.card), entry)
+    emit(args, entry, f"quantized {source} -> {target} ({entry['onnx_bytes']} bytes, {len(feeds)} inputs)")
+    return 0
+
+
 def register(commands: argparse._SubParsersAction) -> None:
     train = add_command(
         commands,
@@ -87,3 +117,21 @@ def register(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--out", required=True)
     export.add_argument("--imgsz", type=int, default=640)
     add_json_option(export)
+
+    quantize = add_command(
+        commands,
+        "quantize",
+        cmd_quantize,
+        "Quantize the FP32 detector to INT8, calibrated on real training photos and a synthetic game's frames.",
+        "rummikub-referee quantize --model runs/tile-detector-fp32.onnx --out models/tile-detector.onnx"
+        " --game cache/calib-game --card models/tile-detector.json",
+    )
+    quantize.add_argument("--model", required=True, help="the FP32 detector (ONNX)")
+    quantize.add_argument("--out", required=True, help="the INT8 detector to write")
+    quantize.add_argument("--photos", type=int, default=60, help="real training photos to calibrate on (default 60)")
+    quantize.add_argument("--seed", type=int, default=0, help="draws the photos (default 0)")
+    quantize.add_argument("--game", help="a synth-game folder whose play area frames calibrate too")
+    quantize.add_argument("--frames", type=int, default=20, help="evenly spaced frames of --game (default 20)")
+    quantize.add_argument("--card", help="model card JSON to record the quantization in")
+    quantize.add_argument("--models", help="folder of the classifier the reader uses (default: models/)")
+    add_json_option(quantize)
