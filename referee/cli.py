@@ -12,9 +12,9 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
-from referee.moves import Ruling, Verdict, check_move
+from referee.moves import Ruling, Verdict, check_move, unsure_of_left_out
 from referee.profiles import DEFAULT_PROFILE, PROFILES
 from referee.scoring import Game, ScoreError, score_game, tournament_sheet
 from referee.sets import TileSet
@@ -23,7 +23,16 @@ from referee.table import Table, TableError
 PROG = "rummikub-referee"
 EXIT_USAGE = 2
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}
-TABLE_READERS: dict[str, Callable[[str], Table]] = {}
+
+
+class TableReading(NamedTuple):
+    """A table read from a file, and how many boxes of a photo were left out of it as most likely not tiles."""
+
+    table: Table
+    left_out: int = 0
+
+
+TABLE_READERS: dict[str, Callable[[str], TableReading]] = {}
 """Readers of tables from other files, by suffix (``.jpg`` -> a photo reader). The rules package leaves it
 empty; ``vision.commands.register`` fills it for photos, so ``check`` accepts them (referee never imports vision)."""
 
@@ -107,7 +116,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     if args.time_limit is not _NOT_GIVEN:
         options["time_limit_s"] = args.time_limit
-    ruling = check_move(before, after, opened=args.opened, profile=args.profile, elapsed_s=args.elapsed, **options)
+    ruling = check_move(
+        before.table, after.table, opened=args.opened, profile=args.profile, elapsed_s=args.elapsed, **options
+    )
+    ruling = unsure_of_left_out(ruling, before.left_out + after.left_out)
     emit(args, ruling.to_dict(), format_ruling(ruling))
     return 0
 
@@ -239,7 +251,7 @@ def _read_json(path: str) -> Any:
         ) from None
 
 
-def _read_table(path: str) -> Table:
+def _read_table(path: str) -> TableReading:
     suffix = Path(path).suffix.lower()
     if suffix in TABLE_READERS:
         return TABLE_READERS[suffix](path)
@@ -248,7 +260,7 @@ def _read_table(path: str) -> Table:
             f"{path}: reading photos needs the tile recognition model, which this version does not ship yet"
         )
     try:
-        return Table.from_json(_read_json(path))
+        return TableReading(Table.from_json(_read_json(path)))
     except TableError as error:
         raise TableError(f"{path}: {error}") from None
 

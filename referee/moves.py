@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from referee.profiles import DEFAULT_PROFILE, Profile, get_profile
@@ -142,6 +142,15 @@ class _Findings:
 
     def add(self, code: Code, detail: str, **kwargs: Any) -> None:
         self.violations.append(Violation(code, detail, **kwargs))
+
+
+def unsure_of_left_out(ruling: Ruling, left_out: int) -> Ruling:
+    """A REVERT becomes REVIEW when boxes were left out of the tables as not tiles: one of them may have been
+    a tile (under glare, say), and a tile missing from the reading looks like a tile taken back."""
+    if not left_out or ruling.verdict is not Verdict.REVERT or all(v.code is Code.TIMEOUT for v in ruling.violations):
+        return ruling  # over time whatever the tiles are
+    note = f"{left_out} weak box(es) left out of the reading as not tiles: a tile may be missing; a person decides"
+    return replace(ruling, verdict=Verdict.REVIEW, penalty_tiles=0, notes=(*ruling.notes, note))
 
 
 def check_move(

@@ -46,13 +46,15 @@ def _cached_reader(models: Path, tiled: bool) -> Any:
     return reader
 
 
-def read_photo_table(path: str, models: Path | None = None, tiled: bool = False) -> Table:
-    """The table in a photo: detect, classify, group into sets (low-confidence tiles marked uncertain)."""
+def read_photo_table(path: str, models: Path | None = None, tiled: bool = False) -> rules_cli.TableReading:
+    """The table in a photo: detect, classify, group into sets (low-confidence tiles marked uncertain), with
+    the count of boxes left out as most likely not tiles (``check`` then rules REVIEW rather than REVERT)."""
     from vision.layout import group_tiles
     from vision.recognition import load_image
 
     image = load_image(path)
-    return group_tiles(_reader(models, tiled).read(image))
+    reader = _reader(models, tiled)
+    return rules_cli.TableReading(group_tiles(reader.read(image)), reader.last_left_out)
 
 
 def _write_annotation(out: Path, image: Any, source: Any) -> None:

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from referee.moves import Code, Ruling, Verdict, check_move
+from referee.moves import check_move, unsure_of_left_out
 from referee.profiles import get_profile
 from referee.table import LOOSE, Table
 from referee.tiles import Tile
@@ -228,7 +228,7 @@ class GameKeeper:
         elapsed = max(0.0, at["time_s"] - self.turn_started_s)
         limit = {} if self.time_limit_s is _USE_PROFILE else {"time_limit_s": self.time_limit_s}
         ruling = check_move(before, after, opened=opened, profile=self.profile, elapsed_s=elapsed, **limit)
-        ruling = _unsure_of_left_out(ruling, at.get("left_out", 0) + self.left_out)
+        ruling = unsure_of_left_out(ruling, at.get("left_out", 0) + self.left_out)
         return {
             "event": "move",
             **at,
@@ -444,15 +444,6 @@ class GameKeeper:
         if set_index == LOOSE:
             return {**table, "loose": new_rows}
         return {**table, "sets": [*table["sets"][:set_index], new_rows, *table["sets"][set_index + 1 :]]}
-
-
-def _unsure_of_left_out(ruling: Ruling, left_out: int) -> Ruling:
-    """A REVERT becomes REVIEW when boxes were left out of the tables as not tiles: one of them may have been
-    a tile (under glare, say), and a tile missing from the reading looks like a tile taken back."""
-    if not left_out or ruling.verdict is not Verdict.REVERT or all(v.code is Code.TIMEOUT for v in ruling.violations):
-        return ruling  # over time whatever the tiles are
-    note = f"{left_out} weak box(es) left out of the reading as not tiles: a tile may be missing; a person decides"
-    return replace(ruling, verdict=Verdict.REVIEW, penalty_tiles=0, notes=(*ruling.notes, note))
 
 
 def looks_restored(table: Table, target: Table) -> bool:

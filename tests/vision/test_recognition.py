@@ -80,7 +80,8 @@ def test_reader_combines_both_and_times_them(models: Path) -> None:
 def test_reader_drops_boxes_the_classifier_cannot_name(standin_models: Callable, make_yolo_output: Callable) -> None:
     # Detector 0.9 and 0.6 on a red and a grey crop: 0.9 x 1.0 is a tile; 0.6 x 1/53 (equal odds) is texture.
     models = standin_models(make_yolo_output([(60, 105, 20, 30), (110, 105, 20, 30)], [0.9, 0.6]))
-    assert TileReader(models).read(tiles_photo()).labels == ["red-5"]
+    reader = TileReader(models)
+    assert reader.read(tiles_photo()).labels == ["red-5"] and reader.last_left_out == 1
     kept = TileReader(models, not_a_tile=0.0).read(tiles_photo())  # the live pipeline: fused first, then left out
     assert len(kept) == 2 and tile_likelihood(kept).tolist() == pytest.approx([0.9, 0.6 / 53], abs=0.01)
 
