@@ -25,14 +25,15 @@ EXIT_USAGE = 2
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}
 
 
-class TableReading(NamedTuple):
-    """A table read from a file, and how many boxes of a photo were left out of it as most likely not tiles."""
+class TableFromFile(NamedTuple):
+    """A table read from a file, and how many boxes of a photo were left out of it as most likely not tiles
+    (the count only: the live pipeline's ``vision.pipeline.TableReading`` keeps the boxes themselves)."""
 
     table: Table
     left_out: int = 0
 
 
-TABLE_READERS: dict[str, Callable[[str], TableReading]] = {}
+TABLE_READERS: dict[str, Callable[[str], TableFromFile]] = {}
 """Readers of tables from other files, by suffix (``.jpg`` -> a photo reader). The rules package leaves it
 empty; ``vision.commands.register`` fills it for photos, so ``check`` accepts them (referee never imports vision)."""
 
@@ -251,7 +252,7 @@ def _read_json(path: str) -> Any:
         ) from None
 
 
-def _read_table(path: str) -> TableReading:
+def _read_table(path: str) -> TableFromFile:
     suffix = Path(path).suffix.lower()
     if suffix in TABLE_READERS:
         return TABLE_READERS[suffix](path)
@@ -260,7 +261,7 @@ def _read_table(path: str) -> TableReading:
             f"{path}: reading photos needs the tile recognition model, which this version does not ship yet"
         )
     try:
-        return TableReading(Table.from_json(_read_json(path)))
+        return TableFromFile(Table.from_json(_read_json(path)))
     except TableError as error:
         raise TableError(f"{path}: {error}") from None
 

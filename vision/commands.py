@@ -46,7 +46,7 @@ def _cached_reader(models: Path, tiled: bool) -> Any:
     return reader
 
 
-def read_photo_table(path: str, models: Path | None = None, tiled: bool = False) -> rules_cli.TableReading:
+def read_photo_table(path: str, models: Path | None = None, tiled: bool = False) -> rules_cli.TableFromFile:
     """The table in a photo: detect, classify, group into sets (low-confidence tiles marked uncertain), with
     the count of boxes left out as most likely not tiles (``check`` then rules REVIEW rather than REVERT)."""
     from vision.layout import group_tiles
@@ -54,7 +54,7 @@ def read_photo_table(path: str, models: Path | None = None, tiled: bool = False)
 
     image = load_image(path)
     reader = _reader(models, tiled)
-    return rules_cli.TableReading(group_tiles(reader.read(image)), reader.last_left_out)
+    return rules_cli.TableFromFile(group_tiles(reader.read(image)), reader.last_left_out)
 
 
 def _write_annotation(out: Path, image: Any, source: Any) -> None:

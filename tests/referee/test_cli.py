@@ -39,14 +39,14 @@ def test_a_revert_on_a_reading_with_boxes_left_out_asks_a_person(
     from referee.table import Table
 
     kept = Table.from_json(json.loads(Path(tables["kept"]).read_text()))
-    readers = {".scan": lambda path: cli.TableReading(kept, left_out=1)}
+    readers = {".scan": lambda path: cli.TableFromFile(kept, left_out=1)}
     monkeypatch.setattr(cli, "TABLE_READERS", readers)
     code, out, _ = run("check", tables["before"], "after.scan", "--opened", "--json", capsys=capsys)
     ruling = json.loads(out)
     assert code == 0 and ruling["verdict"] == "review" and ruling["penalty_tiles"] == 0
     assert [v["code"] for v in ruling["violations"]] == ["joker-kept"]
     assert "1 weak box(es) left out" in ruling["notes"][-1]
-    readers[".scan"] = lambda path: cli.TableReading(kept)  # nothing left out: the revert stands
+    readers[".scan"] = lambda path: cli.TableFromFile(kept)  # nothing left out: the revert stands
     code, out, _ = run("check", tables["before"], "after.scan", "--opened", "--json", capsys=capsys)
     assert json.loads(out)["verdict"] == "revert"
 
