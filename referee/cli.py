@@ -8,7 +8,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shlex
 import sys
+import tempfile
+import traceback
 from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
@@ -22,6 +26,12 @@ from referee.table import Table, TableError
 
 PROG = "rummikub-referee"
 EXIT_USAGE = 2
+"""Bad input: a usage error, an unreadable or malformed file, an impossible value. One line says what is wrong."""
+EXIT_INTERNAL = 1
+"""A bug: one line says where the traceback was saved (``validate`` also exits 1 for an invalid set)."""
+EXIT_INTERRUPTED = 130
+DEBUG_ENV = "RUMMIKUB_REFEREE_DEBUG"
+"""Set to 1 to see the full traceback of any error on standard error as well."""
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}
 
 
@@ -240,16 +250,22 @@ def _format_scores(result: dict[str, Any]) -> str:
 
 
 def _read_json(path: str) -> Any:
+    """The JSON in a file (``-``: standard input); every way it can be unreadable is one line naming the file."""
+    where = "standard input" if path == "-" else path
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise CommandError(f"cannot read {path!r}: {getattr(error, 'strerror', None) or error}") from None
+    except UnicodeDecodeError as error:
+        raise CommandError(f"{where}: not a JSON text file (not UTF-8 at byte {error.start})") from None
+    except OSError as error:
+        raise CommandError(f"cannot read {where!r}: {error.strerror or error}") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise CommandError(
-            f"{path}: malformed JSON ({error.msg} at line {error.lineno} column {error.colno})"
+            f"{where}: malformed JSON ({error.msg} at line {error.lineno} column {error.colno})"
         ) from None
+    except RecursionError:  # Python's parser gives up on arrays nested about a thousand deep
+        raise CommandError(f"{where}: JSON nested too deeply to be a table or a game") from None
 
 
 def _read_table(path: str) -> TableFromFile:
@@ -370,19 +386,103 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> int:
-    """Parse and dispatch; domain errors become one line on standard error and exit status 2."""
-    args = parser.parse_args(argv)
+# -- the error boundary ---------------------------------------------------------------------------------
+
+INPUT_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, RecursionError, MemoryError, KeyError, TypeError)
+"""What bad input raises. Domain errors are ``ValueError`` subclasses quoting the input (json, Unicode and PIL's
+unreadable-image errors are ``ValueError`` or ``OSError`` too); the rest are the safety net for a reader that
+missed a case: nesting too deep, a file too big, a key or type missing from an incomplete file."""
+INPUT_ERROR_NAMES: set[str] = set()
+"""Input errors of libraries the rules package never imports (``"yaml.YAMLError"``, ``"cv2.error"``), by dotted
+name; ``vision.cli`` adds them. Resolved only when the library is loaded: if it is not, it raised nothing."""
+SECRET_OPTIONS = ("--token", "--password")
+"""Options whose value never goes into a crash file."""
+
+
+def _exit_status(error: Exception, argv: Sequence[str] | None) -> int:
+    """One line on standard error for ``error`` (the traceback too with ``RUMMIKUB_REFEREE_DEBUG=1``), and the exit
+    status: 2 for bad input, 1 for a bug, whose traceback is saved to a crash file the line names."""
+    if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+        traceback.print_exception(error, file=sys.stderr)
+    if isinstance(error, ValueError | OSError):  # a domain error: its message names the file and the problem
+        print(f"{PROG}: error: {_one_line(error)}", file=sys.stderr)
+        return EXIT_USAGE
+    saved = _save_traceback(error, argv)
+    if _is_input_error(error):  # a reader missed this case: say what is wrong, keep the traceback to fix it
+        print(f"{PROG}: error: {_describe_input_error(error)} ({saved})", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{PROG}: internal error ({type(error).__name__}: {_one_line(error)}); {saved}", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def _is_input_error(error: BaseException) -> bool:
+    if isinstance(error, INPUT_ERRORS):
+        return True
+    for name in INPUT_ERROR_NAMES:
+        module_name, _, attribute = name.rpartition(".")
+        module = sys.modules.get(module_name)
+        kind = getattr(module, attribute, None) if module is not None else None
+        if isinstance(kind, type) and isinstance(error, kind):
+            return True
+    return False
+
+
+def _describe_input_error(error: BaseException) -> str:
+    """What the safety net can say about an input error that no reader turned into a message of its own."""
+    if isinstance(error, RecursionError):
+        return "the input is nested too deeply to read"
+    if isinstance(error, MemoryError):
+        return "not enough memory to read the input (is it far too large?)"
+    if isinstance(error, KeyError):
+        return f"incomplete input: {error.args[0]!r} is missing" if error.args else "incomplete input"
+    if isinstance(error, TypeError):
+        return f"malformed input: {_one_line(error)}"
+    return _one_line(error)
+
+
+def _one_line(error: BaseException, limit: int = 400) -> str:
+    """The error's message on one line (OpenCV's and YAML's span several), at most ``limit`` characters."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _save_traceback(error: BaseException, argv: Sequence[str] | None) -> str:
+    """Write the traceback to a new file in the system's temporary folder; the words that point to it."""
+    command = _redacted(list(sys.argv[1:] if argv is None else argv))
     try:
+        handle, name = tempfile.mkstemp(prefix=f"{PROG}-crash-", suffix=".txt")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(f"{PROG} {shlex.join(command)}\n\n")
+            out.write("".join(traceback.format_exception(error)))
+    except OSError as write_error:
+        return f"the traceback could not be saved ({write_error.strerror or write_error}); run with {DEBUG_ENV}=1"
+    return f"traceback in {name}"
+
+
+def _redacted(argv: list[str]) -> list[str]:
+    """The command line without secrets: values of ``--token``-like options, passwords in URLs."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] in SECRET_OPTIONS:
+            arg = "***"
+        elif arg.startswith(tuple(f"{option}=" for option in SECRET_OPTIONS)):
+            arg = arg.split("=", 1)[0] + "=***"
+        out.append(re.sub(r"(//)[^/@\s]*@", r"\1***@", arg))
+    return out
+
+
+def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> int:
+    """Parse and dispatch inside the one error boundary every command shares (see :func:`_exit_status`)."""
+    try:
+        args = parser.parse_args(argv)  # usage errors exit 2 with one line (_Parser.error)
         return args.func(args)
     except BrokenPipeError:  # the reader went away (`| head`): not an error; an OSError, so it must come first
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Python would write the broken pipe error at exit
         return 0
-    except (ValueError, OSError) as error:  # domain errors are ValueError subclasses quoting the input
-        print(f"{PROG}: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
+    except Exception as error:  # the boundary: one line on standard error, never a traceback
+        return _exit_status(error, argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

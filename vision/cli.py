@@ -6,10 +6,18 @@ Each command imports what it needs when it runs, so ``rummikub-referee validate`
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from referee import cli as rules_cli
+
+INPUT_ERROR_NAMES = ("yaml.YAMLError", "cv2.error", "PIL.Image.DecompressionBombError")
+"""Libraries' exceptions that mean bad input (a malformed YAML file, an image OpenCV cannot process, a
+decompression bomb): one line and exit status 2 where no reader turned them into a message of its own."""
+QUIET_NATIVE_LOGS = {"OPENCV_LOG_LEVEL": "SILENT", "OPENCV_FFMPEG_LOGLEVEL": "-8"}
+"""OpenCV and FFmpeg write their own complaints about a corrupt image or video straight to standard error, around
+the one line that says what is wrong; ``RUMMIKUB_REFEREE_DEBUG=1`` lets them through."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,7 +37,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    rules_cli.INPUT_ERROR_NAMES.update(INPUT_ERROR_NAMES)
+    _quiet_native_logs()
     return rules_cli.run(build_parser(), argv)
+
+
+def _quiet_native_logs() -> None:
+    """Silence OpenCV's and FFmpeg's own stderr messages unless debugging (the environment, for a ``cv2`` not yet
+    imported; OpenCV's log level too, for one that is)."""
+    if os.environ.get(rules_cli.DEBUG_ENV, "") not in ("", "0"):
+        return
+    for name, value in QUIET_NATIVE_LOGS.items():
+        os.environ.setdefault(name, value)
+    cv2 = sys.modules.get("cv2")
+    if cv2 is not None:
+        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
 
 
 if __name__ == "__main__":

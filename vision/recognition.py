@@ -27,6 +27,7 @@ import numpy as np
 from referee.tiles import ALL_LABELS
 from vision.crops import crop_boxes, to_input
 from vision.detections import UNCLASSIFIED, Detections
+from vision.imagefile import ImageReadError, NativeMessages, check_image_size, header_size
 
 DETECTOR_FILE = "tile-detector.onnx"
 CLASSIFIER_FILE = "tile-classifier.onnx"
@@ -64,10 +65,6 @@ drops 20 true tiles); on the classifier's 42 development photos (which it never 
 boxes and no true tile."""
 
 
-class ImageReadError(ValueError):
-    """A photo that cannot be read: missing, unreadable or not an image."""
-
-
 class ModelNotFoundError(FileNotFoundError):
     """A model file is missing; the message names it and says where the models ship."""
 
@@ -86,7 +83,8 @@ def default_models_dir() -> Path:
 
 
 def load_image(path: str | Path) -> np.ndarray:
-    """A photo as a BGR uint8 array (EXIF orientation applied); one-line errors for bad files."""
+    """A photo as a BGR uint8 array (EXIF orientation applied); one-line errors for bad files, and for images too
+    small to hold a tile or too large to read, refused from the header before any pixel is decoded."""
     path = Path(path)
     try:
         raw = np.fromfile(path, np.uint8)
@@ -94,9 +92,17 @@ def load_image(path: str | Path) -> np.ndarray:
         raise ImageReadError(f"{path}: no such image file") from None
     except OSError as error:
         raise ImageReadError(f"{path}: cannot read ({error.strerror or error})") from None
-    image = cv2.imdecode(raw, cv2.IMREAD_COLOR) if raw.size else None
+    if not raw.size:
+        raise ImageReadError(f"{path}: not a readable image (an empty file)")
+    header_size(raw.tobytes(), path)
+    with NativeMessages() as decoder:
+        image = cv2.imdecode(raw, cv2.IMREAD_COLOR)
     if image is None:
-        raise ImageReadError(f"{path}: not a readable image (corrupt file or unsupported format)")
+        said = f": {decoder.first_line}" if decoder.first_line else ""
+        raise ImageReadError(f"{path}: not a readable image (corrupt file or unsupported format{said})")
+    if decoder.says_truncated():
+        raise ImageReadError(f"{path}: damaged image data ({decoder.first_line}); a part of the photo is missing")
+    check_image_size(image.shape[1], image.shape[0], path)  # formats PIL does not know are only checked now
     return image
 
 
@@ -138,7 +144,7 @@ class Letterbox:
         """(letterboxed image, scale, (pad_x, pad_y)); original = (letterboxed - pad) / scale."""
         height, width = image.shape[:2]
         scale = min(self.height / height, self.width / width, np.inf if self.scale_up else 1.0)
-        new_w, new_h = round(width * scale), round(height * scale)
+        new_w, new_h = max(1, round(width * scale)), max(1, round(height * scale))  # a 5000x16 strip keeps a row
         pad_x, pad_y = (self.width - new_w) / 2, (self.height - new_h) / 2
         # Same rounding as ultralytics.data.augment.LetterBox, so the pixels match training exactly.
         top, bottom = round(pad_y - 0.1), round(pad_y + 0.1)

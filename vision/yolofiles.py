@@ -9,6 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
+from vision import imagefile
+from vision.yamlfile import YamlFileError, read_yaml, require_mapping
+
 
 class DatasetError(ValueError):
     """A dataset folder or label file that cannot be read as YOLO data; the message names the culprit."""
@@ -16,28 +19,35 @@ class DatasetError(ValueError):
 
 def class_names(data_dir: Path) -> list[str]:
     """Class names from ``data.yaml`` or ``classes.yaml`` in the folder or its parent."""
-    import yaml
-
     for folder in (data_dir, data_dir.parent):
         for name in ("data.yaml", "classes.yaml"):
             path = folder / name
             if path.is_file():
-                names = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("names")
-                if isinstance(names, dict):
-                    return [names[k] for k in sorted(names)]
-                if isinstance(names, list):
-                    return [str(n) for n in names]
+                return _names_in(path)
     raise DatasetError(f"{data_dir}: no class names (data.yaml or classes.yaml with 'names' here or one level up)")
 
 
-def image_size(path: Path) -> tuple[int, int]:
-    from PIL import Image
-
+def _names_in(path: Path) -> list[str]:
+    """The ``names`` of a dataset file: a list, or a mapping from class number to name (YOLO writes both)."""
     try:
-        with Image.open(path) as image:
-            return image.size
-    except OSError:
-        raise DatasetError(f"{path}: not a readable image") from None
+        data = require_mapping(read_yaml(path, "dataset file"), path, "dataset file")
+    except YamlFileError as error:
+        raise DatasetError(str(error)) from None
+    names = data.get("names")
+    numbered = isinstance(names, dict) and all(isinstance(k, int) and not isinstance(k, bool) for k in names)
+    if numbered and sorted(names) == list(range(len(names))):
+        return [str(names[k]) for k in sorted(names)]
+    if isinstance(names, list) and names and all(isinstance(n, str | int) for n in names):
+        return [str(n) for n in names]
+    raise DatasetError(f"{path}: 'names' must list the class names, or map class numbers 0, 1, 2... to them")
+
+
+def image_size(path: Path) -> tuple[int, int]:
+    """(width, height) from the image's header; the file named if it is unreadable, too small or too large."""
+    try:
+        return imagefile.image_size(path)
+    except imagefile.ImageReadError as error:
+        raise DatasetError(str(error)) from None
 
 
 def read_label_file(path: Path, names: list[str], width: int, height: int) -> list[tuple[str, np.ndarray]]:
@@ -45,15 +55,21 @@ def read_label_file(path: Path, names: list[str], width: int, height: int) -> li
     objects: list[tuple[str, np.ndarray]] = []
     if not path.is_file():
         return objects
-    for number, line in enumerate(path.read_text().splitlines(), 1):
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise DatasetError(f"{path}: not a readable label file ({getattr(error, 'strerror', None) or error})") from None
+    for number, line in enumerate(lines, 1):
         parts = line.split()
         if not parts:
             continue
         try:
             class_index, coords = int(parts[0]), np.array(parts[1:], float)
-            name = names[class_index]
+            name = names[class_index] if class_index >= 0 else names[len(names)]  # no class counted from the end
         except (ValueError, IndexError):
             raise DatasetError(f"{path}:{number}: not a YOLO label line: {line[:60]!r}") from None
+        if not np.isfinite(coords).all():
+            raise DatasetError(f"{path}:{number}: coordinates must be finite numbers: {line[:60]!r}")
         if len(coords) == 4:
             cx, cy, w, h = coords
             points = np.array(

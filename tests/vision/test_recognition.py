@@ -168,8 +168,83 @@ def test_bad_images_are_one_line_errors(tmp_path: Path, content: bytes | None, m
 
 
 def test_load_image_gives_bgr_for_grey_pngs(tmp_path: Path) -> None:
-    cv2.imwrite(str(tmp_path / "grey.png"), np.full((4, 6), 200, np.uint8))
-    assert load_image(tmp_path / "grey.png").shape == (4, 6, 3)
+    cv2.imwrite(str(tmp_path / "grey.png"), np.full((16, 24), 200, np.uint8))
+    assert load_image(tmp_path / "grey.png").shape == (16, 24, 3)
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "message"),
+    [
+        (5000, 1, "a 5000x1 image is too small to hold a tile"),  # was a cv2.error traceback in the letterbox
+        (1, 5000, "a 1x5000 image is too small"),
+        (3000, 2, "a 3000x2 image is too small"),
+        (15, 400, "a 15x400 image is too small"),  # one pixel under the limit
+    ],
+)
+def test_images_too_small_to_hold_a_tile_are_refused(tmp_path: Path, width: int, height: int, message: str) -> None:
+    path = tmp_path / "strip.png"
+    cv2.imwrite(str(path), np.full((height, width, 3), 128, np.uint8))
+    with pytest.raises(ImageReadError, match=message):
+        load_image(path)
+
+
+def test_the_smallest_image_is_read(tmp_path: Path) -> None:
+    cv2.imwrite(str(tmp_path / "small.png"), np.full((16, 16, 3), 128, np.uint8))
+    assert load_image(tmp_path / "small.png").shape == (16, 16, 3)
+
+
+def png_claiming(path: Path, width: int, height: int) -> Path:
+    """A PNG of a few hundred bytes whose header claims ``width`` x ``height`` pixels (a decompression bomb)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(bytes(1000))) + chunk(b"IEND", b"")
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("width", "height"),
+    [
+        (33000, 33000),  # PIL's own bomb error (over 179 megapixels): was a traceback
+        (12000, 10001),  # between PIL's warning and its error: our limit, from the header alone
+    ],
+)
+def test_images_too_large_are_refused_from_the_header(tmp_path: Path, width: int, height: int) -> None:
+    path = png_claiming(tmp_path / "bomb.png", width, height)
+    with pytest.raises(ImageReadError, match="too large to read") as error:
+        load_image(path)
+    assert "\n" not in str(error.value) and str(path) in str(error.value)
+
+
+def test_a_damaged_photo_is_refused_not_read_half_grey(tmp_path: Path) -> None:
+    """libjpeg decodes a damaged JPEG, grey where the data broke, and says so on stderr: a table read from half a
+    photo could send a player back for tiles that are only missing from the file."""
+    image = np.random.default_rng(0).integers(0, 255, (240, 320, 3), np.uint8)
+    _, encoded = cv2.imencode(".jpg", image)
+    damaged = bytearray(encoded.tobytes())
+    for index in range(1000, len(damaged) - 2, 50):
+        damaged[index] ^= 0x55
+    (tmp_path / "damaged.jpg").write_bytes(bytes(damaged))
+    with pytest.raises(ImageReadError, match=r"damaged image data .*premature end"):
+        load_image(tmp_path / "damaged.jpg")
+
+
+def test_a_truncated_png_names_the_decoders_complaint(tmp_path: Path) -> None:
+    _, encoded = cv2.imencode(".png", np.random.default_rng(0).integers(0, 255, (240, 320, 3), np.uint8))
+    (tmp_path / "cut.png").write_bytes(encoded.tobytes()[: len(encoded) // 2])
+    with pytest.raises(ImageReadError, match=r"not a readable image .*libpng error"):
+        load_image(tmp_path / "cut.png")
+
+
+def test_the_letterbox_keeps_a_row_of_an_extreme_strip() -> None:
+    boxed, scale, _ = Letterbox(640).apply(np.zeros((16, 20000, 3), np.uint8))
+    assert boxed.shape == (640, 640, 3) and scale == pytest.approx(640 / 20000)
 
 
 @pytest.mark.skipif(not SAMPLE_DETECTOR.is_file(), reason="the sample detector export is not on this machine")

@@ -30,7 +30,6 @@ from typing import Any
 
 import cv2
 import numpy as np
-import yaml
 
 from referee.tiles import ALL_LABELS
 from vision.crops import CROP_PAD, CROP_SIZE, crop_boxes, to_input
@@ -861,10 +860,9 @@ def _turned_real_crops(
 
 
 def load_recipe(path: Path | str) -> dict[str, Any]:
-    recipe = yaml.safe_load(Path(path).read_text())
-    if not isinstance(recipe, dict) or recipe.get("kind") != "classifier":
-        raise ValueError(f"{path}: not a classifier recipe (needs a top-level 'kind: classifier')")
-    return recipe
+    from vision.train.recipes import load_training_recipe
+
+    return load_training_recipe(path, "classifier")
 
 
 def _split_real_dev(photos: Sequence[Any], share: float, seed: int) -> tuple[list[Any], list[Any]]:

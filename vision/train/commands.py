@@ -17,18 +17,9 @@ class TrainingUnavailable(ValueError):
 
 
 def _recipe_kind(path: Path) -> str:
-    import yaml
+    from vision.train.recipes import load_training_recipe
 
-    try:
-        recipe = yaml.safe_load(path.read_text())
-    except OSError as error:
-        raise ValueError(f"cannot read recipe {str(path)!r}: {error.strerror or error}") from None
-    except yaml.YAMLError as error:
-        raise ValueError(f"{path}: malformed YAML ({str(error).splitlines()[0]})") from None
-    kind = recipe.get("kind") if isinstance(recipe, dict) else None
-    if kind not in ("detector", "classifier"):
-        raise ValueError(f"{path}: a training recipe needs 'kind: detector' or 'kind: classifier'")
-    return kind
+    return str(load_training_recipe(path)["kind"])
 
 
 def cmd_train(args: argparse.Namespace) -> int:

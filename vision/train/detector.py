@@ -21,12 +21,9 @@ ONNX_NAME = "tile-detector.onnx"
 
 
 def load_recipe(path: Path) -> dict[str, Any]:
-    import yaml
+    from vision.train.recipes import load_training_recipe
 
-    recipe = yaml.safe_load(Path(path).read_text())
-    if not isinstance(recipe, dict) or recipe.get("kind") != "detector":
-        raise ValueError(f"{path}: not a detector recipe (kind: detector)")
-    return recipe
+    return load_training_recipe(path, "detector")
 
 
 def build_dataset(recipe: dict[str, Any], out: Path, project_root: Path) -> Path:
