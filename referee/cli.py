@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shlex
@@ -14,6 +15,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
@@ -64,6 +66,63 @@ class _Parser(argparse.ArgumentParser):
 
 def add_json_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
+
+
+@dataclass(frozen=True, slots=True)
+class NumberArg:
+    """The ``type`` of a numeric option: a finite number (never nan or inf), whole if ``whole``, in
+    [``minimum``, ``maximum``], written in ASCII digits; anything else is argparse's one-line usage error (exit 2).
+
+    ``NumberArg(whole=True, minimum=1)`` for a count, ``NumberArg(minimum=0, maximum=1)`` for a share.
+    """
+
+    whole: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+    above: float | None = None
+    """An exclusive lower bound (``above=0``: positive), beside or instead of ``minimum``."""
+
+    def __call__(self, text: str) -> int | float:
+        value = self._parse(text)
+        if (
+            (self.minimum is not None and value < self.minimum)
+            or (self.above is not None and value <= self.above)
+            or (self.maximum is not None and value > self.maximum)
+        ):
+            raise argparse.ArgumentTypeError(f"must be {self._range()}, not {text}")
+        return value
+
+    def _range(self) -> str:
+        """The allowed values in words: "between 0 and 1", "a whole number of at least 1"."""
+        if self.minimum is not None and self.maximum is not None:
+            bounds = f"between {self.minimum:g} and {self.maximum:g}"
+        else:
+            low = [f"at least {self.minimum:g}"] if self.minimum is not None else []
+            low += [f"more than {self.above:g}"] if self.above is not None else []
+            high = [f"at most {self.maximum:g}"] if self.maximum is not None else []
+            bounds = " and ".join(low + high)
+        return f"a whole number {'of ' * bounds.startswith('at')}{bounds}" if self.whole else bounds
+
+    def _parse(self, text: str) -> int | float:
+        kind = "a whole number" if self.whole else "a number"
+        if not text.strip().isascii():  # Python reads Arabic-Indic and other digits: a typo, not a number
+            raise argparse.ArgumentTypeError(f"not {kind}: {text!r}")
+        try:
+            value: int | float = int(text) if self.whole else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {kind}: {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, not {text}")
+        return value
+
+
+COUNT = NumberArg(whole=True, minimum=1)
+"""How many of something (images, repeats, workers): at least 1."""
+POSITIVE = NumberArg(above=0)
+"""A size or a duration: more than 0."""
+SHARE = NumberArg(minimum=0, maximum=1)
+SEED = NumberArg(whole=True)
+"""A random seed: any whole number."""
 
 
 def _add_profile(parser: argparse.ArgumentParser) -> None:
@@ -375,10 +434,10 @@ def build_parser() -> argparse.ArgumentParser:
         "suite", choices=BENCH_SUITES, help="what to benchmark: rules; with vision: recognition, pipeline, live"
     )
     bench.add_argument(
-        "--inputs", type=int, help="rules: random inputs per row (default 20); pipeline: games to generate (default 3)"
+        "--inputs", type=COUNT, help="rules: random inputs per row (default 20); pipeline: games to make (default 3)"
     )
-    bench.add_argument("--repeats", type=int, default=3, help="timings per input, the best one counts (default 3)")
-    bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument("--repeats", type=COUNT, default=3, help="timings per input, the best one counts (default 3)")
+    bench.add_argument("--seed", type=SEED, default=0)
     add_json_option(bench)
 
     demo = command("demo", cmd_demo, "Rule on a bundled sample game, move by move.", f"{PROG} demo")

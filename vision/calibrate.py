@@ -30,6 +30,10 @@ MARKER_DICTIONARY = cv2.aruco.DICT_4X4_50
 CORNER_NAMES = ("top-left", "top-right", "bottom-right", "bottom-left")
 """Marker id ``i`` marks corner ``CORNER_NAMES[i]`` of the play area."""
 DEFAULT_SIZE_MM = (1000.0, 700.0)
+MAX_SIZE_MM = 10_000.0
+MAX_PIXEL = 1_000_000.0
+"""Corners are image pixels: none is a million pixels away (and float32 overflows far beyond)."""
+"""No play area is 10 m a side; a bigger size in a file is a typo (or an attack) that overflows the homography."""
 DEFAULT_MARKER_MM = 60.0
 MIN_TABLE_SHARE = 0.25
 """``auto`` accepts a table covering at least this share of the frame."""
@@ -67,6 +71,8 @@ def _check_corners(corners: Any) -> np.ndarray:
         raise CalibrationError("corners must be 4 [x, y] pairs of numbers") from None
     if quad.shape != (4, 2) or not np.isfinite(quad).all():
         raise CalibrationError(f"corners must be 4 [x, y] pairs of numbers, got shape {quad.shape}")
+    if np.abs(quad).max() > MAX_PIXEL:
+        raise CalibrationError(f"corners must lie within {MAX_PIXEL:g} pixels of the image, got {quad.tolist()}")
     edges = np.roll(quad, -1, axis=0) - quad
     turns = edges[:, 0] * np.roll(edges, -1, axis=0)[:, 1] - edges[:, 1] * np.roll(edges, -1, axis=0)[:, 0]
     # Image y points down, so top-left -> top-right -> bottom-right turns clockwise: every cross product > 0.
@@ -85,8 +91,19 @@ def _check_size(size_mm: Any) -> tuple[float, float]:
         width, height = (float(v) for v in size_mm)
     except (TypeError, ValueError):
         raise CalibrationError(f"size_mm must be (width, height) in mm, got {size_mm!r}") from None
-    if not (width > 0 and height > 0 and np.isfinite(width) and np.isfinite(height)):
-        raise CalibrationError(f"size_mm must be two positive numbers, got {size_mm!r}")
+    if not (0 < width <= MAX_SIZE_MM and 0 < height <= MAX_SIZE_MM):  # nan and inf fail too
+        raise CalibrationError(f"size_mm must be two positive numbers up to {MAX_SIZE_MM:g} mm, got {size_mm!r}")
+    return width, height
+
+
+def _check_image_size(image_size: Any) -> tuple[int, int]:
+    """A saved frame size: two whole positive numbers of pixels."""
+    try:
+        width, height = (v if isinstance(v, int) and not isinstance(v, bool) else None for v in image_size)
+    except (TypeError, ValueError):
+        width = height = None
+    if width is None or height is None or width < 1 or height < 1:
+        raise CalibrationError(f"image_size must be [width, height] in whole pixels, got {image_size!r}")
     return width, height
 
 
@@ -278,6 +295,8 @@ class Calibration:
             raise CalibrationError(f"unknown calibration method {self.method!r}") from None
         target = np.float32([[0, 0], [width, 0], [width, height], [0, height]])
         homography = cv2.getPerspectiveTransform(corners.astype(np.float32), target)
+        if not np.isfinite(homography).all() or abs(np.linalg.det(homography)) < 1e-300 or homography[2, 2] == 0:
+            raise CalibrationError(f"the corners {np.round(corners, 1).tolist()} give no usable mapping to the table")
         for name, value in (
             ("corners_px", corners),
             ("size_mm", (width, height)),
@@ -396,11 +415,9 @@ class Calibration:
             raise CalibrationError(f"calibration JSON lacks {', '.join(missing)}")
         image_size = data.get("image_size")
         if image_size is not None:
-            try:
-                width, height = (int(v) for v in image_size)
-            except (TypeError, ValueError):
-                raise CalibrationError(f"image_size must be [width, height], got {image_size!r}") from None
-            image_size = (width, height)
+            image_size = _check_image_size(image_size)
+        if not isinstance(data["method"], str):
+            raise CalibrationError(f"method must be a name (markers, auto, corners or frame), not {data['method']!r}")
         return cls(data["corners_px"], data["size_mm"], data["method"], image_size=image_size)
 
     def save(self, path: str | Path) -> None:
@@ -421,6 +438,8 @@ class Calibration:
             return cls.from_json(json.loads(text))
         except json.JSONDecodeError as error:
             raise CalibrationError(f"{path}: malformed JSON ({error.msg} at line {error.lineno})") from None
+        except RecursionError:  # json gives up on arrays nested about a thousand deep
+            raise CalibrationError(f"{path}: JSON nested too deeply to be a calibration") from None
         except CalibrationError as error:
             raise CalibrationError(f"{path}: {error}") from None
 

@@ -57,6 +57,19 @@ def read_photo_table(path: str, models: Path | None = None, tiled: bool = False)
     return rules_cli.TableFromFile(group_tiles(reader.read(image)), reader.last_left_out)
 
 
+def check_annotation_target(out: Path | None) -> None:
+    """Refuse an ``--annotate`` file that cannot be written before the slow part (models, reading): a suffix
+    OpenCV writes no image for, or a folder that does not exist."""
+    if out is None:
+        return
+    import cv2
+
+    if not cv2.haveImageWriter(str(out)):
+        raise rules_cli.CommandError(f"{out}: --annotate writes an image: give it a suffix such as .png or .jpg")
+    if not out.parent.is_dir():
+        raise rules_cli.CommandError(f"{out}: cannot write the annotated image (no folder {str(out.parent)!r})")
+
+
 def _write_annotation(out: Path, image: Any, source: Any) -> None:
     import cv2
 
@@ -74,6 +87,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
     if args.annotate and len(args.images) > 1:
         raise rules_cli.CommandError("--annotate takes a single IMAGE")
+    check_annotation_target(args.annotate)
     images = [(path, load_image(path)) for path in args.images]  # every file checked before the slow part
     reader = _reader(args.models, args.tiled)
     results, lines = [], []
@@ -94,6 +108,7 @@ def cmd_read(args: argparse.Namespace) -> int:
     from vision.layout import group_tiles
     from vision.recognition import load_image
 
+    check_annotation_target(args.annotate)
     image = load_image(args.image)
     reader = _reader(args.models, args.tiled)
     table = group_tiles(reader.read(image))
@@ -107,8 +122,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from vision import evaluate
 
     reader = _reader(args.models, args.tiled)
-    if not 0.0 < args.match_iou <= 1.0:
-        raise rules_cli.CommandError(f"--match-iou must be in (0, 1], not {args.match_iou}")
     rows, summary = evaluate.evaluate(reader, args.data, split=args.split, limit=args.limit, match_iou=args.match_iou)
     if args.csv:
         evaluate.write_csv(rows, args.csv)
@@ -184,9 +197,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--split", choices=["train", "val"], help="real photos only: evaluate one side of the by-source split"
     )
     evaluate.add_argument("--csv", type=Path, metavar="ROWS.csv", help="write one row per image")
-    evaluate.add_argument("--limit", type=int, metavar="N", help="evaluate the first N images only")
+    evaluate.add_argument("--limit", type=rules_cli.COUNT, metavar="N", help="evaluate the first N images only")
     evaluate.add_argument(
-        "--match-iou", type=float, default=0.5, metavar="IOU",
+        "--match-iou", type=rules_cli.NumberArg(above=0, maximum=1), default=0.5, metavar="IOU",
         help="overlap a box needs with a labelled box to count as that tile (default 0.5)",
     )  # fmt: skip
     _add_models(evaluate)

@@ -10,32 +10,30 @@ from referee import cli as rules_cli
 PROG = rules_cli.PROG
 
 
-def _millimetres(text: str) -> float:
+_millimetres = rules_cli.POSITIVE
+"""A printed size in mm: a positive finite number."""
+_margin = rules_cli.NumberArg(minimum=0, maximum=0.49)
+"""The share of the frame cut off each side by ``--method frame``: half or more would leave nothing."""
+
+
+def _pair(text: str, separator: str, example: str, what: str) -> tuple[float, float]:
+    """Two finite numbers written ``A<separator>B``, or argparse's one-line error quoting ``example``."""
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of millimetres: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("a size in mm must be positive")
-    return value
+        first, second = (rules_cli.NumberArg()(v) for v in text.lower().split(separator))
+    except (ValueError, argparse.ArgumentTypeError):
+        raise argparse.ArgumentTypeError(f"{what}, e.g. {example}, not {text!r}") from None
+    return float(first), float(second)
 
 
 def _area(text: str) -> tuple[float, float]:
-    try:
-        width, height = (float(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a play area is WIDTHxHEIGHT in mm, e.g. 1000x700, not {text!r}") from None
+    width, height = _pair(text, "x", "1000x700", "a play area is WIDTHxHEIGHT in mm")
     if width <= 0 or height <= 0:
         raise argparse.ArgumentTypeError("a play area's sides must be positive")
     return width, height
 
 
 def _point(text: str) -> tuple[float, float]:
-    try:
-        x, y = (float(v) for v in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a corner is X,Y in pixels, e.g. 412,220, not {text!r}") from None
-    return x, y
+    return _pair(text, ",", "412,220", "a corner is X,Y in pixels")
 
 
 def cmd_markers(args: argparse.Namespace) -> int:
@@ -109,5 +107,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     calibrate.add_argument(
         "--corners", type=_point, nargs=4, metavar="X,Y", help="with --method corners: TL TR BR BL in pixels"
     )
-    calibrate.add_argument("--margin", type=float, default=0.0, help="with --method frame: share cut off each side")
+    calibrate.add_argument(
+        "--margin", type=_margin, default=0.0, help="with --method frame: share cut off each side (0 to 0.49)"
+    )
     rules_cli.add_json_option(calibrate)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vision.calibrate import (
     DPI,
@@ -187,6 +190,9 @@ def test_json_round_trip(scene: tuple[np.ndarray, np.ndarray], tmp_path: Path) -
     assert json.loads((tmp_path / "calibration.json").read_text())["method"] == "markers"
 
 
+SQUARE = "[[0, 0], [90, 0], [90, 90], [0, 90]]"
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -196,6 +202,11 @@ def test_json_round_trip(scene: tuple[np.ndarray, np.ndarray], tmp_path: Path) -
         ('{"corners_px": [[0, 0], [1, 0], [1, 1], [0, 1]], "size_mm": [1, 1]}', "lacks method"),
         ('{"corners_px": [[0, 0]], "size_mm": [1, 1], "method": "markers"}', "4 \\[x, y\\] pairs"),
         ('{"corners_px": [[0, 0], [90, 0], [90, 90], [0, 90]], "size_mm": [-1, 1], "method": "auto"}', "positive"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),  # was a RecursionError traceback
+        (f'{{"corners_px": {SQUARE}, "size_mm": [1, 1], "method": "auto", "image_size": [1e309, 5]}}', "image_size"),
+        (f'{{"corners_px": {SQUARE}, "size_mm": [1, 1], "method": "auto", "image_size": [-4, 5]}}', "whole pixels"),
+        (f'{{"corners_px": {SQUARE}, "size_mm": [1, 1], "method": ["auto"]}}', "method must be a name"),
+        (f'{{"corners_px": {SQUARE}, "size_mm": [1e300, 1], "method": "auto"}}', "size_mm"),
     ],
 )
 def test_malformed_calibration_files_are_one_line_errors(tmp_path: Path, text: str | None, message: str) -> None:
@@ -205,6 +216,40 @@ def test_malformed_calibration_files_are_one_line_errors(tmp_path: Path, text: s
     with pytest.raises(CalibrationError, match=message) as error:
         Calibration.load(path)
     assert str(error.value).startswith(str(path)) and "\n" not in str(error.value)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=12), inner, max_size=5),
+    max_leaves=20,
+)
+NUMBERS = st.integers(-(10**20), 10**20) | st.floats()
+CALIBRATION_FIELDS = {
+    "corners_px": st.lists(st.lists(NUMBERS, min_size=2, max_size=2), min_size=3, max_size=5) | JSON_VALUES,
+    "size_mm": st.lists(NUMBERS, min_size=2, max_size=2) | JSON_VALUES,
+    "method": st.sampled_from(["markers", "auto", "corners", "frame", "edge"]) | JSON_VALUES,
+    "image_size": st.lists(NUMBERS, min_size=2, max_size=2) | JSON_VALUES,
+}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.fixed_dictionaries({}, optional=CALIBRATION_FIELDS) | JSON_VALUES)
+def test_any_calibration_json_loads_or_is_one_calibration_error(data: object) -> None:
+    """Fuzzed files (numbers of any size, nan, wrong types, missing fields): a calibration, or a CalibrationError
+    naming the file in one line; nothing else escapes (it would be a traceback of analyze and live)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "calibration.json"
+        path.write_text(json.dumps(data))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # an overflow warning would be a second line on stderr
+                calibration = Calibration.load(path)
+        except CalibrationError as error:
+            assert str(error).startswith(str(path)) and "\n" not in str(error)
+        else:
+            assert np.isfinite(calibration.homography).all() and np.isfinite(calibration.inverse).all()
 
 
 # -- camera motion -----------------------------------------------------------------------------------------

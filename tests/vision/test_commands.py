@@ -151,4 +151,4 @@ def test_eval_without_a_dataset_is_a_one_line_error(models: Path, tmp_path: Path
 
 def test_eval_with_a_match_iou_out_of_range_is_a_one_line_error(models: Path, tmp_path: Path, capsys) -> None:
     code, _, err = run(["eval", "--data", str(tmp_path), "--models", str(models), "--match-iou", "1.5"], capsys)
-    assert code == 2 and "--match-iou must be in (0, 1]" in err and err.count("\n") == 1
+    assert code == 2 and "argument --match-iou: must be more than 0 and at most 1" in err and err.count("\n") == 1

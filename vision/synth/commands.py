@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from referee.cli import add_command, add_json_option, emit
+from referee.cli import COUNT, POSITIVE, SEED, SHARE, NumberArg, add_command, add_json_option, emit
 from referee.profiles import DEFAULT_PROFILE, PROFILES
 
 
@@ -19,18 +19,8 @@ def _size(text: str) -> tuple[int, int]:
     return width, height
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
-def _rate(text: str) -> float:
-    value = float(text)
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError("a rate is between 0 and 1")
-    return value
+FRAME_RATE = NumberArg(minimum=1, maximum=240)
+"""Frames per second a video can have: from a time-lapse to a high-speed camera."""
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -82,11 +72,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         "rummikub-referee synth --out cache/synth --images 200 --seed 1 --recipe datasets/synth-train.yaml --preview",
     )
     synth.add_argument("--out", required=True, help="output folder (created)")
-    synth.add_argument("--images", type=_positive, help="how many images (default: the recipe's)")
-    synth.add_argument("--seed", type=int, default=0, help="the same seed gives the same dataset")
+    synth.add_argument("--images", type=COUNT, help="how many images (default: the recipe's)")
+    synth.add_argument("--seed", type=SEED, default=0, help="the same seed gives the same dataset")
     synth.add_argument("--recipe", default="synth-train", help="a recipe name in datasets/ or a YAML path")
     synth.add_argument("--size", type=_size, help="image size WIDTHxHEIGHT (default: the recipe's)")
-    synth.add_argument("--workers", type=_positive, help="processes (default: one per core)")
+    synth.add_argument("--workers", type=COUNT, help="processes (default: one per core)")
     synth.add_argument("--label-format", choices=["detect", "obb"], help="YOLO boxes or oriented boxes")
     synth.add_argument("--preview", action="store_true", help="also write preview.png, a contact sheet")
     add_json_option(synth)
@@ -100,10 +90,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     game.add_argument("--out", required=True, help="output folder (created)")
     game.add_argument("--players", type=int, choices=[2, 3, 4], default=4)
-    game.add_argument("--seed", type=int, default=0)
-    game.add_argument("--violations", type=_rate, default=0.1, help="share of moves with an injected violation")
+    game.add_argument("--seed", type=SEED, default=0)
+    game.add_argument("--violations", type=SHARE, default=0.1, help="share of moves with an injected violation")
     game.add_argument("--profile", choices=list(PROFILES), default=DEFAULT_PROFILE, metavar="P")
-    game.add_argument("--minutes", type=float, default=10.0, help="stop the game after this much game time")
+    game.add_argument(
+        "--minutes", type=POSITIVE, default=10.0, help="stop the game after this much game time (default 10)"
+    )
     game.add_argument("--size", type=_size, default=(1920, 1080), help="video size (default 1920x1080)")
-    game.add_argument("--fps", type=float, default=30.0)
+    game.add_argument("--fps", type=FRAME_RATE, default=30.0, help="frames per second of the video (default 30)")
     add_json_option(game)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+import zipfile
 from pathlib import Path
 
-from referee.cli import add_command, add_json_option, emit
+from referee.cli import COUNT, SEED, NumberArg, add_command, add_json_option, emit
 
 TRAIN_EXTRA_HINT = "training needs the train extra: pip install -e '.[train]'"
 
@@ -45,6 +46,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     weights = Path(args.weights)
     if not weights.is_file():
         raise ValueError(f"no weights file {str(weights)!r}")
+    if not zipfile.is_zipfile(weights):  # torch.save writes a zip archive; Ultralytics says so in a page of text
+        raise ValueError(f"{weights}: not PyTorch weights (a .pt file written by training)")
     try:
         from vision.train.detector import export_onnx
 
@@ -106,7 +109,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     export.add_argument("--weights", required=True)
     export.add_argument("--out", required=True)
-    export.add_argument("--imgsz", type=int, default=640)
+    export.add_argument(
+        "--imgsz", type=NumberArg(whole=True, minimum=32, maximum=4096), default=640, help="input side (default 640)"
+    )
     add_json_option(export)
 
     quantize = add_command(
@@ -119,10 +124,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     quantize.add_argument("--model", required=True, help="the FP32 detector (ONNX)")
     quantize.add_argument("--out", required=True, help="the INT8 detector to write")
-    quantize.add_argument("--photos", type=int, default=60, help="real training photos to calibrate on (default 60)")
-    quantize.add_argument("--seed", type=int, default=0, help="draws the photos (default 0)")
+    quantize.add_argument(
+        "--photos",
+        type=NumberArg(whole=True, minimum=0),
+        default=60,
+        help="real training photos to calibrate on (default 60)",
+    )
+    quantize.add_argument("--seed", type=SEED, default=0, help="draws the photos (default 0)")
     quantize.add_argument("--game", help="a synth-game folder whose play area frames calibrate too")
-    quantize.add_argument("--frames", type=int, default=20, help="evenly spaced frames of --game (default 20)")
+    quantize.add_argument("--frames", type=COUNT, default=20, help="evenly spaced frames of --game (default 20)")
     quantize.add_argument("--card", help="model card JSON to record the quantization in")
     quantize.add_argument("--models", help="folder of the classifier the reader uses (default: models/)")
     add_json_option(quantize)
