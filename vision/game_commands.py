@@ -122,9 +122,7 @@ def cmd_live(args: argparse.Namespace) -> int:
 
     reader = pipeline_reader(args.models)
     if args.serve:
-        from vision.station import parse_bind
-
-        parse_bind(args.serve, args.token)  # a refused address fails before a game log is started
+        _station_at(args)  # a refused address or secret fails before a game log is started
     if args.resume:
         log, events = GameLog.resume(args.resume)
         start = events[0]
@@ -151,7 +149,7 @@ def cmd_live(args: argparse.Namespace) -> int:
     if args.serve:
         from vision.station import serve_in_thread
 
-        serve_in_thread(session, args.serve, token=args.token)
+        serve_in_thread(session, _station_at(args))
     if sys.stdin is not None and sys.stdin.isatty():
         threading.Thread(target=_enter_is_clock, args=(session,), daemon=True).start()
     print(f"{PROG}: game log {log.path} (Ctrl-C ends the game; Enter is the clock key)", file=sys.stderr)
@@ -162,6 +160,13 @@ def cmd_live(args: argparse.Namespace) -> int:
     finally:
         log.close()
     return 0
+
+
+def _station_at(args: argparse.Namespace) -> Any:
+    """The station's address and secret from ``--serve``, ``--token-file`` (or the environment), ``--allow-host``."""
+    from vision.station import station_address
+
+    return station_address(args.serve, token=args.token, token_file=args.token_file, allow_hosts=args.allow_host)
 
 
 def _print_event(event: dict[str, Any]) -> None:
@@ -303,6 +308,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     live.add_argument(
         "--serve", nargs="?", const="127.0.0.1:8000", metavar="HOST:PORT", help="serve the referee station"
     )
-    live.add_argument("--token", help="access token for the station (required off 127.0.0.1)")
+    live.add_argument("--token", help=argparse.SUPPRESS)  # refused in one line: a secret there shows in `ps`
+    live.add_argument(
+        "--token-file", metavar="PATH", help="station: file with its secret, 16+ characters (off loopback, or set"
+        " RUMMIKUB_STATION_TOKEN)",
+    )  # fmt: skip
+    live.add_argument("--allow-host", action="append", metavar="NAME", help="station: one more host name it answers to")
     _add_game_options(live)
     rules_cli.add_json_option(live)

@@ -6,7 +6,8 @@ shows the camera view with the reading drawn on it, the table as big tile chips,
 move and who has opened, the ruling on the last move (OK; REVERT with the layout to restore beside the
 table as it is; REVIEW naming the uncertain tiles), the move log and the referee's overrides.
 
-- ``GET /`` the page; ``GET /frame.jpg`` the newest camera frame with the reading drawn on it; ``GET
+- ``GET /`` the page; ``GET /frame.jpg`` the camera view with the reading drawn on it (encoded at most
+  :data:`FRAME_FPS` times a second, the same bytes for every page; ``ETag``/``If-None-Match``); ``GET
   /revert.wav`` the sound a REVERT makes.
 - ``GET /api/state`` everything the page shows; ``GET /api/moves/N`` one move with its tables.
 - ``POST /api/clock`` the clock key; ``POST /api/override`` (JSON ``{"action": "accept"|"ok"|"revert"|
@@ -14,10 +15,13 @@ table as it is; REVIEW naming the uncertain tiles), the move log and the referee
 - ``WS /ws`` pushes ``{"type": "event", "event": ...}`` and ``{"type": "state", "state": ...}`` for every
   game event and ``{"type": "tick", "status": ...}`` every second.
 
-Only 127.0.0.1 (or another loopback address) is served without a token. With a token, every request must
-carry it (``?token=`` in the URL, an ``X-Station-Token`` header or ``Authorization: Bearer``); the page
-passes on the token of its own address. Requests from another site's page (an ``Origin`` that is not the
-station's) are refused.
+Who may do what is :mod:`vision.station_access`'s business: the Host and Origin checks, the page token every
+state-changing request carries, the secret and login off loopback, the throttle on failed attempts.
+
+Many pages may watch one game (a referee's laptop, a screen for the audience, the tournament office) without
+slowing the referee down: the state is built once per game event (cached by :attr:`Station.seq`) and the
+camera view once per :data:`FRAME_FPS` period, whatever the number of pages; the live loop's thread only files
+the event and wakes the server's loop, which sends the same prepared messages to every page.
 
 Game events reach the station from the live loop's thread (:meth:`Station.on_event`); the station only
 reads the game state and queues the referee's actions through the session (``press_clock``, ``override``),
@@ -28,22 +32,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
+import dataclasses
 import html
 import io
-import ipaddress
 import json
 import logging
 import math
+import secrets
 import socket
 import sys
 import threading
+import time
 import wave
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, quote, urlsplit
 
 import cv2
 import numpy as np
@@ -51,20 +56,43 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
-from starlette.websockets import WebSocket, WebSocketClose, WebSocketDisconnect
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from referee.profiles import get_profile
 from referee.sets import TileSet
 from referee.table import LOOSE, Table, TableError
 from referee.tiles import Tile, TileError
 from vision.moves import GameKeeper
+from vision.station_access import (
+    DEFAULT_PORT,
+    Guard,
+    LoginThrottle,
+    StationAccess,
+    StationAddress,
+    StationError,
+    is_loopback,
+    parse_bind,
+    read_body,
+    station_address,
+)
+
+__all__ = [
+    "Station",
+    "StationError",
+    "StationServer",
+    "create_app",
+    "is_loopback",
+    "parse_bind",
+    "restore_guide",
+    "revert_sound",
+    "serve_in_thread",
+    "station_address",
+]
 
 STATIC = Path(__file__).with_name("station_static")
-DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8000
 RECENT_EVENTS = 40
 """Events kept for the page's event list."""
 LOG_MOVES = 60
@@ -73,61 +101,22 @@ TICK_S = 1.0
 WARN_BEFORE_S = 10.0
 """The timer warns this many seconds before the move's time runs out."""
 FRAME_WIDTH = 960
+FRAME_FPS = 2.0
+"""The camera view is encoded at most this often, whatever the number of pages: it confirms what the reading
+saw (the ruling is on the banner, pushed at once), and the page asks for it every 1/FRAME_FPS s."""
+CLIENT_QUEUE = 256
+"""Messages a page may fall behind by before it is disconnected (it reconnects and gets the whole state)."""
+MAX_CONNECTIONS = 512
+"""Connections served at once (a page holds one WebSocket and a few HTTP connections); more are answered 503."""
+MAX_WS_MESSAGE_BYTES = 64 * 1024
+"""Pages send nothing over the WebSocket; a big message is refused rather than buffered."""
 ACTIONS = ("accept", "ok", "revert", "correct", "undo")
+MAX_LABEL_CHARS = 40
+"""Longer than any way of writing a tile's label: a longer one is refused before it is parsed or quoted."""
 SEAT_NAMES = ("bottom", "right", "top", "left")
 """Seats as :data:`vision.moves.SEATS_BY_PLAYERS` numbers them, as seen in the camera picture."""
-TOKEN_HEADER = "x-station-token"
 
 logger = logging.getLogger(__name__)
-
-
-class StationError(ValueError):
-    """A station that cannot start (an address, a missing token) or a request it cannot carry out."""
-
-
-# -- addresses ----------------------------------------------------------------------------------------------
-
-
-def parse_bind(bind: str | None, token: str | None = None) -> tuple[str, int]:
-    """``HOST:PORT``, ``HOST``, ``PORT`` or ``[IPv6]:PORT`` -> (host, port); off loopback a token is required.
-
-    >>> parse_bind("127.0.0.1:8080")
-    ('127.0.0.1', 8080)
-    >>> parse_bind("0.0.0.0:8000", "s3cret")
-    ('0.0.0.0', 8000)
-    """
-    text = (bind or "").strip()
-    if text.startswith("["):
-        host, _, rest = text[1:].partition("]")
-        port_text = rest.removeprefix(":")
-    elif text.count(":") == 1:
-        host, port_text = text.split(":")
-    elif text.isdigit():
-        host, port_text = "", text
-    else:
-        host, port_text = text, ""
-    host = host or DEFAULT_HOST
-    try:
-        port = int(port_text) if port_text else DEFAULT_PORT
-    except ValueError:
-        raise StationError(f"station address {bind!r}: the port must be a number (HOST:PORT)") from None
-    if not 0 <= port <= 65535:
-        raise StationError(f"station address {bind!r}: no port {port}")
-    if not is_loopback(host) and not token:
-        raise StationError(
-            f"the station on {bind!r} could be reached from other machines: give --token SECRET "
-            f"(only {DEFAULT_HOST} is served without one)"
-        )
-    return host, port
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 # -- the game as the page shows it --------------------------------------------------------------------------
@@ -136,14 +125,31 @@ def is_loopback(host: str) -> bool:
 def time_limit(keeper: Any) -> float | None:
     """The move time of the game: a limit agreed at the table, else the profile's."""
     value = keeper.time_limit_s
-    if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
-        return None if value is None else float(value)
+    if value is None:
+        return None
+    if _finite_number(value):
+        return float(value)
     limit = get_profile(keeper.profile).time_limit_s
     return None if limit is None else float(limit)
 
 
 def _label(tile: Any) -> str:
     return str(tile if isinstance(tile, str) else tile["label"])
+
+
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def reading_is_uncertain(fields: dict[str, Any]) -> bool:
+    """A tile the camera read is uncertain when it says so, or its confidence is under 0.5, not a finite number
+    (``NaN`` compares false with everything), or missing from a reading (a tile with a box)."""
+    if fields.get("uncertain"):
+        return True
+    if "confidence" not in fields:
+        return "box" in fields
+    confidence = fields["confidence"]
+    return not (_finite_number(confidence) and confidence >= 0.5)
 
 
 def tile_view(tile: Any, mark: str | None = None) -> dict[str, Any]:
@@ -156,9 +162,9 @@ def tile_view(tile: Any, mark: str | None = None) -> dict[str, Any]:
         "label": label,
         "colour": "joker" if parsed.colour is None else parsed.colour.value,
         "text": "☺" if parsed.number is None else str(parsed.number),
-        "uncertain": bool(fields.get("uncertain")) or (confidence is not None and float(confidence) < 0.5),
+        "uncertain": reading_is_uncertain(fields),
     }
-    if confidence is not None:
+    if _finite_number(confidence):
         view["confidence"] = round(float(confidence), 2)
     if fields.get("corrected_from"):
         view["corrected_from"] = fields["corrected_from"]
@@ -310,9 +316,12 @@ def override_text(event: dict[str, Any]) -> str:
 class Station:
     """What the page shows, kept from the game's events; and the referee's actions, passed to the session."""
 
-    def __init__(self, session: Any, token: str | None = None) -> None:
+    def __init__(
+        self, session: Any, *, frame_fps: float = FRAME_FPS, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.session = session
-        self.token = token or None
+        self.frame_fps = frame_fps
+        self.clock = clock
         self._lock = threading.RLock()
         self.seq = 0
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_EVENTS)
@@ -320,8 +329,15 @@ class Station:
         self.overrides: list[dict[str, Any]] = []
         """``{"event", "undone"}`` for every override the keeper acts on (the same rules as its own)."""
         self.restored: dict[int, bool] = {}
-        self._clients: list[tuple[asyncio.AbstractEventLoop, asyncio.Queue[str]]] = []
-        self._frame: tuple[Any, Any, bytes] | None = None
+        self._fanouts: dict[asyncio.AbstractEventLoop, Fanout] = {}
+        self._outbox: deque[tuple[int, str]] = deque(maxlen=CLIENT_QUEUE)
+        """``(seq, message)`` for the newest events, for the fan-outs to send."""
+        self._views: dict[str, tuple[int, str]] = {}
+        """JSON built for a seq: ``"state"`` (without the status) and ``"move-N"``."""
+        self._frame: EncodedFrame | None = None
+        self._frame_lock = threading.Lock()
+        self._frame_tag = secrets.token_hex(4)
+        """Starts every ETag: a page that outlived a restart never matches a new frame with an old tag."""
         self._early: list[dict[str, Any]] | None = []
         session.subscribe(self.on_event)
         self._load_history()
@@ -357,11 +373,10 @@ class Station:
                     self._early.append(event)
                     return
                 compact = self._absorb(event)
-                if not self._clients:
-                    return
-                messages = [_dump({"type": "event", "event": compact}), _dump({"type": "state", "state": self.state()})]
-            for message in messages:
-                self._broadcast(message)
+                self._outbox.append((self.seq, _dump({"type": "event", "event": compact})))
+                fanouts = list(self._fanouts.values())
+            for fanout in fanouts:  # the state is built on the server's side, not on the live loop's time
+                fanout.wake_threadsafe()
         except Exception:  # the page is a view: a bug here must not stop the referee
             logger.exception("station: event not shown")
 
@@ -517,14 +532,17 @@ class Station:
         return banner
 
     def state(self) -> dict[str, Any]:
-        """Everything the page shows (the lock keeps out the live loop's events while it is put together)."""
+        """Everything the page shows (built afresh: pages get :meth:`state_json`, built once per seq)."""
+        return {"status": self.status(), **self._state_core()}
+
+    def _state_core(self) -> dict[str, Any]:
+        """The state but the status (the lock keeps out the live loop's events while it is put together)."""
         keeper = self.keeper
         with self._lock:
             last = self._last_override()
             table = keeper.table.to_json(with_extras=True) if keeper.table is not None else None
             return {
                 "seq": self.seq,
-                "status": self.status(),
                 "table": table_view(table, keeper.profile),
                 "banner": self.banner(),
                 "moves": [self.move_view(n) for n in sorted(self.moves, reverse=True)[:LOG_MOVES]],
@@ -533,6 +551,40 @@ class Station:
                 "log": str(getattr(getattr(self.session, "log", None), "path", "") or ""),
             }
 
+    # -- what pages get: JSON built once per seq ------------------------------------------------------------
+    def state_json(self) -> str:
+        """``/api/state``: the state built once per seq, with the status of now (small) put in front."""
+        core = self._cached("state", self._state_core)
+        return '{"status":' + _dump(self.status()) + "," + core[1:]
+
+    def state_message(self) -> str:
+        return '{"state":' + self.state_json() + ',"type":"state"}'
+
+    def tick_message(self) -> str:
+        return _dump({"type": "tick", "status": self.status()})
+
+    def move_json(self, number: int) -> str:
+        """``/api/moves/N``, built once per seq (:class:`KeyError` for a move not in the game)."""
+        if number not in self.moves:
+            raise KeyError(number)
+        return self._cached(f"move-{number}", lambda: self.move_view(number, tables=True))
+
+    def messages_after(self, seq: int) -> tuple[int, list[str]]:
+        """The event messages after ``seq``, then the state now: what every page is sent after a wake-up."""
+        with self._lock:
+            now = self.seq
+            events = [message for at, message in self._outbox if at > seq]
+            return now, [*events, self.state_message()]
+
+    def _cached(self, key: str, build: Callable[[], Any]) -> str:
+        with self._lock:  # one build per seq: the threads that ask meanwhile wait for it, then share it
+            known = self._views.get(key)
+            if known is not None and known[0] == self.seq:
+                return known[1]
+            seq, text = self.seq, _dump(build())
+            self._views[key] = (seq, text)
+            return text
+
     # -- actions ----------------------------------------------------------------------------------------------
     def override_details(self, request: Any) -> dict[str, Any]:
         """Check a referee's override from the page and complete it with what the keeper needs to replay it."""
@@ -540,14 +592,14 @@ class Station:
             raise StationError("an override is a JSON object with an 'action'")
         action = request.get("action")
         if action not in ACTIONS:
-            raise StationError(f"unknown override action {action!r} (expected {', '.join(ACTIONS)})")
+            raise StationError(f"unknown override action {_preview(action)} (expected {', '.join(ACTIONS)})")
         if action == "undo":
             if self._last_override() is None:
                 raise StationError("no override to undo")
             return {"action": "undo", "by": "station"}
         number = request.get("move")
         if isinstance(number, bool) or not isinstance(number, int) or number not in self.moves:
-            raise StationError(f"no move {number!r} in this game")
+            raise StationError(f"no move {_preview(number)} in this game")
         view = self.move_view(number, tables=True)
         move = self.moves[number]
         details: dict[str, Any] = {"action": action, "move": number, "by": "station"}
@@ -559,9 +611,9 @@ class Station:
             which, place, label = request.get("table"), request.get("place"), request.get("label")
             if which not in ("before", "after"):
                 raise StationError("a correction names the table: 'before' or 'after'")
-            if not isinstance(place, list) or len(place) != 2 or not all(type(v) is int for v in place):
+            if not isinstance(place, list) or len(place) != 2 or not all(_small_int(v) for v in place):
                 raise StationError("a correction names the place: [set, position] (set -1: a loose tile)")
-            if not isinstance(label, str):
+            if not isinstance(label, str) or len(label) > MAX_LABEL_CHARS:
                 raise StationError("a correction gives the tile's label, e.g. red-7")
             table = _effective_table(move[which], self.overrides, number, which)
             try:
@@ -575,36 +627,134 @@ class Station:
         return details
 
     # -- the camera view ------------------------------------------------------------------------------------
+    def fresh_frame(self) -> EncodedFrame | None:
+        """The camera view encoded less than 1/:attr:`frame_fps` s ago, if there is one (costs nothing)."""
+        frame = self._frame
+        return frame if frame is not None and self.clock() - frame.made_at < 1.0 / self.frame_fps else None
+
+    def frame(self) -> EncodedFrame:
+        """The newest frame, scaled to :data:`FRAME_WIDTH`, with the table's reading drawn on it.
+
+        Encoded at most :attr:`frame_fps` times a second and shared by every page: while one thread encodes,
+        the others take the frame before rather than wait or encode the same picture again.
+        """
+        fresh = self.fresh_frame()
+        if fresh is not None:
+            return fresh
+        previous = self._frame
+        if not self._frame_lock.acquire(blocking=previous is None):
+            assert previous is not None
+            return previous
+        try:
+            fresh = self.fresh_frame()
+            if fresh is not None:
+                return fresh
+            self._frame = self._encode_frame(self._frame)
+            return self._frame
+        finally:
+            self._frame_lock.release()
+
     def frame_jpeg(self) -> bytes:
-        """The newest frame, scaled to :data:`FRAME_WIDTH`, with the table's reading drawn on it."""
+        return self.frame().data
+
+    def _encode_frame(self, previous: EncodedFrame | None) -> EncodedFrame:
         image = self.session.latest_image
         keeper = self.keeper
         pipeline = getattr(self.session, "pipeline", None)
         table = keeper.table
         if table is None and pipeline is not None:
             table = pipeline.latest.get("table")
-        cached = self._frame
-        if cached is not None and cached[0] is image and cached[1] is table:
-            return cached[2]
+        if previous is not None and previous.image is image and previous.table is table:
+            return dataclasses.replace(previous, made_at=self.clock())  # the same picture: same bytes, same tag
+        number = 1 if previous is None else previous.number + 1
         data = _encode(_draw(image, table, keeper.profile))
-        self._frame = (image, table, data)
-        return data
+        return EncodedFrame(image, table, data, number, f'"{self._frame_tag}-{number}"', self.clock())
 
     # -- pushing ---------------------------------------------------------------------------------------------
-    def add_client(self, client: tuple[asyncio.AbstractEventLoop, asyncio.Queue[str]]) -> None:
+    def fanout(self, loop: asyncio.AbstractEventLoop) -> Fanout:
+        """The fan-out of the pages connected through ``loop`` (one per server; a test client has several)."""
         with self._lock:
-            self._clients.append(client)
+            fanout = self._fanouts.get(loop)
+            if fanout is None:
+                fanout = self._fanouts[loop] = Fanout(self, loop)
+            return fanout
 
-    def remove_client(self, client: tuple[asyncio.AbstractEventLoop, asyncio.Queue[str]]) -> None:
-        with self._lock, contextlib.suppress(ValueError):
-            self._clients.remove(client)
-
-    def _broadcast(self, message: str) -> None:
+    def leave(self, fanout: Fanout, queue: asyncio.Queue[str | None]) -> None:
         with self._lock:
-            clients = list(self._clients)
-        for loop, queue in clients:
-            with contextlib.suppress(RuntimeError):  # that page's server loop has closed
-                loop.call_soon_threadsafe(queue.put_nowait, message)
+            fanout.queues.discard(queue)
+            if not fanout.queues and self._fanouts.get(fanout.loop) is fanout:
+                del self._fanouts[fanout.loop]
+
+    @property
+    def pages(self) -> int:
+        """Pages connected now (through the WebSocket)."""
+        with self._lock:
+            return sum(len(f.queues) for f in self._fanouts.values())
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedFrame:
+    """The camera view as JPEG, with what it was drawn from (to tell when it is out of date) and its ETag."""
+
+    image: Any
+    table: Any
+    data: bytes
+    number: int
+    etag: str
+    made_at: float
+
+
+class Fanout:
+    """The pages connected through one server loop: each message is prepared once and queued to every page.
+
+    The live loop's thread only calls :meth:`wake_threadsafe`; the state is built here, in a worker thread, once
+    per wake-up however many pages there are, and a status tick is built once a second for all of them.
+    """
+
+    def __init__(self, station: Station, loop: asyncio.AbstractEventLoop) -> None:
+        self.station, self.loop = station, loop
+        self.queues: set[asyncio.Queue[str | None]] = set()
+        self.sent_seq = station.seq
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def join(self) -> asyncio.Queue[str | None]:
+        """A queue of messages for a new page (``None``: it fell too far behind and must reconnect)."""
+        queue: asyncio.Queue[str | None] = asyncio.Queue(CLIENT_QUEUE)
+        with self.station._lock:
+            if self._task is None or self._task.done():
+                self.sent_seq = self.station.seq
+                self._task = self.loop.create_task(self._run())
+            self.queues.add(queue)
+        return queue
+
+    def wake_threadsafe(self) -> None:
+        with contextlib.suppress(RuntimeError):  # that server loop has closed
+            self.loop.call_soon_threadsafe(self._wake.set)
+
+    async def _run(self) -> None:
+        next_tick = self.loop.time() + TICK_S
+        while self.queues:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), max(0.0, next_tick - self.loop.time()))
+            if self._wake.is_set():
+                self._wake.clear()
+                self.sent_seq, messages = await run_in_threadpool(self.station.messages_after, self.sent_seq)
+                self._send(messages)
+            if self.loop.time() >= next_tick:
+                self._send([self.station.tick_message()])
+                next_tick = max(next_tick + TICK_S, self.loop.time())
+
+    def _send(self, messages: list[str]) -> None:
+        for queue in list(self.queues):
+            try:
+                for message in messages:
+                    queue.put_nowait(message)
+            except asyncio.QueueFull:  # that page stopped reading: it is let go, and reconnects for the whole state
+                self.station.leave(self, queue)
+                while not queue.empty():
+                    queue.get_nowait()
+                queue.put_nowait(None)
 
 
 def _effective_table(table: dict[str, Any], overrides: list[dict[str, Any]], number: int, which: str) -> Any:
@@ -618,6 +768,11 @@ def _effective_table(table: dict[str, Any], overrides: list[dict[str, Any]], num
     return table
 
 
+def _small_int(value: Any) -> bool:
+    """A set or position number that could be on a table (a huge one would only make a huge error message)."""
+    return type(value) is int and LOOSE <= value < 1000
+
+
 def _tile_at(table: dict[str, Any], place: list[int]) -> Any:
     set_index, position = place
     if set_index < LOOSE or position < 0:
@@ -626,7 +781,27 @@ def _tile_at(table: dict[str, Any], place: list[int]) -> Any:
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_jsonable)
+    """Compact JSON; a number that is not finite (from an old log) becomes null rather than JSON no browser reads."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_jsonable, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(value), sort_keys=True, separators=(",", ":"), default=_jsonable)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
+
+
+def _preview(value: Any, limit: int = 40) -> str:
+    """``repr`` of a value from a request, cut short: an error message stays one short line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _jsonable(value: Any) -> Any:
@@ -700,64 +875,36 @@ def revert_sound(rate: int = 22050) -> bytes:
 # -- the web app --------------------------------------------------------------------------------------------
 
 
-class Guard:
-    """Every request carries the token (when there is one) and comes from the station's own page."""
-
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
-        self.app = app
-        self.token = token
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket"):
-            await self.app(scope, receive, send)
-            return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        problem = None
-        if self.token is not None and not self._has_token(scope, headers):
-            problem = (401, "this station needs its token: open the address printed by the live command")
-        elif scope["type"] == "websocket" or scope.get("method") not in ("GET", "HEAD"):
-            origin = headers.get("origin")
-            if origin and origin != "null" and urlsplit(origin).netloc != headers.get("host"):
-                problem = (403, "requests from another site's page are refused")
-        if problem is None:
-            await self.app(scope, receive, send)
-        elif scope["type"] == "websocket":
-            await WebSocketClose(code=1008, reason=problem[1])(scope, receive, send)
-        else:
-            await PlainTextResponse(problem[1], status_code=problem[0])(scope, receive, send)
-
-    def _has_token(self, scope: Scope, headers: dict[str, str]) -> bool:
-        assert self.token is not None
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        bearer = headers.get("authorization", "")
-        offered = [*query.get("token", []), headers.get(TOKEN_HEADER, "")]
-        if bearer.lower().startswith("bearer "):
-            offered.append(bearer[7:].strip())
-        expected = self.token.encode()
-        return any(hmac.compare_digest(value.encode(), expected) for value in offered if value)
-
-
 NO_STORE = {"Cache-Control": "no-store"}
+JSON_TYPE = "application/json"
 
 
-def create_app(station: Station) -> Starlette:
-    """The station's web app (for uvicorn, or Starlette's TestClient in tests)."""
-    query = "" if station.token is None else "?token=" + quote(station.token, safe="")
-    page = (STATIC / "index.html").read_text(encoding="utf-8").replace("{{query}}", html.escape(query))
+def create_app(
+    station: Station, access: StationAccess | None = None, *, throttle: LoginThrottle | None = None
+) -> Starlette:
+    """The station's web app (for uvicorn, or Starlette's TestClient in tests).
+
+    ``access`` says which hosts it answers to and holds its secret and page token; by default, the rules for
+    127.0.0.1:8000 with no secret (tests use ``TestClient(app, base_url="http://127.0.0.1:8000")``). ``throttle``
+    counts failed attempts (tests give one on their own clock).
+    """
+    access = access or StationAccess.serving(StationAddress(), DEFAULT_PORT)
+    page = (STATIC / "index.html").read_text(encoding="utf-8").replace("{{token}}", html.escape(access.page_token))
     sound = revert_sound()
 
     async def index(request: Request) -> Response:
         return HTMLResponse(page, headers=NO_STORE)
 
     async def state(request: Request) -> Response:
-        return JSONResponse(json.loads(_dump(await run_in_threadpool(station.state))), headers=NO_STORE)
+        return Response(await run_in_threadpool(station.state_json), media_type=JSON_TYPE, headers=NO_STORE)
 
     async def move(request: Request) -> Response:
         number = int(request.path_params["number"])
-        if number not in station.moves:
+        try:
+            view = await run_in_threadpool(station.move_json, number)
+        except KeyError:
             return JSONResponse({"error": f"no move {number} in this game"}, status_code=404)
-        view = await run_in_threadpool(station.move_view, number, tables=True)
-        return JSONResponse(json.loads(_dump(view)), headers=NO_STORE)
+        return Response(view, media_type=JSON_TYPE, headers=NO_STORE)
 
     async def clock(request: Request) -> Response:
         station.session.press_clock()
@@ -765,9 +912,9 @@ def create_app(station: Station) -> Starlette:
 
     async def override(request: Request) -> Response:
         try:
-            body = await request.json()
-        except ValueError:
-            return JSONResponse({"error": "the override must be a JSON object"}, status_code=400)
+            body = parse_override(await read_body(request))
+        except StationError as error:
+            return JSONResponse({"error": str(error)}, status_code=400)
         try:
             details = station.override_details(body)
         except (StationError, TableError) as error:
@@ -776,33 +923,32 @@ def create_app(station: Station) -> Starlette:
         return JSONResponse({"queued": details}, status_code=202)
 
     async def frame(request: Request) -> Response:
-        data = await run_in_threadpool(station.frame_jpeg)
-        return Response(data, media_type="image/jpeg", headers=NO_STORE)
+        shown = station.fresh_frame() or await run_in_threadpool(station.frame)
+        headers = {**NO_STORE, "ETag": shown.etag}
+        if request.headers.get("if-none-match") == shown.etag:
+            return Response(status_code=304, headers=headers)
+        return Response(shown.data, media_type="image/jpeg", headers=headers)
 
     async def revert_wav(request: Request) -> Response:
         return Response(sound, media_type="audio/wav")
 
     async def updates(websocket: WebSocket) -> None:
         await websocket.accept()
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[str] = asyncio.Queue()
-        client = (loop, queue)
-        station.add_client(client)
+        fanout = station.fanout(asyncio.get_running_loop())
+        queue = fanout.join()
         listener = asyncio.create_task(_until_closed(websocket))
         try:
-            await websocket.send_text(_dump({"type": "state", "state": await run_in_threadpool(station.state)}))
-            next_tick = loop.time() + TICK_S
+            await websocket.send_text(await run_in_threadpool(station.state_message))
             while not listener.done():
-                try:
-                    message = await asyncio.wait_for(queue.get(), max(0.0, next_tick - loop.time()))
-                except TimeoutError:
-                    message = _dump({"type": "tick", "status": station.status()})
-                    next_tick = max(next_tick + TICK_S, loop.time())
+                message = await queue.get()  # a tick at least every second
+                if message is None:
+                    await websocket.close(code=1013, reason="this page fell behind: reconnect")
+                    break
                 await websocket.send_text(message)
         except (WebSocketDisconnect, RuntimeError, OSError):
             pass  # the page went away
         finally:
-            station.remove_client(client)
+            station.leave(fanout, queue)
             listener.cancel()
 
     routes = [
@@ -813,10 +959,33 @@ def create_app(station: Station) -> Starlette:
         Route("/api/override", override, methods=["POST"]),
         Route("/frame.jpg", frame),
         Route("/revert.wav", revert_wav),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),  # no icon: and no 404 in the console
         WebSocketRoute("/ws", updates),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(Guard, token=station.token)])
+    return Starlette(routes=routes, middleware=[Middleware(Guard, access=access, throttle=throttle)])
+
+
+def parse_override(body: bytes) -> Any:
+    """The JSON of an override; malformed or hostile JSON (nested past the parser's depth, ``NaN``, numbers too
+    big for a float, not UTF-8) is a one-line :class:`StationError`, never a traceback."""
+    try:
+        return json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise StationError("the override is nested too deeply: a flat JSON object is expected") from None
+    except ValueError as error:  # json.JSONDecodeError, UnicodeDecodeError, the refusals below
+        raise StationError(f"the override must be a JSON object ({str(error).splitlines()[0][:80]})") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number the station takes")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is out of range")
+    return value
 
 
 async def _until_closed(websocket: WebSocket) -> None:
@@ -830,17 +999,17 @@ async def _until_closed(websocket: WebSocket) -> None:
 
 
 class StationServer:
-    """A running station: its address (``url`` includes the token) and :meth:`stop`."""
+    """A running station: the address to open (:attr:`url`), its access rules and :meth:`stop`."""
 
-    def __init__(self, station: Station, server: Any, thread: threading.Thread, host: str, port: int) -> None:
-        self.station, self.server, self.thread = station, server, thread
+    def __init__(
+        self, station: Station, server: Any, thread: threading.Thread, access: StationAccess, host: str, port: int
+    ) -> None:
+        self.station, self.server, self.thread, self.access = station, server, thread, access
         self.host, self.port = host, port
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        query = "" if self.station.token is None else "?token=" + quote(self.station.token, safe="")
-        return f"http://{host}:{self.port}/{query}"
+        return self.access.url
 
     def stop(self, timeout: float = 5.0) -> None:
         self.server.should_exit = True
@@ -848,24 +1017,31 @@ class StationServer:
 
 
 def serve_in_thread(
-    session: Any, bind: str | None, token: str | None = None, *, announce: Callable[[str], None] | None = None
+    session: Any, address: StationAddress | str | None = None, *, announce: Callable[[str], None] | None = None
 ) -> StationServer:
     """Serve the station for ``session`` from a daemon thread; returns once it listens.
 
-    ``bind`` is ``HOST:PORT`` (default 127.0.0.1:8000; port 0 picks a free one). Off loopback a token is
-    required (:class:`StationError`, a one-line message). ``announce`` hears the address (default: stderr).
+    ``address`` comes from :func:`station_address` (the command line's options), or is a plain ``HOST:PORT``
+    (default 127.0.0.1:8000; port 0 picks a free one), which must then be loopback: a secret is only taken
+    from the command line's options. Problems are a one-line :class:`StationError`. ``announce`` hears how to
+    open the station (default: stderr).
     """
     import uvicorn
 
-    host, port = parse_bind(bind, token)
+    if not isinstance(address, StationAddress):
+        address = station_address(address, environ={})
+    host, port = address.host, address.port
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         sock = socket.create_server(("127.0.0.1" if host == "localhost" else host, port), family=family)
     except OSError as error:
         raise StationError(f"the station cannot listen on {host}:{port}: {error.strerror or error}") from None
-    station = Station(session, token)
+    bound_port = int(sock.getsockname()[1])
+    access = StationAccess.serving(address, bound_port)
+    station = Station(session)
     config = uvicorn.Config(
-        create_app(station), log_level="warning", access_log=False, lifespan="off", ws="wsproto"
+        create_app(station, access), log_level="warning", access_log=False, lifespan="off", ws="wsproto",
+        server_header=False, limit_concurrency=MAX_CONNECTIONS, ws_max_size=MAX_WS_MESSAGE_BYTES,
     )  # fmt: skip
     server = uvicorn.Server(config)
     failure: list[BaseException] = []
@@ -885,8 +1061,8 @@ def serve_in_thread(
         thread.join(0.02)
     if not server.started:
         raise StationError(f"the station did not start: {failure[0] if failure else 'unknown error'}")
-    handle = StationServer(station, server, thread, host, sock.getsockname()[1])
-    (announce or _stderr)(f"referee station: {handle.url}")
+    handle = StationServer(station, server, thread, access, host, bound_port)
+    (announce or _stderr)(access.announcement())
     return handle
 
 

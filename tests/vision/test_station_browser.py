@@ -93,6 +93,7 @@ class Game:
             events = self.keeper.settled(
                 Table.from_json(table), time_s=self.time_s, frame=0, start_s=None, seat=None, hands=hands
             )
+            self.session.pipeline.phase = "stable"  # as the pipeline is once a table has settled
             for event in events:
                 self.session.record(event)
 
@@ -149,7 +150,7 @@ def game(tmp_path: Path) -> Iterator[Game]:
 
 @pytest.fixture
 def server(game: Game) -> Iterator[StationServer]:
-    server = serve_in_thread(game.session, "127.0.0.1:0", token="t0ken", announce=lambda _: None)
+    server = serve_in_thread(game.session, "127.0.0.1:0", announce=lambda _: None)
     yield server
     server.stop()
 
@@ -160,6 +161,7 @@ def page(browser: Any, server: StationServer) -> Iterator[Any]:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     page.goto(server.url)
     page.wait_for_selector("#current-table .chip")
     yield page
@@ -167,14 +169,20 @@ def page(browser: Any, server: StationServer) -> Iterator[Any]:
     assert errors == [], errors
 
 
+def wait_until(page: Any, condition: str) -> None:
+    """Until a JavaScript expression is true on the page (polled from here: the station's Content-Security-Policy
+    forbids the eval that Playwright's ``wait_for_function`` uses)."""
+    eventually(lambda: page.evaluate(condition))
+
+
 def seq_after(page: Any, seq: int) -> None:
-    page.wait_for_function(f"Number(document.body.dataset.seq) > {seq}", timeout=WAIT_MS)
+    wait_until(page, f"Number(document.body.dataset.seq) > {seq}")
 
 
 def screenshot(page: Any, tmp_path: Path, name: str) -> None:
     """The whole page, once the camera view has caught up with the table."""
     frames = int(page.evaluate("document.body.dataset.frames"))
-    page.wait_for_function(f"Number(document.body.dataset.frames) >= {frames + 2}", timeout=WAIT_MS)
+    wait_until(page, f"Number(document.body.dataset.frames) >= {frames + 2}")
     page.screenshot(path=str(shots_folder(tmp_path) / name))
 
 
@@ -189,7 +197,7 @@ def test_the_page_follows_the_game(page: Any, game: Game, tmp_path: Path) -> Non
     expect(page.locator("#current-table .chip.red").first).to_have_text("7")
     expect(page.locator("#banner")).to_have_class(verdict("none"))
     expect(page.locator("#timer-value")).not_to_have_text("--:--")
-    page.wait_for_function("Number(document.body.dataset.frames) >= 1", timeout=WAIT_MS)
+    wait_until(page, "Number(document.body.dataset.frames) >= 1")
     before = page.locator("#frame").screenshot()
 
     shown = seq(page)
@@ -202,7 +210,7 @@ def test_the_page_follows_the_game(page: Any, game: Game, tmp_path: Path) -> Non
     expect(page.locator("#players .player").first).to_contain_text("opened")
     expect(page.locator("#current-table .chip")).to_have_count(16)
     frames = int(page.evaluate("document.body.dataset.frames"))
-    page.wait_for_function(f"Number(document.body.dataset.frames) >= {frames + 2}", timeout=WAIT_MS)
+    wait_until(page, f"Number(document.body.dataset.frames) >= {frames + 2}")
     assert page.locator("#frame").screenshot() != before  # the camera view shows the new table
     screenshot(page, tmp_path, "station-normal.png")
 
@@ -325,7 +333,7 @@ def test_a_real_live_session(browser: Any, tmp_path: Path, scenes: Any) -> None:
         expect(page.locator("#current-table .chip")).to_have_count(3, timeout=WAIT_MS)
         expect(page.locator("#banner")).to_have_class(verdict("ok"), timeout=WAIT_MS)
         expect(page.locator("#current-table .chip")).to_have_count(6)
-        page.wait_for_function("Number(document.body.dataset.frames) >= 1", timeout=WAIT_MS)
+        wait_until(page, "Number(document.body.dataset.frames) >= 1")
         page.click("#banner-actions button[data-action=revert]")  # the referee sends the opening back
         expect(page.locator("#banner")).to_have_class(verdict("revert"), timeout=WAIT_MS)
         expect(page.locator("#restore-table .chip")).to_have_count(3)

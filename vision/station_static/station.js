@@ -3,9 +3,10 @@
 "use strict";
 
 (() => {
-  const token = new URLSearchParams(location.search).get("token");
-  const query = token ? "?token=" + encodeURIComponent(token) : "";
-  const url = (path, extra) => path + query + (extra ? (query ? "&" : "?") + extra : "");
+  // The station writes its page token into the page; it goes back in a header with every action (never in a URL,
+  // so never in a log or the history). Another site's page cannot read it.
+  const tokenMeta = document.querySelector('meta[name="station-token"]');
+  let token = tokenMeta ? tokenMeta.content : "";
   const $ = (id) => document.getElementById(id);
   const body = document.body;
   const CLOCK_DEBOUNCE_MS = 500;
@@ -16,8 +17,10 @@
   let lastClock = -Infinity;
   let soundOn = true;
   let frameUrl = null;
+  let frameTag = null;
   let reviewing = false;
-  const sound = new Audio(url("revert.wav"));
+  let dropped = false;
+  const sound = new Audio("revert.wav");
 
   // -- small helpers -------------------------------------------------------------------------------------
   function el(tag, attrs, ...children) {
@@ -42,9 +45,8 @@
   }
 
   async function post(path, payload) {
-    const headers = { "Content-Type": "application/json" };
-    if (token) headers["X-Station-Token"] = token;
-    const response = await fetch(url(path), { method: "POST", headers, body: JSON.stringify(payload || {}) });
+    const headers = { "Content-Type": "application/json", "X-Station-Token": token };
+    const response = await fetch(path, { method: "POST", headers, body: JSON.stringify(payload || {}) });
     const answer = await response.json().catch(() => ({}));
     if (!response.ok) throw new Error(answer.error || response.statusText);
     return answer;
@@ -360,7 +362,7 @@
   let correcting = null;
 
   async function openCorrection(number) {
-    const response = await fetch(url("api/moves/" + number));
+    const response = await fetch("api/moves/" + number);
     if (!response.ok) return flash("Move " + number + " not found");
     const move = await response.json();
     correcting = number;
@@ -412,15 +414,21 @@
   labels.append(el("option", { value: "joker" }));
 
   // -- the camera view ------------------------------------------------------------------------------------------
+  // The station encodes the view at most twice a second for all pages; a picture the page already shows is
+  // answered 304 (its ETag), so only new pictures travel.
   async function refreshFrame() {
     try {
-      const response = await fetch(url("frame.jpg", "t=" + Date.now()), { cache: "no-store" });
-      if (response.ok) {
+      const headers = frameTag ? { "If-None-Match": frameTag } : {};
+      const response = await fetch("frame.jpg", { cache: "no-store", headers });
+      if (response.status === 200) {
         const blob = await response.blob();
         const next = URL.createObjectURL(blob);
         $("frame").src = next;
         if (frameUrl) URL.revokeObjectURL(frameUrl);
         frameUrl = next;
+        frameTag = response.headers.get("ETag");
+      }
+      if (response.status === 200 || response.status === 304) {
         body.dataset.frames = String(Number(body.dataset.frames) + 1);
       }
     } catch (error) {
@@ -430,13 +438,33 @@
   }
 
   // -- updates ---------------------------------------------------------------------------------------------------
+  // A station that restarted has a new page token (and, off loopback, asks for the secret again): after a lost
+  // connection the page reads its token anew; a login page instead means reloading, to show it.
+  async function renewToken() {
+    try {
+      const response = await fetch("./", { cache: "no-store" });
+      if (response.status === 401) {
+        location.reload();
+        return;
+      }
+      if (!response.ok) return;
+      const page = new DOMParser().parseFromString(await response.text(), "text/html");
+      const meta = page.querySelector('meta[name="station-token"]');
+      if (meta) token = meta.content;
+    } catch (error) {
+      // still away: the next reconnection tries again
+    }
+  }
+
   function connect() {
-    const address = new URL(url("ws"), location.href);
+    const address = new URL("ws", location.href);
     address.protocol = location.protocol === "https:" ? "wss:" : "ws:";
     const socket = new WebSocket(address.href);
     socket.onopen = () => {
       $("connection").textContent = "live";
       $("connection").className = "connection online";
+      if (dropped) renewToken();
+      dropped = false;
     };
     socket.onmessage = (message) => {
       const data = JSON.parse(message.data);
@@ -445,6 +473,8 @@
       else if (data.type === "event") heard(data.event);
     };
     socket.onclose = () => {
+      dropped = true;
+      if (!document.hidden) renewToken();  // a 401 here: the station restarted with a secret, log in again
       $("connection").textContent = "reconnecting…";
       $("connection").className = "connection offline";
       setTimeout(connect, 1000);
@@ -453,7 +483,7 @@
 
   async function start() {
     try {
-      const response = await fetch(url("api/state"));
+      const response = await fetch("api/state");
       if (response.ok) {
         const first = await response.json();
         render(first);
