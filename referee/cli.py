@@ -464,7 +464,7 @@ def _exit_status(error: Exception, argv: Sequence[str] | None) -> int:
     if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
         traceback.print_exception(error, file=sys.stderr)
     if isinstance(error, ValueError | OSError):  # a domain error: its message names the file and the problem
-        print(f"{PROG}: error: {_one_line(error)}", file=sys.stderr)
+        print(f"{PROG}: error: {_describe_os_error(error) or _one_line(error)}", file=sys.stderr)
         return EXIT_USAGE
     saved = _save_traceback(error, argv)
     if _is_input_error(error):  # a reader missed this case: say what is wrong, keep the traceback to fix it
@@ -497,6 +497,16 @@ def _describe_input_error(error: BaseException) -> str:
     if isinstance(error, TypeError):
         return f"malformed input: {_one_line(error)}"
     return _one_line(error)
+
+
+def _describe_os_error(error: BaseException) -> str | None:
+    """``PATH: Not a directory`` for Python's own ``[Errno 20] Not a directory: 'PATH'`` (None for other errors)."""
+    if not isinstance(error, OSError) or not error.strerror or error.filename is None:
+        return None
+    if not str(error).startswith("[Errno"):  # a message of our own, naming the file already
+        return None
+    target = f" -> {error.filename2}" if error.filename2 is not None else ""
+    return _one_line(OSError(f"{error.filename}{target}: {error.strerror}"))
 
 
 def _one_line(error: BaseException, limit: int = 400) -> str:

@@ -432,8 +432,10 @@ class Calibration:
             text = Path(path).read_text(encoding="utf-8")
         except FileNotFoundError:
             raise CalibrationError(f"{path}: no such calibration file") from None
-        except (OSError, UnicodeDecodeError) as error:
-            raise CalibrationError(f"{path}: cannot read ({getattr(error, 'strerror', None) or error})") from None
+        except UnicodeDecodeError as error:
+            raise CalibrationError(f"{path}: not a JSON text file (not UTF-8 at byte {error.start})") from None
+        except OSError as error:
+            raise CalibrationError(f"{path}: cannot read ({error.strerror or error})") from None
         try:
             return cls.from_json(json.loads(text))
         except json.JSONDecodeError as error:

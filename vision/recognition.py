@@ -461,10 +461,13 @@ class TileReader:
         """Boxes the last :meth:`read` dropped as most likely not tiles."""
 
     def check_models(self) -> None:
-        """Fail early, with the file named, when a model is missing (before reading any photo)."""
-        for model in (self.detector.path, self.classifier.path):
-            if not model.is_file():
-                _session(model, ())
+        """Fail early, with the file named, when a model is missing or cannot be loaded: before reading any photo,
+        and before a live game or a video's analysis starts (a corrupt model found on the first settled table would
+        end the game mid-way)."""
+        for model in (self.detector, self.classifier):
+            if not model.path.is_file():
+                _session(model.path, ())
+            model.session  # noqa: B018 - loads the model now (sessions are otherwise made on first use)
 
     def read(self, image_bgr: np.ndarray, *, region: Region | None = None) -> Detections:
         """Labelled tiles; with ``region``, the detector looks only there, at the region's own scale.

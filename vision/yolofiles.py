@@ -57,8 +57,10 @@ def read_label_file(path: Path, names: list[str], width: int, height: int) -> li
         return objects
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise DatasetError(f"{path}: not a readable label file ({getattr(error, 'strerror', None) or error})") from None
+    except UnicodeDecodeError as error:
+        raise DatasetError(f"{path}: not a YOLO label file (not UTF-8 text at byte {error.start})") from None
+    except OSError as error:
+        raise DatasetError(f"{path}: cannot read the label file ({error.strerror or error})") from None
     for number, line in enumerate(lines, 1):
         parts = line.split()
         if not parts:

@@ -142,6 +142,18 @@ def test_a_librarys_input_error_named_by_the_vision_package_is_exit_2(
     assert "bad multi-line message" in err
 
 
+def test_pythons_own_file_errors_name_the_file_first(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def raising(args: argparse.Namespace) -> int:
+        raise NotADirectoryError(20, "Not a directory", "table.json/out")
+
+    monkeypatch.setattr(cli, "cmd_profiles", raising)
+    code, _, err = run(["profiles"], capsys)
+    assert_one_line(code, err)
+    assert err == f"{cli.PROG}: error: table.json/out: Not a directory\n"
+
+
 def test_ctrl_c_is_status_130_without_a_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -261,20 +273,23 @@ def test_every_command_is_swept() -> None:
 
 
 def numeric_options(parser: argparse.ArgumentParser) -> list[tuple[str, str, argparse.Action]]:
-    """(command, option, action) for every option of every command whose value is a number: its type turns
-    "5" into one."""
+    """(command, option, action) for every option of every command whose value is a number: its type turns "5",
+    "0.25" or "64" into one."""
     found = []
     for name, sub in cli.subcommands(parser).choices.items():
         for action in sub._actions:
             if not action.option_strings or action.type is None or action.choices is not None:
                 continue
-            try:
-                value = action.type("5")
-            except (ValueError, TypeError, argparse.ArgumentTypeError):
-                continue
-            if isinstance(value, int | float):
+            if any(isinstance(_value_or_none(action.type, probe), int | float) for probe in ("5", "0.25", "64")):
                 found.append((name, action.option_strings[-1], action))
     return found
+
+
+def _value_or_none(kind: object, text: str) -> object:
+    try:
+        return kind(text)  # type: ignore[operator]
+    except (ValueError, TypeError, argparse.ArgumentTypeError):
+        return None
 
 
 def minimal_arguments(sub: argparse.ArgumentParser) -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from vision.recognition import (
     TileDetector,
     TileReader,
     decode_yolo,
+    default_models_dir,
     load_image,
     tile_likelihood,
     windows,
@@ -141,6 +144,16 @@ def test_tiled_windows_are_native_resolution_unless_that_needs_too_many(models: 
 
 def test_missing_model_names_the_file_and_where_models_ship(tmp_path: Path) -> None:
     with pytest.raises(ModelNotFoundError, match=r"tile-detector\.onnx: model file not found.*ship in models/"):
+        TileReader(tmp_path).check_models()
+
+
+@pytest.mark.parametrize("corrupt", ["tile-detector.onnx", "tile-classifier.onnx"])
+def test_checking_the_models_loads_them(tmp_path: Path, corrupt: str) -> None:
+    """analyze and live check the models before the video: a corrupt one must fail there, not on the first table."""
+    for name in ("tile-detector.onnx", "tile-classifier.onnx"):
+        shutil.copy(default_models_dir() / name, tmp_path / name)
+    (tmp_path / corrupt).write_bytes(b"not a model")
+    with pytest.raises(ValueError, match=rf"{re.escape(corrupt)}: cannot load the model"):
         TileReader(tmp_path).check_models()
 
 
