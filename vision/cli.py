@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from referee import cli as rules_cli
+from vision.imagefile import MAX_IMAGE_PIXELS
 
 INPUT_ERROR_NAMES = ("yaml.YAMLError", "cv2.error", "PIL.Image.DecompressionBombError")
 """Libraries' exceptions that mean bad input (a malformed YAML file, an image OpenCV cannot process, a
@@ -18,6 +19,9 @@ decompression bomb): one line and exit status 2 where no reader turned them into
 QUIET_NATIVE_LOGS = {"OPENCV_LOG_LEVEL": "SILENT", "OPENCV_FFMPEG_LOGLEVEL": "-8"}
 """OpenCV and FFmpeg write their own complaints about a corrupt image or video straight to standard error, around
 the one line that says what is wrong; ``RUMMIKUB_REFEREE_DEBUG=1`` lets them through."""
+DECODER_LIMITS = {"OPENCV_IO_MAX_IMAGE_PIXELS": str(MAX_IMAGE_PIXELS)}
+"""OpenCV's own cap on a decoded image (default 2^30 pixels, 3 GB) lowered to ours, for the formats whose header
+PIL cannot read for us (``vision.imagefile``). OpenCV reads it once, when it is imported."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     rules_cli.INPUT_ERROR_NAMES.update(INPUT_ERROR_NAMES)
+    for name, value in DECODER_LIMITS.items():
+        os.environ.setdefault(name, value)
     _quiet_native_logs()
     return rules_cli.run(build_parser(), argv)
 

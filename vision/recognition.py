@@ -96,7 +96,12 @@ def load_image(path: str | Path) -> np.ndarray:
         raise ImageReadError(f"{path}: not a readable image (an empty file)")
     header_size(raw.tobytes(), path)
     with NativeMessages() as decoder:
-        image = cv2.imdecode(raw, cv2.IMREAD_COLOR)
+        try:
+            image = cv2.imdecode(raw, cv2.IMREAD_COLOR)
+        except cv2.error as error:  # OpenCV's own size cap (OPENCV_IO_MAX_IMAGE_PIXELS), for formats PIL cannot read
+            if "MAX_IMAGE_PIXELS" in str(error):
+                raise ImageReadError(f"{path}: the image is too large to read (OpenCV's size limit)") from None
+            raise ImageReadError(f"{path}: not a readable image ({error.err or 'OpenCV cannot decode it'})") from None
     if image is None:
         said = f": {decoder.first_line}" if decoder.first_line else ""
         raise ImageReadError(f"{path}: not a readable image (corrupt file or unsupported format{said})")

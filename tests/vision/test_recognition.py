@@ -255,6 +255,22 @@ def test_a_truncated_png_names_the_decoders_complaint(tmp_path: Path) -> None:
         load_image(tmp_path / "cut.png")
 
 
+def test_opencvs_own_size_cap_is_a_one_line_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """For formats PIL cannot read the header of, OpenCV's cap (OPENCV_IO_MAX_IMAGE_PIXELS, set by the CLI) refuses
+    the image with a cv2.error: the file is named, in one line."""
+    path = tmp_path / "big.hdr"
+    path.write_bytes(b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 12000 +X 12000\n" + bytes(64))
+
+    def capped(*args: object) -> None:
+        raise cv2.error(
+            "OpenCV(5.0.0) loadsave.cpp:79: error: (-215:Assertion failed) pixels <= CV_IO_MAX_IMAGE_PIXELS"
+        )
+
+    monkeypatch.setattr(cv2, "imdecode", capped)
+    with pytest.raises(ImageReadError, match=r"big\.hdr: the image is too large to read"):
+        load_image(path)
+
+
 def test_the_letterbox_keeps_a_row_of_an_extreme_strip() -> None:
     boxed, scale, _ = Letterbox(640).apply(np.zeros((16, 20000, 3), np.uint8))
     assert boxed.shape == (640, 640, 3) and scale == pytest.approx(640 / 20000)
