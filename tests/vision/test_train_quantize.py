@@ -109,7 +109,7 @@ def test_the_card_keeps_its_other_entries(tmp_path: Path) -> None:
         (["--model", "nowhere.onnx", "--out", "int8.onnx"], "no model file"),
         (["--model", "{fp32}", "--out", "{fp32}"], "must not overwrite"),
         (["--model", "{fp32}", "--out", "{int8}", "--photos", "0", "--game", "{tmp}"], "not a synth-game folder"),
-        (["--model", "{fp32}", "--out", "{int8}", "--photos", "-1"], "--photos must be between 0 and"),
+        (["--model", "{fp32}", "--out", "{int8}", "--photos", "-1"], "--photos: must be a whole number of at least 0"),
     ],
 )
 def test_quantize_mistakes_are_one_line_errors(
