@@ -3,14 +3,20 @@
 The video is sampled at the pipeline's rate (frames in between are skipped without being converted), more
 sparsely while the table is still, and every event goes to ``DIR/game-log.jsonl`` as it happens; at the end
 ``DIR/moves.json`` holds the moves with their rulings and ``DIR/summary.json`` the counts and the speed.
+
+``DIR`` must be empty (or new) unless ``overwrite`` is given; then only what an analysis writes there is
+replaced (:data:`ANALYSIS_FILES` and the snapshots in ``frames/``), never anything else. A stop request (Ctrl-C,
+SIGTERM: see :mod:`vision.stopping`) ends the analysis between frames with everything written so far.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import shutil
+import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +24,7 @@ from typing import Any
 from vision.gamelog import GameLog
 from vision.moves import GameKeeper
 from vision.pipeline import Event, PipelineConfig, TablePipeline
+from vision.report import REPORT_NAME
 
 STILL_SAMPLE_HZ = 3.0
 """Sampling rate while the table is still and unchanged (the pipeline's own rate otherwise)."""
@@ -43,27 +50,47 @@ class AnalyzeOptions(GameOptions):
     progress: bool = True
 
 
-def analyze_video(video: str | Path, out: str | Path, options: AnalyzeOptions, reader: Any) -> dict[str, Any]:
-    """Analyse ``video`` into ``out`` (created); returns the summary (also written to ``summary.json``)."""
-    from vision.capture import open_source
+class OutputFolderError(ValueError):
+    """An output folder that cannot take an analysis (not empty without ``overwrite``, or not a folder)."""
+
+
+StopCheck = Callable[[], str | None]
+"""Asked between frames: why the analysis must stop now (``"Ctrl-C"``), or None to go on."""
+
+
+def analyze_video(
+    video: str | Path,
+    out: str | Path,
+    options: AnalyzeOptions,
+    reader: Any,
+    *,
+    overwrite: bool = False,
+    stop: StopCheck | None = None,
+) -> dict[str, Any]:
+    """Analyse ``video`` into ``out``; returns the summary (also written to ``summary.json``).
+
+    ``out`` is created, or must be empty unless ``overwrite`` (then a previous analysis there is replaced and
+    nothing else is touched); it is checked before the video is opened, and nothing in it changes until the video
+    has given its first frame. The summary's ``reason`` says why it ended (``"end of the video"``, or the stop
+    reason) and ``damage`` how much of the video could not be decoded.
+    """
+    from vision.capture import CaptureError, open_source, redact
 
     out = Path(out)
+    check_output_folder(out, overwrite=overwrite)
+    keeper = _keeper(options)  # a game that cannot be (a bad time limit) fails before the video is opened
     started = time.perf_counter()
     source = open_source(str(video))
     try:
         first = source.read()
         if first is None:
-            from vision.capture import CaptureError
-
             raise CaptureError(f"{video}: no frame could be read")
         calibration = calibrate_for(first.image, options.calibration)
         out.mkdir(parents=True, exist_ok=True)
         log_path = out / LOG_NAME
-        log_path.unlink(missing_ok=True)
-        shutil.rmtree(out / SNAPSHOT_DIR, ignore_errors=True)
-        keeper = _keeper(options)
+        remove_previous_analysis(out)
         start = {
-            "source": str(video),
+            "source": redact(str(video)),
             "profile": options.profile,
             "players": options.players,
             "first_player": options.first_player,
@@ -92,17 +119,19 @@ def analyze_video(video: str | Path, out: str | Path, options: AnalyzeOptions, r
                 nonlocal current
                 current = frame
 
-            duration = _run(source, first, pipeline, options, on_frame)
-            stats = source.stats
-            record({"event": "end", "time_s": round(duration, 3), "moves": keeper.moves,
-                    "capture": _stats_json(stats), "pipeline": pipeline.stats.to_json()})  # fmt: skip
+            duration, reason = _run(source, first, pipeline, options, on_frame, stop or _go_on)
+            damage = source.damage()
+            record({"event": "end", "time_s": round(duration, 3), "reason": reason, "moves": keeper.moves,
+                    "capture": _stats_json(source.stats), "damage": damage.to_json(),
+                    "pipeline": pipeline.stats.to_json()})  # fmt: skip
     finally:
         source.close()
     seconds = time.perf_counter() - started
     moves = [e for e in events if e["event"] == "move"]
-    (out / "moves.json").write_text(json.dumps(moves, indent=1, sort_keys=True))
+    (out / MOVES_NAME).write_text(json.dumps(moves, indent=1, sort_keys=True))
     summary = {
-        "video": str(video),
+        "video": redact(str(video)),
+        "reason": reason,
         "profile": options.profile,
         "players": options.players,
         "video_s": round(duration, 2),
@@ -114,11 +143,54 @@ def analyze_video(video: str | Path, out: str | Path, options: AnalyzeOptions, r
         "restores": sum(1 for e in events if e["event"] == "restore"),
         "warnings": dict(Counter(e["event"] for e in events if e["event"] in WARNING_EVENTS)),
         "capture": _stats_json(source.stats),
+        "damage": damage.to_json(),
         "pipeline": pipeline.stats.to_json(),
         "log": str(log_path),
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
+    (out / SUMMARY_NAME).write_text(json.dumps(summary, indent=2, sort_keys=True))
     return summary
+
+
+END_OF_VIDEO = "end of the video"
+MOVES_NAME, SUMMARY_NAME = "moves.json", "summary.json"
+ANALYSIS_FILES = (LOG_NAME, MOVES_NAME, SUMMARY_NAME, REPORT_NAME)
+"""The files an analysis writes in its folder (besides its snapshots): the only ones ``overwrite`` replaces."""
+SNAPSHOT_NAME = re.compile(r"\d{7}\.jpg")
+"""A snapshot's file name in ``frames/`` (the frame's index): other files there are not the analysis's."""
+
+
+def check_output_folder(out: Path, *, overwrite: bool) -> None:
+    """Refuse a folder that already holds something (``overwrite``: take it all the same) or is not a folder."""
+    if out.exists() and not out.is_dir():
+        raise OutputFolderError(f"{out} is a file, not a folder for the analysis")
+    try:
+        held = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+    except OSError as error:
+        raise OutputFolderError(f"cannot look into {out}: {error.strerror or error}") from None
+    if held and not overwrite:
+        shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+        raise OutputFolderError(
+            f"{out} is not empty ({shown}): pick a new folder, or pass --overwrite to replace the analysis there"
+            " (other files are kept)"
+        )
+
+
+def remove_previous_analysis(out: Path) -> None:
+    """Delete what an analysis wrote in ``out`` (its files and snapshots), and nothing else: a folder shared with
+    other files keeps them, and ``frames/`` goes only when nothing else is left in it."""
+    GameLog.remove(out / LOG_NAME)  # refused while another process is writing it
+    try:
+        for name in ANALYSIS_FILES[1:]:
+            (out / name).unlink(missing_ok=True)
+        frames = out / SNAPSHOT_DIR
+        if frames.is_dir() and not frames.is_symlink():
+            for path in frames.iterdir():
+                if SNAPSHOT_NAME.fullmatch(path.name) and path.is_file() and not path.is_symlink():
+                    path.unlink()
+            with contextlib.suppress(OSError):
+                frames.rmdir()  # only if it is empty now
+    except OSError as error:
+        raise OutputFolderError(f"cannot replace the analysis in {out}: {error.strerror or error}") from None
 
 
 SNAPSHOT_DIR = "frames"
@@ -182,8 +254,17 @@ def time_limit_kwargs(value: Any) -> dict[str, Any]:
     return {"time_limit_s": None if value == "none" else float(value)}
 
 
-def _run(source: Any, first: Any, pipeline: TablePipeline, options: AnalyzeOptions, on_frame: Any) -> float:
-    """Feed the video through the pipeline; returns the video's duration in seconds."""
+def _go_on() -> str | None:
+    return None
+
+
+def _run(
+    source: Any, first: Any, pipeline: TablePipeline, options: AnalyzeOptions, on_frame: Any, stop: StopCheck
+) -> tuple[float, str]:
+    """Feed the video through the pipeline; returns how much of it was watched (seconds) and why it ended.
+
+    A second Ctrl-C (``KeyboardInterrupt``, when the first was not heard in time) ends it the same way.
+    """
     fps = source.fps or 30.0
     busy_step = max(1, round(fps / options.config.sample_hz))
     still_step = max(busy_step, round(fps / STILL_SAMPLE_HZ))
@@ -191,8 +272,12 @@ def _run(source: Any, first: Any, pipeline: TablePipeline, options: AnalyzeOptio
     bar = _progress(total) if options.progress and total else None
     frame, last_time = first, first.time_s
     done = 0
+    reason = END_OF_VIDEO
     try:
         while frame is not None:
+            if (asked := stop()) is not None:
+                reason = asked
+                break
             on_frame(frame)
             pipeline.process(frame.image, frame.time_s, frame.index)
             last_time = frame.time_s
@@ -203,10 +288,12 @@ def _run(source: Any, first: Any, pipeline: TablePipeline, options: AnalyzeOptio
             if bar is not None and frame is not None:
                 bar.advance(frame.index - done)
                 done = frame.index
+    except KeyboardInterrupt:
+        reason = stop() or "Ctrl-C"
     finally:
         if bar is not None:
             bar.close()
-    return last_time + 1.0 / fps
+    return last_time + 1.0 / fps, reason
 
 
 def _progress(total: int) -> Any:

@@ -8,11 +8,17 @@
   so a caller's game state survives a cable pulled for a minute; after ``give_up_after_s`` it reports
   ``"gave-up"`` and raises :class:`CaptureError`.
 
+A stream's address may hold secrets (``rtsp://user:password@cam``, ``?token=...``): :func:`redact` hides them,
+and everything this module says about a source (messages, events) uses the redacted form; only the opener sees
+the real address.
+
 The opener, the sleep and the clock are parameters, so tests simulate cameras without one.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -33,6 +39,11 @@ RETRIES_BEFORE_SEEK = 8
 """Failed reads of a file before seeking past the frame: each retry lets the decoder skip damaged packets."""
 MAX_BAD_LIVE_FRAMES = 30
 """Consecutive malformed frames from a live source that count as a dropout (e.g. it changed resolution)."""
+UNUSABLE_SHARE = 0.5
+"""A video with more than this share of its frames undecodable has not really been watched: whatever was found
+in the rest, most of the game is missing (see :class:`Damage`)."""
+SECRET_WORDS = ("pass", "pwd", "token", "key", "auth", "secret", "sig", "credential", "session")
+"""A URL query parameter whose name holds one of these is a secret: its value is never shown."""
 
 
 class CaptureError(OSError):
@@ -82,6 +93,9 @@ class CaptureStats:
 
 
 def _default_opener(target: str | int) -> VideoCaptureLike:
+    # FFmpeg prints a line per damaged frame ("No JPEG data found in image") unless told otherwise before its
+    # first use; damaged frames are counted and reported in one line instead (a user's own setting wins).
+    os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
     # Each backend that fails to open a camera logs lines of its own; the caller reports one line instead.
     previous = cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
     try:
@@ -101,17 +115,65 @@ def parse_spec(spec: str) -> tuple[str | int, bool]:
 
 
 def describe(spec: str) -> str:
-    """The source in messages: ``camera 0``, ``stream 'rtsp://host/x'`` (password hidden), ``video 'a.mp4'``."""
+    """The source in messages: ``camera 0``, ``stream 'rtsp://host/x'`` (secrets hidden), ``video 'a.mp4'``."""
     target, live = parse_spec(spec)
     if isinstance(target, int) or target.startswith("/dev/video"):
         return f"camera {target}"
     if not live:
         return f"video {spec!r}"
-    parts = urlsplit(target)
-    if parts.password is not None:
-        host = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-        target = urlunsplit(parts._replace(netloc=host))
-    return f"stream {target!r}"
+    return f"stream {redact(target)!r}"
+
+
+def redact(spec: str) -> str:
+    """``spec`` fit for a log or a message: a URL's password and secret-looking query values become ``***``
+    (``rtsp://user:***@cam/live?token=***``); a camera index or a file path is returned as it is."""
+    if "://" not in spec:
+        return spec
+    try:
+        parts = urlsplit(spec)
+    except ValueError:  # not even a URL (an unclosed IPv6 bracket): show only what it is
+        return spec.split("://", 1)[0] + "://***"
+    netloc = parts.netloc
+    user, at, host = netloc.rpartition("@")
+    if at and ":" in user:
+        netloc = f"{user.split(':', 1)[0]}:***@{host}"
+    query = "&".join(_redacted_parameter(item) for item in parts.query.split("&")) if parts.query else ""
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def _redacted_parameter(item: str) -> str:
+    name, equals, _value = item.partition("=")
+    secret = equals and any(word in name.lower() for word in SECRET_WORDS)
+    return f"{name}=***" if secret else item
+
+
+@dataclass(frozen=True, slots=True)
+class Damage:
+    """Frames of a video file that could not be decoded, out of the frames it holds."""
+
+    unreadable: int
+    frames: int
+
+    @property
+    def share(self) -> float:
+        return self.unreadable / self.frames if self.frames else 0.0
+
+    @property
+    def unusable(self) -> bool:
+        """More than :data:`UNUSABLE_SHARE` of the video is lost: it has not really been watched."""
+        return self.share > UNUSABLE_SHARE
+
+    def describe(self, name: str) -> str:
+        """One line for the console: ``video 'a.mp4': 120 of 300 frames could not be decoded (40 %)``."""
+        percent = math.floor(100 * self.share) if self.share < 1 else 100
+        return f"{name}: {self.unreadable} of {self.frames} frames could not be decoded ({percent} %)"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"unreadable_frames": self.unreadable, "frames": self.frames, "share": round(self.share, 4)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Damage:
+        return cls(int(data["unreadable_frames"]), int(data["frames"]))
 
 
 def _well_formed(image: np.ndarray | None, size: tuple[int, int] | None) -> bool:
@@ -145,7 +207,11 @@ class FrameSource:
         self._opener, self._sleep, self._clock, self._on_event = opener, sleep, clock, on_event
         self.stats = CaptureStats()
         self._next_index = 0
+        self._skipped = 0
+        """Frames of a file passed on purpose (:meth:`skip`, :meth:`seek`), not lost."""
         self._closed = False
+        self._ended = False
+        """The end of the file was reached (or gone past by a seek): nothing more to read."""
         if not self.is_live:
             self._check_file()
         self._cap = self._try_open()
@@ -217,16 +283,21 @@ class FrameSource:
 
     def read(self) -> Frame | None:
         """The next frame, or ``None`` at the end of a file (or of a live source with ``reconnect=False``)."""
-        if self._closed:
+        if self._closed or self._ended:
             return None
         if self._pending is not None:
             frame, self._pending = self._pending, None
         else:
             image = self._read_file() if not self.is_live else self._read_live()
             if image is None:
+                self._ended = not self.is_live
+                if not self.is_live:
+                    self._count_lost()
                 return None
             frame = self._frame(image)
         self.stats.frames_read += 1
+        if not self.is_live:
+            self._count_lost()
         return frame
 
     def __iter__(self) -> Iterator[Frame]:
@@ -238,26 +309,37 @@ class FrameSource:
         return not count or count <= 0 or position >= count
 
     def _read_file(self) -> np.ndarray | None:
-        failures, bad_position = 0, -1.0
+        """The next decodable frame of a file; None at its end, or where its damage cannot be passed.
+
+        A decoder failing on a frame gets a few more reads (it often skips the damaged packets itself), then is
+        sent past it; each jump goes further than the one before, so a file damaged all along comes to an end
+        instead of being read around in circles. Frames passed over are counted by :meth:`_count_lost`.
+        """
+        failures, target = 0, self._next_index
         while True:
             ok, image = self._cap.read()
             if ok and _well_formed(image, self.size):
                 return image
             if self._file_over():
                 return None
-            position = self._cap.get(cv2.CAP_PROP_POS_FRAMES)
-            if position != bad_position:  # one damaged frame often takes several failed reads
-                self.stats.corrupt_frames += 1
-                bad_position = position
             failures += 1
             if failures % RETRIES_BEFORE_SEEK == 0:
                 # The decoder is stuck (a demuxer that lost its sync): jump over the damaged frame.
-                self._cap.set(cv2.CAP_PROP_POS_FRAMES, max(position, self._next_index) + 1)
-                if self._cap.get(cv2.CAP_PROP_POS_FRAMES) <= position:
-                    # It cannot seek past the damage (a truncated file): the rest of its frames are lost.
-                    self.stats.corrupt_frames += max(0, int(self._cap.get(cv2.CAP_PROP_FRAME_COUNT) - position) - 1)
+                position = self._cap.get(cv2.CAP_PROP_POS_FRAMES)
+                target = max(int(position), target) + 1
+                count = self._cap.get(cv2.CAP_PROP_FRAME_COUNT)
+                if count and target >= count:
                     return None
-                bad_position = -1.0
+                self._cap.set(cv2.CAP_PROP_POS_FRAMES, target)
+                if self._cap.get(cv2.CAP_PROP_POS_FRAMES) <= position:
+                    return None  # it cannot seek past the damage (a truncated file): the rest of its frames are lost
+
+    def _count_lost(self) -> None:
+        """``stats.corrupt_frames`` of a file: every frame passed is read, skipped on purpose or lost to damage
+        (and at the end of the file, every frame it says it holds and did not give)."""
+        passed = max(self._next_index, self.frame_count or 0) if self._ended else self._next_index
+        delivered = self.stats.frames_read + self._skipped + (1 if self._pending is not None else 0)
+        self.stats.corrupt_frames = max(0, passed - delivered)
 
     def skip(self, n: int) -> int:
         """Advance a file by ``n`` frames without decoding them into images; the number actually skipped."""
@@ -272,7 +354,45 @@ class FrameSource:
         while skipped < n and not self._closed and self._cap.grab():
             skipped += 1
             self._next_index += 1
+        self._skipped += skipped
         return skipped
+
+    def seek(self, index: int) -> bool:
+        """Go forward to frame ``index`` of a file: the next :meth:`read` gives it (or the first readable frame
+        after it). False when the file ends before it. Where the container can seek, this takes no decoding of
+        the frames in between (a resumed game an hour in starts at once); else they are skipped one by one."""
+        if self.is_live:
+            raise ValueError(f"{self.name}: seek() works on video files; a live source has no frames to seek to")
+        current = self._pending.index if self._pending is not None else self._next_index
+        if index < current:
+            raise ValueError(f"cannot seek back to frame {index} from frame {current}")
+        if index == current:
+            return True
+        self._pending = None
+        passed_before = self._skipped
+        self._skipped += index - current  # passed on purpose, whichever way we get there
+        if self.frame_count is not None and index >= self.frame_count:
+            self._ended = True
+            return False
+        if self._cap.set(cv2.CAP_PROP_POS_FRAMES, index) and int(self._cap.get(cv2.CAP_PROP_POS_FRAMES)) == index:
+            self._next_index = index
+            return True
+        self._cap.release()  # the position is unknown after a refused seek: read again from the start
+        cap = self._try_open()
+        if cap is None:
+            raise CaptureError(f"cannot open {self.name} again to go to frame {index}")
+        self._cap, self._next_index = cap, 0
+        reached = self.skip(index) == index
+        self._skipped = passed_before + (index - current)  # skip() counted the frames before ``current`` again
+        return reached
+
+    def damage(self) -> Damage:
+        """How much of a file could not be decoded so far, out of the frames it holds (a live source: nothing)."""
+        if self.is_live:
+            return Damage(0, self.stats.frames_read)
+        self._count_lost()
+        frames = max(self.frame_count or 0, self._next_index)
+        return Damage(min(self.stats.corrupt_frames, frames), frames)
 
     def _read_live(self) -> np.ndarray | None:
         bad = 0

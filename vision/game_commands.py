@@ -8,12 +8,18 @@ import json
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee import cli as rules_cli
 from referee.profiles import PROFILES
 
+if TYPE_CHECKING:
+    from vision.capture import Damage
+
 PROG = rules_cli.PROG
+FIRST_PLAYER = rules_cli.COUNT
+"""``--first-player``: a whole number from 1 when parsed; at most ``--players``, checked by the command
+(:func:`_first_player`)."""
 
 
 def format_event(event: dict[str, Any]) -> str | None:
@@ -44,6 +50,10 @@ def format_event(event: dict[str, Any]) -> str | None:
         return f"{at} {kind}: {json.dumps(extra, sort_keys=True)}"
     if kind == "table" and event.get("reason") == "first reading":
         return f"{at} table read: {_table_text(event['table'])}"
+    if kind == "end":
+        return f"{at} game over ({event.get('reason', 'stopped')}): {event.get('moves', 0)} moves"
+    if kind == "override-refused":
+        return f"{at} override refused: {event.get('reason')}"
     return None
 
 
@@ -70,7 +80,9 @@ def _time_limit(text: str) -> Any:
 def _add_game_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", choices=list(PROFILES), default="official", metavar="P", help="rule profile")
     parser.add_argument("--players", type=int, choices=(2, 3, 4), default=4, help="players at the table (default 4)")
-    parser.add_argument("--first-player", type=int, default=1, metavar="K", help="who moves first, 1-N (default 1)")
+    parser.add_argument(
+        "--first-player", type=FIRST_PLAYER, default=1, metavar="K", help="who moves first, 1-N (default 1)"
+    )
     parser.add_argument(
         "--time-limit", type=_time_limit, metavar="SECONDS", help="agreed limit ('none'); default: the profile's"
     )
@@ -87,13 +99,18 @@ def _add_game_options(parser: argparse.ArgumentParser) -> None:
 def cmd_analyze(args: argparse.Namespace) -> int:
     from vision.analyze import AnalyzeOptions, analyze_video
     from vision.pipeline import pipeline_reader
+    from vision.stopping import StopSignals
 
+    first_player = _first_player(args)
     reader = pipeline_reader(args.models)  # a missing model fails before the video is opened
     options = AnalyzeOptions(
-        profile=args.profile, players=args.players, first_player=args.first_player - 1,
+        profile=args.profile, players=args.players, first_player=first_player,
         time_limit_s=args.time_limit, calibration=args.calibration, progress=not args.quiet and not args.json,
     )  # fmt: skip
-    summary = analyze_video(args.video, args.out, options, reader)
+    with StopSignals() as signals:  # Ctrl-C, SIGTERM: the analysis ends between frames, everything written
+        summary = analyze_video(
+            args.video, args.out, options, reader, overwrite=args.overwrite, stop=lambda: signals.reason
+        )
     if args.report:
         from vision.report import write_report
 
@@ -107,41 +124,90 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             f" ({summary['speed_x_real_time']}x real time); verdicts {summary['verdicts']}; log {summary['log']}"
         )
     rules_cli.emit(args, summary, "\n".join(lines))
+    return _analysis_status(summary, args.out)
+
+
+def _analysis_status(summary: dict[str, Any], out: Path) -> int:
+    """Exit status of an analysis, with a line on standard error when it is not a whole one: stopped by a signal
+    (130, 143), or a video mostly undecodable (2, see :data:`vision.capture.UNUSABLE_SHARE`)."""
+    from vision.analyze import END_OF_VIDEO
+    from vision.capture import Damage
+    from vision.stopping import EXIT_STATUS
+
+    if summary["reason"] != END_OF_VIDEO:
+        print(f"{PROG}: analysis stopped by {summary['reason']} at {_clock(summary['video_s'])} of the video;"
+              f" {out} holds what was analysed up to there", file=sys.stderr)  # fmt: skip
+        return EXIT_STATUS.get(summary["reason"], 1)
+    return _damage_status(Damage.from_json(summary["damage"]), f"video {summary['video']!r}", "analysed")
+
+
+def _damage_status(damage: Damage, name: str, done: str) -> int:
+    """0 for a whole video; a warning for some frames lost; an error (2) when most of it could not be decoded."""
+    if damage.unusable:
+        print(f"{PROG}: error: {damage.describe(name)}: the game could not really be {done}", file=sys.stderr)
+        return rules_cli.EXIT_USAGE
+    if damage.unreadable:
+        print(f"{PROG}: warning: {damage.describe(name)}; moves there may be missed", file=sys.stderr)
     return 0
+
+
+def _first_player(args: argparse.Namespace) -> int:
+    """``--first-player`` (1 to the number of players) as the game counts players, from 0."""
+    if not 1 <= args.first_player <= args.players:
+        raise rules_cli.CommandError(
+            f"--first-player is 1 to {args.players} at a {args.players}-player table, not {args.first_player}"
+        )
+    return args.first_player - 1
 
 
 # -- live -------------------------------------------------------------------------------------------------
 
 
 def cmd_live(args: argparse.Namespace) -> int:
-    from vision.analyze import time_limit_kwargs
-    from vision.gamelog import GameLog
     from vision.live import LiveOptions, LiveSession
-    from vision.moves import GameKeeper
     from vision.pipeline import pipeline_reader
 
     reader = pipeline_reader(args.models)
     if args.serve:
         _station_at(args)  # a refused address or secret fails before a game log is started
-    if args.resume:
-        log, events = GameLog.resume(args.resume)
-        start = events[0]
-        profile, players, first = start["profile"], start["players"], start.get("first_player", 0)
-        keeper = GameKeeper(profile, players, first_player=first, **time_limit_kwargs(start.get("time_limit_s")))
-        keeper.replay(events)
-        log.append({"event": "resume", "source": args.source, "moves": keeper.moves, "status": keeper.status()})
-    else:
-        profile, players, first = args.profile, args.players, args.first_player - 1
-        path = args.log or Path(f"game-{_stamp()}.jsonl")
-        start = {"source": args.source, "profile": profile, "players": players, "first_player": first,
-                 "mode": "live", "time_limit_s": args.time_limit}  # fmt: skip
-        log = GameLog.create(path, start)
-        keeper = GameKeeper(profile, players, first_player=first, **time_limit_kwargs(args.time_limit))
+    game = _open_game(args)
+    setup = game.setup
     options = LiveOptions(
-        source=args.source, profile=profile, players=players, first_player=first,
-        time_limit_s=args.time_limit, calibration=args.calibration, realtime=not args.fast,
+        source=args.source, profile=setup.profile, players=setup.players, first_player=setup.first_player,
+        time_limit_s=setup.time_limit, calibration=args.calibration, realtime=not args.fast, resume=game.resumption,
     )  # fmt: skip
-    session = LiveSession(options, reader, log, keeper)
+    session = LiveSession(options, reader, game.log, game.keeper)
+    try:
+        summary = _watch(args, session)
+    except BaseException:
+        if not session.started:
+            game.log.discard()  # the game never started: no stub log is left to block the next try
+        raise
+    finally:
+        game.log.close()
+    if summary.get("damage") is None:
+        return 0
+    from vision.capture import Damage, describe
+
+    return _damage_status(Damage.from_json(summary["damage"]), describe(args.source), "refereed")
+
+
+def _open_game(args: argparse.Namespace) -> Any:
+    """The game log to write, locked: resumed (``--resume``), or new (``--log``, default game-DATE.jsonl)."""
+    from vision.gamelog import GameSetup
+    from vision.live import LoggedGame
+
+    if args.resume:
+        return LoggedGame.resume(args.resume, args.source)
+    setup = GameSetup(args.profile, args.players, _first_player(args), args.time_limit)
+    return LoggedGame.start(args.log or Path(f"game-{_stamp()}.jsonl"), args.source, setup)
+
+
+def _watch(args: argparse.Namespace, session: Any) -> dict[str, Any]:
+    """Print events as they come (serve the station), and run the session until it ends; Ctrl-C and SIGTERM end
+    it in order (the log's end event says which)."""
+    from vision.stopping import StopSignals
+
     if not args.json:
         session.subscribe(_print_event)
     else:
@@ -152,14 +218,12 @@ def cmd_live(args: argparse.Namespace) -> int:
         serve_in_thread(session, _station_at(args))
     if sys.stdin is not None and sys.stdin.isatty():
         threading.Thread(target=_enter_is_clock, args=(session,), daemon=True).start()
-    print(f"{PROG}: game log {log.path} (Ctrl-C ends the game; Enter is the clock key)", file=sys.stderr)
-    try:
-        session.run()
-    except KeyboardInterrupt:
-        session.stop()
-    finally:
-        log.close()
-    return 0
+
+    def announce() -> None:  # once the source has given a frame: a start that fails says only what failed
+        print(f"{PROG}: game log {session.log.path} (Ctrl-C ends the game; Enter is the clock key)", file=sys.stderr)
+
+    with StopSignals(session.stop):
+        return session.run(on_start=announce)
 
 
 def _station_at(args: argparse.Namespace) -> Any:
@@ -209,7 +273,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     options = AnalyzeOptions(
         profile=header["profile"], players=header["players"], calibration=str(calibration), progress=False
     )
-    summary = analyze_video(str(video), args.out, options, pipeline_reader(None))
+    # demo-output/ is the command's own folder: each run replaces the previous run's analysis (nothing else there)
+    summary = analyze_video(str(video), args.out, options, pipeline_reader(None), overwrite=True)
     report = write_report(args.out)
     moves = json.loads((Path(args.out) / "moves.json").read_text())
     expected = [t for t in truth[1:] if t["event"] == "move"]
@@ -274,10 +339,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench = commands.choices["bench"]
     bench.add_argument("--games", nargs="+", metavar="DIR", help="pipeline: synth-game folders (default: generate)")
     bench.add_argument(
-        "--minutes", type=float, default=6.0, help="pipeline, live: minutes per generated game (default 6)"
+        "--minutes", type=rules_cli.POSITIVE, default=6.0, help="pipeline, live: minutes per generated game (default 6)"
     )
     bench.add_argument(
-        "--play-minutes", type=float, metavar="M", help="live: play only the first M minutes of each game"
+        "--play-minutes", type=rules_cli.POSITIVE, metavar="M", help="live: play only the first M minutes of each game"
     )
 
     analyze = rules_cli.add_command(
@@ -290,6 +355,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     analyze.add_argument("video", metavar="VIDEO", help="a video file of the table seen from above")
     analyze.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the log and rulings")
     analyze.add_argument("--no-report", dest="report", action="store_false", help="skip report.html")
+    analyze.add_argument(
+        "--overwrite", action="store_true", help="replace an analysis already in DIR (other files there are kept)"
+    )
     analyze.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_game_options(analyze)
     rules_cli.add_json_option(analyze)

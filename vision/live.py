@@ -5,26 +5,45 @@ the newest frame each time it is free, so a slow reading skips frames instead of
 goes to the game log before anything else sees it. The clock key (:meth:`LiveSession.press_clock`, from a
 window's space bar, the terminal's Enter key or the station's button) and the referee's overrides are queued
 and handled by the main loop between frames, so the game state has one writer.
+
+A game resumed from its log (:meth:`LoggedGame.resume`) goes on where the log stops: on the video file it was
+watching, from the frame after the last logged time; on a camera, a stream or another video, with the game's
+clock going on from that time (so a turn's elapsed time does not restart at 0).
 """
 
 from __future__ import annotations
 
+import math
 import queue
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vision.analyze import GameOptions
-from vision.capture import CaptureError, Frame, open_source
-from vision.gamelog import GameLog
-from vision.moves import GameKeeper
+from vision.analyze import END_OF_VIDEO, GameOptions, time_limit_kwargs
+from vision.capture import CaptureError, Frame, FrameSource, open_source, parse_spec, redact
+from vision.gamelog import GameLog, GameLogError, GameSetup
+from vision.moves import GameKeeper, GameStateError
 from vision.pipeline import Event, TablePipeline
 
 Listener = Callable[[Event], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Resumption:
+    """Where a resumed game goes on."""
+
+    at_s: float
+    """The last time in the game log: the game's clock goes on from there."""
+    same_video: bool
+    """The source is the video file the log stopped on: it is played from the frame after ``at_s`` (else from
+    its start, its times following on from ``at_s``)."""
+    watched: bool = False
+    """The log's last session on this video ended with it: nothing of it is left to watch."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,6 +51,76 @@ class LiveOptions(GameOptions):
     source: str
     realtime: bool = True
     """A video file is played at its own frame rate, like a camera (``False``: as fast as it can be read)."""
+    resume: Resumption | None = None
+    """Set for a game resumed from its log."""
+
+
+@dataclass
+class LoggedGame:
+    """A game and its log opened for writing (the log's lock held by this process): new, or resumed."""
+
+    log: GameLog
+    keeper: GameKeeper
+    setup: GameSetup
+    resumption: Resumption | None = None
+    """Where a resumed game goes on (None: a new game)."""
+
+    @classmethod
+    def start(cls, path: str | Path, source: str, setup: GameSetup, *, sync: bool = True) -> LoggedGame:
+        """A new game logged to ``path`` (the source's secrets stay out of the log)."""
+        keeper = GameKeeper(
+            setup.profile, setup.players, first_player=setup.first_player, **time_limit_kwargs(setup.time_limit)
+        )
+        start = {
+            "source": redact(source),
+            **_video_of(source),
+            "profile": setup.profile,
+            "players": setup.players,
+            "first_player": setup.first_player,
+            "mode": "live",
+            "time_limit_s": setup.time_limit,
+        }
+        return cls(GameLog.create(path, start, sync=sync), keeper, setup)
+
+    @classmethod
+    def resume(cls, path: str | Path, source: str, *, sync: bool = True) -> LoggedGame:
+        """The game in the log at ``path``, replayed strictly (an error names the log's line), with a ``resume``
+        event appended; ``source`` is what the game goes on from (see :class:`Resumption`)."""
+        log, events = GameLog.resume(path, sync=sync)
+        try:
+            setup = GameSetup.from_start(events[0], path)
+            keeper = GameKeeper(
+                setup.profile, setup.players, first_player=setup.first_player, **time_limit_kwargs(setup.time_limit)
+            )
+            for event, line in zip(events, log.lines, strict=True):
+                try:
+                    keeper.apply(event)
+                except GameStateError as error:
+                    raise GameLogError(f"{path}:{line}: {error}") from None
+            resume = resume_point(events, source)
+            log.append({"event": "resume", "source": redact(source), **_video_of(source),
+                        "time_s": round(resume.at_s, 3), "moves": keeper.moves, "status": keeper.status()})  # fmt: skip
+        except BaseException:
+            log.close()
+            raise
+        return cls(log, keeper, setup, resume)
+
+
+def resume_point(events: list[Event], source: str) -> Resumption:
+    """Where the game in ``events`` goes on when it is resumed on ``source``."""
+    times = [t for e in events if isinstance(t := e.get("time_s"), int | float) and math.isfinite(t)]
+    logged = next((e for e in reversed(events) if e.get("event") in ("start", "resume")), {})
+    video = logged.get("video")
+    if video is None and isinstance(logged.get("source"), str) and not parse_spec(logged["source"])[1]:
+        video = str(Path(logged["source"]).resolve())  # a log from before the video's full path was logged
+    same = video is not None and "video" in _video_of(source) and _video_of(source)["video"] == video
+    watched = same and events[-1].get("event") == "end" and events[-1].get("reason") == END_OF_VIDEO
+    return Resumption(max(times, default=0.0), same, watched)
+
+
+def _video_of(source: str) -> dict[str, str]:
+    """``{"video": full path}`` for a video file (how a resumed game knows it is on the same one), else nothing."""
+    return {} if parse_spec(source)[1] else {"video": str(Path(source).resolve())}
 
 
 class LatestFrame:
@@ -103,6 +192,13 @@ class LiveSession:
         """Monotonic time at which a paced video file's time 0 was shown (its frames follow on that clock)."""
         self.behind_s_max = 0.0
         """How far, at worst, reading a paced video file fell behind its frame rate (0: it kept up)."""
+        self.clock_offset_s = 0.0
+        """Added to the source's times: a resumed game's clock goes on from its log's last time."""
+        self.started = False
+        """The first frame was read and the game is under way (before that, a failure leaves the log unused)."""
+        self.stop_reason: str | None = None
+        """Why :meth:`stop` was called (the end event's reason), if a reason was given."""
+        self.source: FrameSource | None = None
 
     # -- called from other threads ----------------------------------------------------------------
     def press_clock(self) -> None:
@@ -111,7 +207,10 @@ class LiveSession:
     def override(self, **details: Any) -> None:
         self.commands.put(("override", details))
 
-    def stop(self) -> None:
+    def stop(self, reason: str | None = None) -> None:
+        """End the session after the frame being processed (``reason``: for the end event; Ctrl-C, SIGTERM)."""
+        if reason is not None and self.stop_reason is None:
+            self.stop_reason = reason
         self._stop.set()
 
     def subscribe(self, listener: Listener) -> None:
@@ -123,32 +222,42 @@ class LiveSession:
         for listener in list(self.listeners):
             listener(event)
 
-    def run(self) -> dict[str, Any]:
+    def run(self, on_start: Callable[[], None] | None = None) -> dict[str, Any]:
+        """Watch the game until the source ends, :meth:`stop` is called or Ctrl-C; the summary (also logged as
+        the ``end`` event, with its ``reason``). Until the first frame is read (:attr:`started`; then ``on_start``
+        is called) an error is raised with nothing logged."""
         from vision.analyze import calibrate_for
 
-        source = open_source(self.options.source, on_event=self._source_event, **self.capture_options)
+        source = self.source = open_source(self.options.source, on_event=self._source_event, **self.capture_options)
         latest = LatestFrame()
-        reader_thread = threading.Thread(target=self._read_frames, args=(source, latest), daemon=True)
         self._fast = not source.is_live and not self.options.realtime
         try:
-            first = source.read()
-            if first is None:
-                raise CaptureError(f"{source.name}: no frame could be read")
+            first = self._first_frame(source)
             calibration = calibrate_for(first.image, self.options.calibration)
-            self.record({"event": "calibration", "time_s": 0.0, "frame": first.index, **calibration.to_json()})
+            self.latest_time_s = first.time_s + self.clock_offset_s
+            self.record({"event": "calibration", "time_s": round(self.latest_time_s, 3), "frame": first.index,
+                         **calibration.to_json()})  # fmt: skip
             self.pipeline = TablePipeline(
                 self.reader, self.keeper, source.size, calibration=calibration,
                 config=self.options.config, on_event=self.record, motion_check=_motion_check(calibration, first),
             )  # fmt: skip
+            self.started = True
+            if on_start is not None:
+                on_start()
             latest.put(first)
-            reader_thread.start()
+            threading.Thread(target=self._read_frames, args=(source, latest, first.time_s), daemon=True).start()
             self._loop(latest)
+        except KeyboardInterrupt:
+            if not self.started:
+                raise
+            self.stop("Ctrl-C")  # a second Ctrl-C, or one with no handler installed: the game still ends in order
         finally:
             self._stop.set()
             source.close()
         if latest.error is not None and not isinstance(latest.error, CaptureError):
             raise latest.error
         summary = {
+            "reason": self._end_reason(source, latest),
             "moves": self.keeper.moves,
             "frames_dropped": latest.dropped,
             "behind_s_max": round(self.behind_s_max, 3),
@@ -159,10 +268,37 @@ class LiveSession:
             },
             "pipeline": self.pipeline.stats.to_json() if self.pipeline else None,
         }
+        if not source.is_live:
+            summary["damage"] = source.damage().to_json()
         self.record({"event": "end", "time_s": round(self.latest_time_s, 3), **summary})
         if isinstance(latest.error, CaptureError):
             raise latest.error
         return summary
+
+    def _first_frame(self, source: FrameSource) -> Frame:
+        """The frame the game starts (or goes on) from; a resumed game skips what its log already holds."""
+        resume = self.options.resume
+        if resume is not None and resume.same_video and not source.is_live:
+            if resume.watched or not source.seek(math.floor(resume.at_s * source.fps + 1e-6) + 1):
+                raise CaptureError(
+                    f"{source.name} was watched to its end ({resume.at_s:.1f} s) in this game log: nothing is left"
+                    " to referee (resume on another source, or start a new log)"
+                )
+        elif resume is not None:
+            self.clock_offset_s = resume.at_s
+        first = source.read()
+        if first is None:
+            raise CaptureError(f"{source.name}: no frame could be read")
+        return first
+
+    def _end_reason(self, source: FrameSource, latest: LatestFrame) -> str:
+        if self.stop_reason is not None:
+            return self.stop_reason
+        if isinstance(latest.error, CaptureError):
+            return "source lost"
+        if latest.finished:
+            return END_OF_VIDEO if not source.is_live else "source ended"
+        return "stopped"
 
     def _loop(self, latest: LatestFrame) -> None:
         assert self.pipeline is not None
@@ -176,20 +312,22 @@ class LiveSession:
                     return
                 continue
             arrived = time.monotonic()
-            self.latest_image, self.latest_time_s = frame.image, frame.time_s
-            self.pipeline.process(frame.image, frame.time_s, frame.index)
+            time_s = frame.time_s + self.clock_offset_s
+            self.latest_image, self.latest_time_s = frame.image, time_s
+            self.pipeline.process(frame.image, time_s, frame.index)
             done = time.monotonic()
             self.lag_s.append(done - arrived)
             if not self._fast:
                 time.sleep(max(0.0, interval - (done - arrived)))  # the sampling rate is enough; leave the cores
 
-    def _read_frames(self, source: Any, latest: LatestFrame) -> None:
+    def _read_frames(self, source: Any, latest: LatestFrame, origin_s: float = 0.0) -> None:
         """Reader thread: every frame of the source, newest kept; a video file is paced at its frame rate.
 
         A video file read as fast as possible (``realtime=False``) is sampled at the pipeline's rate instead, and
         no sampled frame is dropped: reading faster than the pipeline would otherwise skip the whole game.
+        ``origin_s`` is the first frame's time in the file (a resumed video starts part-way through).
         """
-        started = self.playback_started = time.monotonic()
+        started = self.playback_started = time.monotonic() - origin_s
         step = max(1, round(source.fps / self.options.config.sample_hz)) if self._fast else 1
         try:
             while not self._stop.is_set():
@@ -223,12 +361,16 @@ class LiveSession:
                 self.pipeline.clock(self.latest_time_s, frame)
             elif kind == "override":
                 event = {"event": "override", "time_s": round(self.latest_time_s, 3), **details}
-                self.keeper.apply(event)
+                try:
+                    self.keeper.apply(event)
+                except GameStateError as error:  # the game cannot take it: said, logged, and the game goes on
+                    event = {"event": "override-refused", "time_s": event["time_s"], "reason": str(error),
+                             "override": details}  # fmt: skip
                 self.record(event)
 
     def _source_event(self, kind: str, info: dict[str, Any]) -> None:
-        self.record({"event": kind, **{k: v for k, v in info.items() if k != "time_s"},
-                     "time_s": round(float(info.get("time_s", self.latest_time_s)), 3)})  # fmt: skip
+        at = float(info["time_s"]) + self.clock_offset_s if "time_s" in info else self.latest_time_s
+        self.record({"event": kind, **{k: v for k, v in info.items() if k != "time_s"}, "time_s": round(at, 3)})
 
 
 def _motion_check(calibration: Any, first: Frame) -> Any:

@@ -19,6 +19,7 @@ No imaging here: tables in, events (JSON-ready dictionaries) out.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -35,7 +36,11 @@ _USE_PROFILE = object()
 
 
 class GameStateError(ValueError):
-    """A game log that cannot be replayed (unknown event, move out of order)."""
+    """A game that cannot be set up, or an event it cannot take (a move out of order, a player not at the table,
+    a field missing or not a finite number): a replayed log is data from a file."""
+
+
+VERDICTS = ("ok", "revert", "review")
 
 
 @dataclass
@@ -77,12 +82,22 @@ class GameKeeper:
     """Boxes left out of the last settled table's reading as most likely not tiles (see vision.pipeline)."""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.profile, str):
+            raise GameStateError(f"a profile is a name, not {self.profile!r}")
         get_profile(self.profile)  # an unknown profile fails here, before any frame is read
-        if self.players not in SEATS_BY_PLAYERS:
-            raise GameStateError(f"a game has 2 to 4 players, not {self.players}")
+        if not _is_int(self.players) or self.players not in SEATS_BY_PLAYERS:
+            raise GameStateError(f"a game has 2 to 4 players, not {self.players!r}")
+        if not _is_int(self.first_player) or not 0 <= self.first_player < self.players:
+            raise GameStateError(
+                f"the first player is 0 to {self.players - 1} (0-based) at a {self.players}-player table,"
+                f" not {self.first_player!r}"
+            )
+        limit = self.time_limit_s
+        if limit is not _USE_PROFILE and limit is not None and not (_is_number(limit) and 0 <= limit < math.inf):
+            raise GameStateError(f"a time limit is a finite number of seconds (or none), not {limit!r}")
         if not self.opened:
             self.opened = [False] * self.players
-        self.player = self.first_player % self.players
+        self.player = self.first_player
 
     # -- views ----------------------------------------------------------------------------------
     def seat_of(self, player: int) -> int:
@@ -181,8 +196,26 @@ class GameKeeper:
 
     # -- state ----------------------------------------------------------------------------------
     def apply(self, event: dict[str, Any]) -> None:
-        """Update the game by one event (new, or replayed from a log)."""
+        """Update the game by one event (new, or replayed from a log).
+
+        An event this game cannot take is a :class:`GameStateError` naming it, never a ``KeyError``: a field
+        missing or of the wrong type, a player not at the table, a time that is not a finite number (a log is
+        JSON, and Python's JSON reads ``NaN``). A move is checked whole before it changes anything.
+        """
         kind = event.get("event")
+        for key in TIME_FIELDS:
+            if key in event:
+                _seconds(event, key)
+        try:
+            self._apply(kind, event)
+        except GameStateError:
+            raise
+        except KeyError as error:
+            raise GameStateError(f"{_what(event)} lacks {error.args[0]!r}") from None
+        except (TypeError, ValueError, IndexError, AttributeError) as error:
+            raise GameStateError(f"{_what(event)}: {error}") from None
+
+    def _apply(self, kind: Any, event: dict[str, Any]) -> None:
         if kind in ("table", "move", "restore"):
             self.left_out = int(event.get("left_out", 0))
         if kind == "table":
@@ -249,10 +282,7 @@ class GameKeeper:
         }
 
     def _apply_move(self, event: dict[str, Any]) -> None:
-        if event["number"] != self.moves + 1:
-            raise GameStateError(f"move {event['number']} follows move {self.moves} in the log")
-        ruling, player = event["ruling"], int(event["player"])
-        after = Table.from_json(event["after"])
+        ruling, player, after = self._checked_move(event)
         if _opens(ruling):
             self.opened[player] = True
         if ruling["verdict"] != "ok":
@@ -274,6 +304,33 @@ class GameKeeper:
         self.turn_started_s = float(event["time_s"])
         self.last_move = event
         self.active_since_move = False
+
+    def _checked_move(self, event: dict[str, Any]) -> tuple[dict[str, Any], int, Table]:
+        """A move event's ruling, player and table after, once every field the game uses is known good."""
+        number = event.get("number")
+        if not _is_int(number):
+            raise GameStateError(f"a move's number is {number!r}, not a whole number")
+        if number != self.moves + 1:
+            raise GameStateError(f"move {number} follows move {self.moves} in the log")
+        for key in ("time_s", "player", "ruling", "before", "after"):
+            if key not in event:
+                raise GameStateError(f"move {number} lacks {key!r}")
+        _seconds(event, "time_s")
+        player = event["player"]
+        if not _is_int(player) or not 0 <= player < self.players:
+            raise GameStateError(
+                f"move {number} is by player {player!r}, not one of the {self.players} at the table (0 to"
+                f" {self.players - 1} in the log)"
+            )
+        ruling = event["ruling"]
+        if not isinstance(ruling, dict) or ruling.get("verdict") not in VERDICTS:
+            raise GameStateError(f"move {number}'s ruling has no verdict ({', '.join(VERDICTS)})")
+        try:
+            after = Table.from_json(event["after"])
+            Table.from_json(event["before"])
+        except (TypeError, ValueError, KeyError, AttributeError) as error:
+            raise GameStateError(f"move {number}'s tables cannot be read: {error}") from None
+        return ruling, player, after
 
     def _restoring(self, after: Table, at: dict[str, Any], seat: int | None, changed: bool) -> list[dict] | None:
         """Events when the settled table is (part of) putting back a reverted move; None when it is not."""
@@ -488,6 +545,35 @@ def _sets_agree(a: Table, i: int, b: Table, j: int) -> bool:
     sure_a = Counter(t for p, t in enumerate(set_a.tiles) if p not in unsure_a)
     sure_b = Counter(t for p, t in enumerate(set_b.tiles) if p not in unsure_b)
     return not sure_a - Counter(set_b.tiles) and not sure_b - Counter(set_a.tiles)
+
+
+TIME_FIELDS = ("time_s", "elapsed_s", "start_s", "turn_started_s")
+"""Times an event may carry: each a finite number of seconds when it is there (``start_s`` may be null)."""
+
+
+def _seconds(event: dict[str, Any], key: str) -> float | None:
+    value = event.get(key)
+    if value is None and key == "start_s":
+        return None
+    if not _is_number(value) or not math.isfinite(value):
+        raise GameStateError(f"{_what(event)}: {key} is {value!r}, not a finite number of seconds")
+    return float(value)
+
+
+def _what(event: dict[str, Any]) -> str:
+    """An event as a message names it: "move 3", "restore event"."""
+    kind = event.get("event")
+    if kind == "move" and _is_int(event.get("number")):
+        return f"move {event['number']}"
+    return f"{kind} event" if isinstance(kind, str) else "an event"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _opens(ruling: dict[str, Any]) -> bool:

@@ -14,6 +14,10 @@ table. Phases:
 A hand resting on the table keeps the phase ``active`` (the tiles under it cannot be read), with an
 ``occluded`` warning after ``occluded_warn_s``. A camera bump is detected by :class:`CameraMotionCheck` on
 still frames and the play area follows the measured shift.
+
+Every pipeline starts in ``starting``, a resumed game's too: until the table has been seen still once, there is
+no hand-free picture of it to tell hands from (the first frame after a restart may well show an arm), so only
+changes between samples count, and that first still frame becomes the camera check's reference.
 """
 
 from __future__ import annotations
@@ -128,7 +132,9 @@ class TablePipeline:
         self.on_event = on_event
         self.motion_check = motion_check
         self.meter = self._meter()
-        self.phase = "stable" if keeper.table is not None else "starting"
+        self.phase = "starting"
+        self.seen_still = False
+        """The table was seen still (settled) in this session: the meter has a hand-free background."""
         self.readings: list[Detections] = []
         self.state_readings: list[Detections] = []
         """Readings of the table since it last settled (fused together to verify and refine it)."""
@@ -153,9 +159,9 @@ class TablePipeline:
     def process(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
         self.stats.samples += 1
         activity = self.meter.measure(image)
-        if self.keeper.table is None:
-            # No table read yet, so no hand-free background: the first frame may show an arm, which would then
-            # count as an arm for good once it left. Until the first reading, only changes between samples count.
+        if not self.seen_still:
+            # No still table seen yet, so no hand-free background: the first frame may show an arm, which would then
+            # count as an arm for good once it left. Until the first settling, only changes between samples count.
             self.meter.set_background(image)
         self.latest["activity"] = activity
         events: list[Event] = []
@@ -181,7 +187,7 @@ class TablePipeline:
         Players press it as their hands leave the table, before it has settled: such a press waits for the
         settled table (and is ruled at the time of the press), so the move is ruled on the table as it was left.
         """
-        if self.phase in ("active", "settling") and self.keeper.table is not None:
+        if self.phase in ("starting", "active", "settling") and self.keeper.table is not None:
             if self.clock_pressed is None:  # a second press while waiting changes nothing
                 self.clock_pressed, self.warned_clock = (time_s, frame), False
             return []
@@ -275,7 +281,7 @@ class TablePipeline:
 
     def _settling(self, image: np.ndarray, time_s: float, frame: int, activity: Activity) -> list[Event]:
         if activity.busy or activity.global_change:
-            if self.phase == "settling" and self.keeper.table is None:
+            if self.phase == "settling" and not self.seen_still:
                 self.readings = []
                 return []
             return self._begin_activity(time_s, frame, activity, keep_start=True)
@@ -302,6 +308,11 @@ class TablePipeline:
         self.phase, self.state_readings, self.readings = "stable", self.readings, []
         self.disagreement = None
         self.meter.set_background(image)
+        if not self.seen_still and self.motion_check is not None:
+            # The first frame may have shown hands (a game resumed mid-move), which a still table would then
+            # differ from as if the camera had moved: the check compares with the table as first seen still.
+            self.motion_check = self.motion_check.rebased(self.calibration, image)
+        self.seen_still = True
         self.last_verify = time_s
         self.warned_occluded = False
         return events

@@ -141,7 +141,7 @@ def analyse_folder(folder: Path, out: Path, reader: Any, *, progress: bool = Fal
     options = AnalyzeOptions(
         profile=header["profile"], players=header["players"], calibration=str(calibration_file), progress=progress
     )
-    summary = analyze_video(folder / header["video"], out, options, reader)
+    summary = analyze_video(folder / header["video"], out, options, reader, overwrite=True)  # the bench's own folder
     scores = score_game(truth, read_log(out / "game-log.jsonl"))
     scores.update(
         folder=str(folder),

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
 import cv2
+import numpy as np
 import pytest
 
 from referee.table import Table
-from vision.analyze import AnalyzeOptions, analyze_video
+from vision.analyze import AnalyzeOptions, OutputFolderError, analyze_video
 from vision.cli import main
 from vision.gamelog import read_log
 from vision.moves import GameKeeper
@@ -90,9 +93,13 @@ def test_the_log_of_an_analysis_replays_into_the_same_game(game_video: Path, tmp
     assert keeper.pending is not None and keeper.pending.table.same_layout(Table.parse(OPENED))
 
 
-def test_analysing_again_into_the_same_folder_starts_afresh(game_video: Path, tmp_path: Path, scenes: Any) -> None:
+def test_analysing_again_into_the_same_folder_starts_afresh_when_told_to(
+    game_video: Path, tmp_path: Path, scenes: Any
+) -> None:
     first = analyze_video(game_video, tmp_path, options(), scenes.PixelReader())
-    second = analyze_video(game_video, tmp_path, options(first_player=1), scenes.PixelReader())
+    with pytest.raises(OutputFolderError, match="--overwrite"):
+        analyze_video(game_video, tmp_path, options(), scenes.PixelReader())
+    second = analyze_video(game_video, tmp_path, options(first_player=1), scenes.PixelReader(), overwrite=True)
     assert second["moves"] == first["moves"]
     events = read_log(tmp_path / "game-log.jsonl")
     assert [e["event"] for e in events].count("start") == 1  # not appended to the old log
@@ -189,3 +196,178 @@ def test_a_malformed_calibration_file_is_a_one_line_error(
     assert status == 2
     error = one_line_error(capsys)
     assert str(calibration) in error and message in error
+
+
+# -- the output folder -----------------------------------------------------------------------------------------
+
+
+def analyze_command(video: Path, out: Path, *more: str) -> list[str]:
+    return ["analyze", str(video), "--out", str(out), "--players", "2", "--calibration", "frame", "--quiet", *more]
+
+
+def test_a_folder_that_is_not_empty_is_refused_and_left_as_it_is(
+    game_video: Path, tmp_path: Path, stand_in_reader: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "analysis"
+    (out / "frames").mkdir(parents=True)
+    (out / "game-log.jsonl").write_text("the referee's own notes\n")
+    (out / "frames" / "holiday.jpg").write_bytes(b"\xff\xd8 a photo")
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert main(analyze_command(game_video, out)) == 2
+    error = one_line_error(capsys)
+    assert f"{out} is not empty (frames, game-log.jsonl)" in error and "--overwrite" in error
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_overwrite_replaces_only_what_an_analysis_wrote(
+    game_video: Path, tmp_path: Path, stand_in_reader: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "analysis"
+    assert main(analyze_command(game_video, out)) == 0
+    old_snapshots = {p.name for p in (out / "frames").iterdir()}
+    (out / "frames" / "9999999.jpg").write_bytes(b"a snapshot of an older analysis")
+    keep = {
+        out / "notes.txt": b"table 3, final",
+        out / "frames" / "holiday.jpg": b"\xff\xd8 a photo",
+        out / "frames" / "0000001.png": b"not a snapshot: another suffix",
+        out / "raw" / "0000001.jpg": b"not in frames/",
+    }
+    for path, data in keep.items():
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(data)
+    assert main(analyze_command(game_video, out, "--overwrite")) == 0
+    assert all(path.read_bytes() == data for path, data in keep.items())  # nothing it did not write is gone
+    assert not (out / "frames" / "9999999.jpg").exists()
+    assert {p.name for p in (out / "frames").iterdir()} == old_snapshots | {"holiday.jpg", "0000001.png"}
+    assert [e["event"] for e in read_log(out / "game-log.jsonl")].count("start") == 1
+    assert (out / "report.html").is_file()
+
+
+def test_an_analysis_that_fails_to_start_leaves_the_previous_one_alone(
+    game_video: Path, tmp_path: Path, stand_in_reader: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "analysis"
+    assert main(analyze_command(game_video, out)) == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert main(analyze_command(tmp_path / "missing.mp4", out, "--overwrite")) == 2
+    one_line_error(capsys)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize(
+    ("more", "message"),
+    [
+        (["--first-player", "3"], "--first-player is 1 to 2 at a 2-player table, not 3"),
+        (["--first-player", "0"], "argument --first-player: must be a whole number of at least 1, not 0"),  # wrapped
+        (["--time-limit", "nan"], ""),  # "the limit is nan s": valid moves reverted
+        (["--time-limit", "inf"], ""),
+    ],
+)
+def test_game_options_out_of_range_are_one_line_before_any_file_is_written(
+    game_video: Path,
+    tmp_path: Path,
+    stand_in_reader: None,
+    capsys: pytest.CaptureFixture[str],
+    more: list[str],
+    message: str,
+) -> None:
+    out = tmp_path / "analysis"
+    try:
+        status = main(analyze_command(game_video, out, *more))
+    except SystemExit as refused:  # argparse's own one-line error
+        status = refused.code
+    assert status == 2 and message in one_line_error(capsys)
+    assert not out.exists()
+
+
+# -- Ctrl-C and SIGTERM ------------------------------------------------------------------------------------------
+
+
+class SignallingReader:
+    """The stand-in reader, which sends this process ``sent`` at its second reading (Ctrl-C, or a service manager
+    stopping the program, during an analysis)."""
+
+    def __init__(self, reader: Any, sent: signal.Signals) -> None:
+        self.reader, self.sent, self.calls = reader, sent, 0
+
+    def read(self, image: Any, region: object = None) -> Any:
+        self.calls += 1
+        if self.calls == 2:
+            os.kill(os.getpid(), self.sent)
+        return self.reader.read(image, region)
+
+
+@pytest.mark.parametrize(
+    ("sent", "reason", "status"), [(signal.SIGINT, "Ctrl-C", 130), (signal.SIGTERM, "SIGTERM", 143)]
+)
+def test_ctrl_c_and_sigterm_end_the_analysis_with_everything_written(
+    game_video: Path,
+    tmp_path: Path,
+    scenes: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    sent: signal.Signals,
+    reason: str,
+    status: int,
+) -> None:
+    import vision.pipeline
+
+    signalling = SignallingReader(scenes.PixelReader(), sent)
+    monkeypatch.setattr(vision.pipeline, "pipeline_reader", lambda models=None: signalling)
+    out = tmp_path / "analysis"
+    assert main(analyze_command(game_video, out, "--json")) == status
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)  # the summary is still printed
+    assert summary["reason"] == reason and summary["video_s"] < 10.0  # stopped early in the 17 s game
+    assert captured.err.count("\n") == 1 and f"analysis stopped by {reason} at 00:0" in captured.err
+    events = read_log(out / "game-log.jsonl")
+    assert events[-1]["event"] == "end" and events[-1]["reason"] == reason
+    assert json.loads((out / "summary.json").read_text()) == {k: v for k, v in summary.items() if k != "report"}
+    assert (out / "moves.json").is_file() and (out / "report.html").is_file()
+
+
+# -- videos that cannot be read --------------------------------------------------------------------------------
+
+
+def spoil_frames(video: Path, path: Path, keep: int) -> Path:
+    """``video`` with every frame after the first ``keep`` starting with random bytes instead of its JPEG header,
+    as a failing disk or a broken transfer leaves it: the decoder finds no picture there."""
+    data = bytearray(video.read_bytes())
+    starts = [i for i in range(len(data) - 2) if data[i : i + 3] == b"\xff\xd8\xff"]
+    rng = np.random.default_rng(13)
+    for start in starts[keep:]:
+        data[start : start + 300] = rng.integers(0, 256, 300, dtype=np.uint8).tobytes()
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_a_mostly_undecodable_video_is_an_error_not_zero_moves(
+    game_video: Path, tmp_path: Path, stand_in_reader: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spoilt = spoil_frames(game_video, tmp_path / "spoilt.avi", keep=15)
+    out = tmp_path / "analysis"
+    assert main(analyze_command(spoilt, out, "--json")) == 2
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    damage = summary["damage"]
+    assert damage["frames"] == 170 and damage["unreadable_frames"] > 85 and summary["moves"] == 0
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert f"error: video {str(spoilt)!r}: {damage['unreadable_frames']} of 170 frames could not be decoded" in (
+        captured.err
+    )
+    assert "could not really be analysed" in captured.err
+    assert read_log(out / "game-log.jsonl")[-1]["damage"] == damage  # the log says it too
+
+
+def test_a_video_with_a_few_undecodable_frames_is_analysed_with_a_warning(
+    game_video: Path, tmp_path: Path, stand_in_reader: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = game_video.read_bytes()
+    cut = tmp_path / "cut.avi"
+    cut.write_bytes(data[: len(data) * 9 // 10])  # the recording lost its last seconds
+    assert main(analyze_command(cut, tmp_path / "out", "--json")) == 0
+    captured = capsys.readouterr()
+    damage = json.loads(captured.out)["damage"]
+    assert 0 < damage["unreadable_frames"] <= 85
+    assert captured.err.count("\n") == 1 and "warning: " in captured.err and "moves there may be missed" in captured.err

@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.capture import CaptureError, describe, open_source
+from vision.capture import CaptureError, describe, open_source, redact
 
 FRAMES, FPS, SIZE = 40, 10.0, (160, 120)
 
@@ -79,6 +79,61 @@ def test_a_damaged_file_is_read_as_far_as_it_goes(video: Path, tmp_path: Path, d
     assert source.stats.frames_read == len(frames) and source.stats.corrupt_frames >= 1
     indices = [f.index for f in frames]
     assert indices == sorted(set(indices))
+
+
+@pytest.mark.parametrize("index", [0, 1, 17, FRAMES - 1])
+def test_seek_goes_straight_to_a_frame_of_a_file(video: Path, index: int) -> None:
+    with open_source(str(video)) as source:
+        assert source.seek(index)
+        frame = source.read()
+        assert frame is not None and frame.index == index and frame.time_s == pytest.approx(index / FPS)
+        assert abs(frame_level(frame.image) - level(index)) <= 2  # the frame itself, not one near it
+        following = source.read()
+        assert following is None if index == FRAMES - 1 else following.index == index + 1
+
+
+def test_seek_past_the_end_says_so_and_a_refused_seek_skips_instead(
+    video: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with open_source(str(video)) as source:
+        assert not source.seek(FRAMES) and source.read() is None
+    with open_source(str(video)) as source:
+        source.read()
+        with pytest.raises(ValueError, match="cannot seek back"):
+            source.seek(0)
+
+    class NoSeeking:
+        """A container that cannot seek (the position stays where it is)."""
+
+        def __init__(self, target: str | int) -> None:
+            self.capture = cv2.VideoCapture(target)
+
+        def set(self, prop_id: int, value: float) -> bool:
+            return False
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.capture, name)
+
+    with open_source(str(video), opener=NoSeeking) as source:
+        assert source.seek(25)
+        frame = source.read()
+        assert frame.index == 25 and abs(frame_level(frame.image) - level(25)) <= 2
+
+
+def test_damage_counts_the_frames_that_could_not_be_decoded(video: Path, tmp_path: Path) -> None:
+    with open_source(str(video)) as source:
+        list(source)
+    whole = source.damage()
+    assert (whole.unreadable, whole.frames, whole.unusable) == (0, FRAMES, False)
+    cut = tmp_path / "cut.avi"
+    data = video.read_bytes()
+    cut.write_bytes(data[: len(data) * 4 // 10])  # the download stopped at 40 %
+    with open_source(str(cut)) as source:
+        read = len(list(source))
+    damage = source.damage()
+    assert damage.frames == FRAMES and damage.unreadable == FRAMES - read > FRAMES // 2 and damage.unusable
+    line = damage.describe("video 'cut.avi'")
+    assert line.startswith(f"video 'cut.avi': {damage.unreadable} of {FRAMES} frames could not be decoded (")
 
 
 @pytest.mark.parametrize(
@@ -234,3 +289,38 @@ def test_live_sources_cannot_skip_and_stream_passwords_stay_hidden() -> None:
         source.skip(3)
     assert describe("rtsp://admin:hunter2@10.0.0.5:554/live") == "stream 'rtsp://admin:***@10.0.0.5:554/live'"
     assert describe("2") == "camera 2" and describe("game.mp4") == "video 'game.mp4'"
+
+
+@pytest.mark.parametrize(
+    ("source", "shown"),
+    [
+        ("rtsp://user:pass@cam/stream", "rtsp://user:***@cam/stream"),
+        ("rtsp://admin:p%40ss:w0rd@[fe80::1]:554/live", "rtsp://admin:***@[fe80::1]:554/live"),
+        ("http://cam:8080/video?token=abc123&res=hd", "http://cam:8080/video?token=***&res=hd"),
+        (
+            "https://cam/feed?API_KEY=k&Password=p&auth=a&sig=s",
+            "https://cam/feed?API_KEY=***&Password=***&auth=***&sig=***",
+        ),
+        ("rtsp://u:p@cam/x?access_token=t", "rtsp://u:***@cam/x?access_token=***"),
+        ("rtsp://cam/stream", "rtsp://cam/stream"),  # nothing secret: as it is
+        ("rtsp://viewer@cam/stream", "rtsp://viewer@cam/stream"),  # a user name alone is not a secret
+        ("http://[::1/broken?token=x", "http://***"),  # not even a URL: nothing of it
+        ("0", "0"),
+        ("final.mp4", "final.mp4"),
+    ],
+)
+def test_secrets_in_a_source_address_are_hidden(source: str, shown: str) -> None:
+    assert redact(source) == shown
+    if "://" in source and "broken" not in source:
+        assert describe(source) == f"stream {shown!r}"
+
+
+def test_a_stream_that_cannot_be_opened_is_named_without_its_secrets() -> None:
+    def refuses(target: str | int) -> Any:
+        assert target == "rtsp://admin:hunter2@cam/live?token=s3cret"  # the opener gets the real address
+        return FakeCapture(FakeCamera(FakeClock()), opened=False)
+
+    with pytest.raises(CaptureError) as error:
+        open_source("rtsp://admin:hunter2@cam/live?token=s3cret", opener=refuses, reconnect=False)
+    assert "hunter2" not in str(error.value) and "s3cret" not in str(error.value)
+    assert "rtsp://admin:***@cam/live?token=***" in str(error.value)

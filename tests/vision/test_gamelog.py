@@ -1,13 +1,18 @@
-"""The game log: every event on disk as it happens, a torn last line survived, the same file continued."""
+"""The game log: every event on disk as it happens, a torn last line survived, the same file continued, one
+writer at a time (other processes are refused), and a start line checked before a game is set up from it."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from vision.gamelog import LOG_FORMAT, GameLog, GameLogError, read_log
+from vision.gamelog import LOG_FORMAT, GameLog, GameLogError, GameSetup, read_log
 
 START = {"profile": "official", "players": 2, "source": "0"}
 
@@ -117,3 +122,151 @@ def test_a_file_that_is_not_a_game_log_is_one_line_error(tmp_path: Path, content
         with pytest.raises(GameLogError, match=message) as error:
             attempt(path)
         assert "\n" not in str(error.value) and isinstance(error.value, ValueError)
+
+
+# -- one writer per log ----------------------------------------------------------------------------------------
+
+HOLD_A_LOG = """
+import sys
+from vision.gamelog import GameLog
+log = GameLog.create(sys.argv[1], {"profile": "official", "players": 2}) if sys.argv[2] == "create" else (
+    GameLog.resume(sys.argv[1])[0])
+print("holding", flush=True)
+sys.stdin.read()  # until the test closes our standard input
+log.append({"event": "end"})
+log.close()
+"""
+
+
+@pytest.fixture
+def other_process(tmp_path: Path) -> Iterator[Callable[[Path, str], subprocess.Popen[str]]]:
+    """``start(path, "create" | "resume")``: another process that opens the log and holds it until told to stop."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(path: Path, how: str) -> subprocess.Popen[str]:
+        process = subprocess.Popen(
+            [sys.executable, "-c", HOLD_A_LOG, str(path), how], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True, cwd=ROOT,
+        )  # fmt: skip
+        started.append(process)
+        assert process.stdout is not None and process.stdout.readline() == "holding\n"
+        return process
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.communicate("", timeout=20)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("how", ["create", "resume"])
+def test_a_log_another_process_is_writing_is_refused_in_one_line(
+    tmp_path: Path, other_process: Callable[[Path, str], subprocess.Popen[str]], how: str
+) -> None:
+    path = tmp_path / "game.jsonl"
+    if how == "resume":
+        GameLog.create(path, START).close()
+    holder = other_process(path, how)
+    before = path.read_bytes()
+    for attempt in (lambda: GameLog.create(path, START), lambda: GameLog.resume(path), lambda: GameLog.remove(path)):
+        with pytest.raises(GameLogError) as error:
+            attempt()
+        assert str(error.value).startswith(f"{path} is being written by another referee process")
+        assert "\n" not in str(error.value)
+    assert path.read_bytes() == before  # nothing cut off, nothing appended
+    holder.communicate("", timeout=20)
+    log, events = GameLog.resume(path)  # free again once the other process is done
+    log.close()
+    assert events[-1] == {"event": "end"}
+
+
+RACE = """
+import os, sys, time
+from vision.gamelog import GameLog, GameLogError
+path, go = sys.argv[1], sys.argv[2]
+while not os.path.exists(go):
+    time.sleep(0.001)
+try:
+    log = GameLog.create(path, {"profile": "official", "players": 2, "writer": os.getpid()})
+except GameLogError as error:
+    print(error)
+    sys.exit(0)
+for number in range(1, 21):
+    log.append({"event": "move", "number": number, "writer": os.getpid()})
+time.sleep(0.2)
+log.close()
+print("wrote")
+"""
+
+
+def test_of_processes_racing_to_start_one_log_exactly_one_writes_it(tmp_path: Path) -> None:
+    path, go = tmp_path / "game.jsonl", tmp_path / "go"
+    racers = [
+        subprocess.Popen([sys.executable, "-c", RACE, str(path), str(go)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        for _ in range(5)
+    ]
+    time.sleep(0.5)  # all started and waiting
+    go.touch()
+    said = sorted(racer.communicate(timeout=60)[0].strip() for racer in racers)
+    assert said.count("wrote") == 1, said
+    losers = [line for line in said if line != "wrote"]
+    assert all("being written by another referee process" in line or "already there" in line for line in losers)
+    events = read_log(path)
+    assert [e["event"] for e in events] == ["start"] + ["move"] * 20
+    assert len({e["writer"] for e in events}) == 1 and [e["number"] for e in events[1:]] == list(range(1, 21))
+
+
+def test_a_log_discarded_before_its_game_started_leaves_nothing_behind(tmp_path: Path) -> None:
+    made = tmp_path / "new.jsonl"
+    log = GameLog.create(made, START)
+    log.discard()
+    assert not made.exists()  # this process made it: removed
+    given = tmp_path / "given.jsonl"
+    given.touch()
+    GameLog.create(given, START).discard()
+    assert given.read_bytes() == b""  # an empty file it was given: left empty, not removed
+    resumed = tmp_path / "resumed.jsonl"
+    write_log(resumed, b'{"event": "move", "numb')  # a torn line, cut off on resume
+    kept = read_log(resumed)
+    log, _ = GameLog.resume(resumed)
+    log.append({"event": "resume"})
+    log.discard()
+    assert read_log(resumed) == kept and resumed.read_bytes().endswith(b"}\n")
+    GameLog.create(made, START).close()  # nothing blocks the next try
+
+
+# -- the start line, checked -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("start", "message"),
+    [
+        ({"players": 2}, "profile is missing"),
+        ({"profile": [], "players": 2}, "profile is []"),  # a list, not a name
+        ({"profile": "no-such-rules", "players": 2}, 'profile is "no-such-rules", not one of'),
+        ({"profile": "official"}, "players is missing"),
+        ({"profile": "official", "players": 5}, "players is 5, not 2, 3 or 4"),
+        ({"profile": "official", "players": True}, "players is true"),
+        ({"profile": "official", "players": 2, "first_player": 2}, "first_player is 2, not 0 to 1"),
+        ({"profile": "official", "players": 2, "first_player": -1}, "first_player is -1"),
+        ({"profile": "official", "players": 2, "time_limit_s": float("nan")}, "time_limit_s is nan"),
+        ({"profile": "official", "players": 2, "time_limit_s": float("inf")}, "time_limit_s is inf"),
+        ({"profile": "official", "players": 2, "time_limit_s": -5}, "time_limit_s is -5"),
+        ({"profile": "official", "players": 2, "time_limit_s": "soon"}, 'time_limit_s is "soon"'),
+    ],
+)
+def test_a_start_line_that_sets_up_no_game_is_one_line_naming_line_1(tmp_path: Path, start: dict, message: str) -> None:
+    path = tmp_path / "game.jsonl"
+    with pytest.raises(GameLogError) as error:
+        GameSetup.from_start(start, path)
+    assert str(error.value).startswith(f"{path}:1: the start line's ") and message in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_a_good_start_line_gives_the_games_setup(tmp_path: Path) -> None:
+    assert GameSetup.from_start({"profile": "official", "players": 3}, tmp_path) == GameSetup("official", 3, 0, None)
+    start = {"profile": "przasnysz", "players": 4, "first_player": 3, "time_limit_s": 90}
+    assert GameSetup.from_start(start, tmp_path) == GameSetup("przasnysz", 4, 3, 90.0)
+    assert GameSetup.from_start({**start, "time_limit_s": "none"}, tmp_path).time_limit == "none"

@@ -463,3 +463,85 @@ def test_after_a_review_the_player_taking_tiles_back_is_restoring_not_moving() -
     # the next player adding tiles is a move, even with the layout still owed a person's decision
     move = only_move(settle(keeper, f"{OPENING} [blue-3 blue-4 blue-6] [orange-9 orange-10 orange-11]", 30.0, seat=2))
     assert (move["number"], move["player"]) == (2, 1)
+
+
+# -- events a game cannot take ---------------------------------------------------------------------------------
+
+
+def a_logged_move() -> dict[str, Any]:
+    """Move 1 of a game, as read back from its log."""
+    keeper = new_keeper()
+    return json.loads(json.dumps(only_move(settle(keeper, OPENING, 10.0))))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"after": None}, "move 1 lacks 'after'"),
+        ({"before": None}, "move 1 lacks 'before'"),
+        ({"ruling": None}, "move 1 lacks 'ruling'"),
+        ({"number": None}, "a move's number is None"),
+        ({"number": "1"}, "a move's number is '1'"),
+        ({"player": 4}, "move 1 is by player 4, not one of the 2 at the table"),  # player 5 of a 2-player game
+        ({"player": -1}, "move 1 is by player -1"),  # would count from the end of the list
+        ({"player": True}, "move 1 is by player True"),
+        ({"ruling": {"played": []}}, "move 1's ruling has no verdict"),
+        ({"ruling": {"verdict": "maybe"}}, "move 1's ruling has no verdict"),
+        ({"after": {"sets": [["red-99"]]}}, "move 1's tables cannot be read"),
+        ({"after": "a table"}, "move 1's tables cannot be read"),
+        ({"time_s": float("nan")}, "move 1: time_s is nan, not a finite number of seconds"),  # json reads NaN
+        ({"time_s": float("inf")}, "move 1: time_s is inf"),
+        ({"elapsed_s": float("nan")}, "move 1: elapsed_s is nan"),
+        ({"time_s": "10"}, "move 1: time_s is '10'"),
+        ({"time_s": None}, "move 1 lacks 'time_s'"),
+    ],
+)
+def test_a_move_the_game_cannot_take_is_a_game_state_error_that_changes_nothing(change: dict, message: str) -> None:
+    move = a_logged_move()
+    broken = {key: value for key, value in {**move, **change}.items() if value is not None or key == "number"}
+    keeper = new_keeper()
+    before = state(keeper)
+    with pytest.raises(GameStateError) as error:
+        keeper.apply(broken)
+    assert message in str(error.value) and "\n" not in str(error.value)
+    assert state(keeper) == before
+    keeper.apply(move)  # the good move still goes in afterwards
+    assert keeper.moves == 1
+
+
+@pytest.mark.parametrize(
+    ("event", "message"),
+    [
+        ({"event": "table", "time_s": 1.0}, "table event lacks 'table'"),
+        ({"event": "table", "time_s": 1.0, "table": {"sets": [["purple-3"]]}}, "table event:"),
+        ({"event": "table", "time_s": float("nan"), "table": {"sets": []}}, "table event: time_s is nan"),
+        ({"event": "restore", "table": {"sets": []}, "complete": True}, "restore event lacks 'time_s'"),
+        ({"event": "clock", "time_s": float("-inf"), "confirms": 1}, "clock event: time_s is -inf"),
+        ({"event": "override", "action": "ok", "time_s": 3.0}, "override event lacks 'move'"),
+        ({"event": "override", "action": "revert", "move": "one", "time_s": 3.0}, "override event:"),
+    ],
+)
+def test_other_events_the_game_cannot_take_are_game_state_errors(event: dict, message: str) -> None:
+    with pytest.raises(GameStateError) as error:
+        new_keeper().apply(event)
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"first_player": 2}, "the first player is 0 to 1"),  # wrapped around to player 0 before
+        ({"first_player": -1}, "the first player is 0 to 1"),
+        ({"time_limit_s": float("nan")}, "a time limit is a finite number"),
+        ({"time_limit_s": float("inf")}, "a time limit is a finite number"),
+        ({"time_limit_s": -1.0}, "a time limit is a finite number"),
+    ],
+)
+def test_a_keeper_with_a_player_or_limit_out_of_range_fails_at_once(options: dict, message: str) -> None:
+    with pytest.raises(GameStateError, match=message):
+        GameKeeper("official", 2, **options)
+
+
+def test_a_keeper_for_a_profile_that_is_not_a_name_fails_in_one_line() -> None:
+    with pytest.raises(GameStateError, match="a profile is a name"):
+        GameKeeper([], 2)  # type: ignore[arg-type]  # "profile": [] in a log

@@ -279,6 +279,46 @@ def test_a_camera_bump_is_reported_and_invents_no_move(scenes: Any) -> None:
     assert [e["event"] for e in feed.events].count("camera-moved") == 1
 
 
+def resumed(scenes: Any, scene: Any, table: str) -> Any:
+    """A feed for a game resumed from its log (the keeper knows ``table``), set up as a live session sets it up:
+    calibrated, with the camera check's reference, on the first frame the camera gives."""
+    from vision.moves import GameKeeper
+
+    keeper = GameKeeper("official", 2)
+    keeper.apply({"event": "table", "time_s": 30.0, "frame": 900, "table": Table.parse(table).to_json()})
+    calibration = whole_frame(*scene.size)
+    check = CameraMotionCheck(calibration, scene.frame())
+    return scenes.SceneFeed(scenes.pipeline(scene, keeper=keeper, calibration=calibration, motion_check=check), scene)
+
+
+def test_a_game_resumed_with_an_arm_over_the_table_settles_once_it_leaves(scenes: Any) -> None:
+    scene = scenes.TableScene()
+    scene.show(START)
+    scene.arm = "bottom"  # the referee restarted while a player was reaching over the table
+    feed = resumed(scenes, scene, START)
+    feed.run(1.0)
+    scene.arm = None
+    events = feed.run(6.0)
+    # not stuck "active" with the first frame's arm taken for the table, nor a table changed with no hands seen
+    assert feed.pipeline.phase == "stable" and events == []
+    feed.hands("top", OPENED)
+    [move] = moves(feed.run(2.0))
+    assert (move["number"], move["player"], move["hands_seat"]) == (1, 1, 2) and same(move["after"], OPENED)
+    assert [e["event"] for e in feed.events if e["event"] in ("camera-moved", "occluded")] == []
+
+
+def test_a_game_resumed_on_a_camera_that_wakes_up_dark_reports_no_camera_move(scenes: Any) -> None:
+    scene = scenes.TableScene()
+    scene.show(START)
+    scene.brightness = 0.0  # a camera's first frame, before its exposure settled
+    feed = resumed(scenes, scene, START)
+    feed.run(1 / 6)
+    scene.brightness = 1.0
+    events = feed.run(6.0)
+    assert events == []  # neither "camera-moved" (against the black frame) nor an "activity" at the restart
+    assert feed.pipeline.phase == "stable"
+
+
 def test_a_lighting_change_invents_no_move(scenes: Any) -> None:
     feed = game(scenes)
     feed.scene.brightness = 0.6  # a lamp went off

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -134,3 +136,29 @@ def test_the_benchmark_text_names_the_headline_numbers() -> None:
     summary.update(video_s=60.0, analyze_s=12.0, **speed)
     text = format_pipeline_benchmark({"summary": summary, "games": []})
     assert "5.0x real time" in text and "recall 1.0" in text and "false reverts 0" in text and "invalid-set" in text
+
+
+def test_a_game_is_analysed_again_into_the_benchs_own_folder(tmp_path: Path, scenes: Any) -> None:
+    """The bench writes its calibration into the output folder first, and reruns into the same one: analysing
+    there must replace the last run's analysis (never refuse the folder it just wrote)."""
+    import cv2
+
+    from vision.pipeline_bench import analyse_folder
+
+    scene = scenes.TableScene()
+    scene.show("[black-5 blue-5 orange-5]")
+    game = tmp_path / "game"
+    game.mkdir()
+    writer = cv2.VideoWriter(str(game / "game.avi"), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, scene.size)
+    for _ in range(30):
+        writer.write(scene.frame())
+    writer.release()
+    width, height = scene.size
+    header = {"video": "game.avi", "profile": "official", "players": 2, "size": [width, height], "fps": 10,
+              "play_area_px": [[0, 0], [width, 0], [width, height], [0, height]]}  # fmt: skip
+    (game / "truth.jsonl").write_text(json.dumps(header) + "\n")
+    out = tmp_path / "out"
+    for _ in range(2):
+        scores = analyse_folder(game, out, scenes.PixelReader())
+        assert scores["rows"] == [] and scores["phantoms"] == [] and scores["video_s"] == pytest.approx(3.0, abs=0.3)
+    assert (out / "calibration.json").is_file()  # kept: not a file the analysis writes
