@@ -540,9 +540,14 @@ def _redacted(argv: list[str]) -> list[str]:
     return out
 
 
-def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> int:
-    """Parse and dispatch inside the one error boundary every command shares (see :func:`_exit_status`)."""
+def run(
+    parser: argparse.ArgumentParser | Callable[[], argparse.ArgumentParser], argv: Sequence[str] | None = None
+) -> int:
+    """Parse and dispatch inside the one error boundary every command shares (see :func:`_exit_status`); given a
+    function that builds the parser, building it (importing every command's module) is inside it too."""
     try:
+        if not isinstance(parser, argparse.ArgumentParser):
+            parser = parser()
         args = parser.parse_args(argv)  # usage errors exit 2 with one line (_Parser.error)
         return args.func(args)
     except BrokenPipeError:  # the reader went away (`| head`): not an error; an OSError, so it must come first

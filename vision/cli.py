@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, value in DECODER_LIMITS.items():
         os.environ.setdefault(name, value)
     _quiet_native_logs()
-    return rules_cli.run(build_parser(), argv)
+    return rules_cli.run(build_parser, argv)  # Ctrl-C or a broken install while importing: no traceback either
 
 
 def _quiet_native_logs() -> None:
