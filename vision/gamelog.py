@@ -242,7 +242,10 @@ def _shown(value: Any) -> str:
     """A value from a log, quoted for a one-line message (missing, or cut short)."""
     if value is MISSING:
         return "missing"
-    text = json.dumps(value) if not isinstance(value, float) else repr(value)
+    try:
+        text = json.dumps(value) if not isinstance(value, float) else repr(value)
+    except RecursionError:
+        return "a value nested too deeply"
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -271,6 +274,8 @@ def _parse(data: bytes, path: Path) -> tuple[list[dict[str, Any]], list[int], in
             event = json.loads(line)
             if not isinstance(event, dict) or "event" not in event:
                 raise ValueError("not an event object")
+        except RecursionError:  # JSON nested beyond Python's stack: no event is written like that, torn or not
+            raise GameLogError(f"{path}:{number}: not a game log line (JSON nested too deeply)") from None
         except ValueError:
             if number >= len(lines) - 1:  # the line being written when the program stopped
                 break

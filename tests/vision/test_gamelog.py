@@ -105,6 +105,25 @@ def test_a_malformed_line_in_the_middle_is_an_error_naming_the_line(tmp_path: Pa
     assert path.read_bytes().endswith(b'"number":2}\n')  # nothing was cut off
 
 
+@pytest.mark.parametrize("tail", [b"\n", b""])  # in the middle of the log, or its last line
+def test_a_line_nested_too_deeply_for_python_is_an_error_naming_it_not_a_torn_line(tmp_path: Path, tail: bytes) -> None:
+    path = tmp_path / "game.jsonl"
+    write_log(path, b"[" * 100_000 + b"]" * 100_000 + tail)  # json.loads raises RecursionError, not ValueError
+    for attempt in (read_log, GameLog.resume):
+        with pytest.raises(GameLogError) as error:
+            attempt(path)
+        assert str(error.value) == f"{path}:3: not a game log line (JSON nested too deeply)"
+    assert_not_locked(path)  # the failed resume let its lock go
+
+
+def assert_not_locked(path: Path) -> None:
+    """Nobody holds ``path``'s lock (a descriptor left open by this process would hold it too)."""
+    import fcntl
+
+    with path.open("rb") as other:
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError if anyone holds it
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
