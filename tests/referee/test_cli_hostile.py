@@ -24,6 +24,9 @@ from referee.tiles import ALL_LABELS
 
 TIMES_PENDING = pytest.mark.xfail(strict=True, reason="issue 13: times part (nan, inf as times) in progress")
 RULES_PENDING = pytest.mark.xfail(strict=True, reason="issue 13: rules part (lenient tile parsing) in progress")
+SCORING_PENDING = pytest.mark.xfail(
+    strict=True, reason="issue 13: rules part: referee.scoring reads a list as a profile name (TypeError)"
+)
 
 
 def assert_one_line(code: int, err: str, statuses: set[int] = frozenset({2})) -> None:
@@ -227,7 +230,7 @@ CASES: list = [
     # score: game files
     *[pytest.param(["score", f"{{{name}}}"], id=f"score-{name}") for name in FILE_INPUTS],
     pytest.param(["score", "{no_games}"], id="score-no-games"),
-    pytest.param(["score", "{game_bad_profile}"], id="score-profile-is-a-list"),
+    pytest.param(["score", "{game_bad_profile}"], id="score-profile-is-a-list", marks=SCORING_PENDING),
     pytest.param(["score", "{game_players_wrong}"], id="score-players-not-a-list"),
     pytest.param(["score", "{game}", "--profile", "nope"], id="score-unknown-profile"),
     # profiles, bench, demo: options
@@ -241,10 +244,11 @@ CASES: list = [
 
 @pytest.mark.parametrize("argv", CASES)
 def test_hostile_input_is_one_line_and_exit_2(
-    argv: list[str], files: dict[str, str], capsys: pytest.CaptureFixture[str]
+    argv: list[str], files: dict[str, str], crash_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, _, err = run([arg.format(**files) if "{" in arg else arg for arg in argv], capsys)
     assert_one_line(code, err)
+    assert not list(crash_dir.iterdir()), f"only the boundary's safety net caught it: the reader should say ({err})"
 
 
 @pytest.mark.parametrize(
