@@ -111,16 +111,21 @@ def resume_point(events: list[Event], source: str) -> Resumption:
     times = [t for e in events if isinstance(t := e.get("time_s"), int | float) and math.isfinite(t)]
     logged = next((e for e in reversed(events) if e.get("event") in ("start", "resume")), {})
     video = logged.get("video")
-    if video is None and isinstance(logged.get("source"), str) and not parse_spec(logged["source"])[1]:
-        video = str(Path(logged["source"]).resolve())  # a log from before the video's full path was logged
-    same = video is not None and "video" in _video_of(source) and _video_of(source)["video"] == video
+    if video is None and isinstance(logged.get("source"), str):
+        video = _video_of(logged["source"]).get("video")  # a log from before the video's full path was logged
+    same = video is not None and _video_of(source).get("video") == video
     watched = same and events[-1].get("event") == "end" and events[-1].get("reason") == END_OF_VIDEO
     return Resumption(max(times, default=0.0), same, watched)
 
 
 def _video_of(source: str) -> dict[str, str]:
     """``{"video": full path}`` for a video file (how a resumed game knows it is on the same one), else nothing."""
-    return {} if parse_spec(source)[1] else {"video": str(Path(source).resolve())}
+    if parse_spec(source)[1]:
+        return {}
+    try:
+        return {"video": str(Path(source).resolve())}
+    except (OSError, ValueError):  # not a path this system can have (a NUL in a log's source, a loop of links)
+        return {}
 
 
 class LatestFrame:
