@@ -380,9 +380,23 @@ PENDING: dict[tuple[str, str], tuple[tuple[str, ...], pytest.MarkDecorator]] = {
 run once the value is refused, and its entry here is removed."""
 
 
+def parser_at_collection() -> argparse.ArgumentParser:
+    """The full parser, built while the tests are collected, leaving the rules CLI's registries as they were:
+    building it registers the photo readers and bench suites in ``referee.cli``, which the rules-only tests, run
+    after every module is collected, must not see."""
+    readers, suites = dict(rules_cli.TABLE_READERS), dict(rules_cli.BENCH_SUITES)
+    try:
+        return build_parser()
+    finally:
+        rules_cli.TABLE_READERS.clear()
+        rules_cli.TABLE_READERS.update(readers)
+        rules_cli.BENCH_SUITES.clear()
+        rules_cli.BENCH_SUITES.update(suites)
+
+
 def numeric_cases() -> list:
     cases = []
-    for command, option in numeric_options(build_parser()):
+    for command, option in numeric_options(parser_at_collection()):
         for bad in BAD_NUMBERS:
             if option in ANY_INTEGER and bad == "-1":
                 continue
