@@ -329,6 +329,7 @@ def _bench_live(args: argparse.Namespace) -> tuple[Any, str]:
 def register(commands: argparse._SubParsersAction) -> None:
     rules_cli.BENCH_SUITES["pipeline"] = _bench_pipeline
     rules_cli.BENCH_SUITES["live"] = _bench_live
+    rules_cli.BENCH_SUITES["station"] = lambda args: __import__("vision.station_bench").station_bench.bench_suite(args)
     demo = commands.choices["demo"]
     demo.description = "Referee the bundled game video with the shipped models: rulings, game log, report."
     demo.set_defaults(func=cmd_demo)

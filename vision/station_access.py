@@ -11,7 +11,8 @@ nobody without the venue's secret may see anything. Every HTTP request and WebSo
    rebinding) asks for ``Host: evil.example:PORT`` and is refused, GET included.
 2. **Origin.** Every state-changing request (anything but GET and HEAD) and every WebSocket handshake must come
    from the station's own origin exactly (``http://`` + the ``Host`` it asked for). ``Origin: null`` (a
-   sandboxed frame, a ``data:`` page) and a missing ``Origin`` are refused like any other.
+   sandboxed frame, a ``data:`` page) and a missing ``Origin`` are refused like any other. A GET that names
+   another origin (another site's ``fetch``) is refused too; the page's own GETs carry no ``Origin``.
 3. **Login** (when the station has a secret: always off loopback). The secret is read from a file
    (``--token-file``) or ``RUMMIKUB_STATION_TOKEN``, never from the command line (``ps`` shows it to every user)
    and never from a URL (access logs, history). A visitor posts it once to ``/login`` and gets an HttpOnly,
@@ -24,7 +25,8 @@ nobody without the venue's secret may see anything. Every HTTP request and WebSo
    ``Retry-After``) and nothing it sends is checked meanwhile, the right secret included.
 
 Bodies over :data:`MAX_BODY_BYTES` are refused (413); every response forbids framing by other pages and loading
-from other origins (clickjacking, cross-origin embedding).
+from other origins (clickjacking, cross-origin embedding). Refusals are logged (``logging.INFO``) with the client's
+address and the reason.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import contextlib
 import hmac
 import html
 import ipaddress
+import logging
 import math
 import os
 import re
@@ -81,6 +84,7 @@ SECURITY_HEADERS = (
     (b"referrer-policy", b"no-referrer"),
 )  # fmt: skip
 """On every response: no framing by other pages (clickjacking), no loading from other origins."""
+logger = logging.getLogger(__name__)
 _HOST_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$")
 
 
@@ -378,6 +382,7 @@ class Guard:
         connection = HTTPConnection(scope)
         refusal = self._refusal(connection)
         if refusal is not None:
+            _log_refusal(connection, refusal)
             if scope["type"] == "websocket":
                 reason = bytes(refusal.body)[:120].decode("utf-8", "ignore")  # a close reason fits in 123 bytes
                 await WebSocketClose(code=1008, reason=reason)(scope, receive, send)
@@ -396,7 +401,10 @@ class Guard:
         if host not in self.access.hosts:
             return _refuse(403, f"this station does not answer to the host {host[:80]!r} (see --allow-host)")
         changes = scope["type"] == "websocket" or method not in SAFE_METHODS
-        if changes and connection.headers.get("origin") != self._origin(connection, host):
+        origin = connection.headers.get("origin")
+        if (changes or origin is not None) and origin != self._origin(connection, host):
+            # An action needs the station's own origin; a read that names another origin (another site's fetch)
+            # is refused as well, before any state is built for it.
             return _refuse(403, "requests from another site's page are refused")
         declared = connection.headers.get("content-length", "0")
         if not declared.isdigit() or int(declared) > MAX_BODY_BYTES:
@@ -489,6 +497,17 @@ It is asked once; this browser then stays logged in while the station runs.</p>
 </body>
 </html>
 """
+
+
+def _log_refusal(connection: HTTPConnection, refusal: Response) -> None:
+    """One line in the log for a refused request (not for the login page a browser is shown)."""
+    if refusal.media_type != "text/plain":
+        return
+    logger.info(
+        "station: refused %s %s from %s: %s %s", connection.scope.get("method", "WEBSOCKET"),
+        connection.url.path[:80], _client_address(connection), refusal.status_code,
+        bytes(refusal.body)[:120].decode("utf-8", "ignore"),
+    )  # fmt: skip
 
 
 def _refuse(status: int, message: str) -> Response:

@@ -110,7 +110,7 @@ def test_a_foreign_host_reads_nothing(game: Game, path: str, host: str) -> None:
 
 @pytest.mark.parametrize("host", ["127.0.0.1:8000", "localhost:8000", "[::1]:8000", "LOCALHOST:8000"])
 def test_loopback_names_are_answered(game: Game, host: str) -> None:
-    client, _ = page_client(game)
+    client = TestClient(station_app(game)[0], base_url=BASE)
     assert client.get("/api/state", headers={"Host": host}).status_code == 200
 
 
@@ -195,6 +195,15 @@ def test_reading_the_game_needs_no_origin(game: Game) -> None:
     """A GET is safe: the page's own GETs (and a curl on the machine) carry no Origin."""
     client = TestClient(station_app(game)[0], base_url=BASE)
     assert client.get("/api/state").status_code == 200
+
+
+@pytest.mark.parametrize("origin", ["null", "http://evil.example", "http://127.0.0.1:8001"])
+def test_reading_from_another_origin_is_refused(game: Game, origin: str) -> None:
+    """Another site's fetch names its origin: refused before any state is built for it (CORS would only keep
+    the browser from reading the answer)."""
+    client = TestClient(station_app(game)[0], base_url=BASE)
+    for path in ("/api/state", "/frame.jpg", "/"):
+        assert client.get(path, headers={"Origin": origin}).status_code == 403, path
 
 
 # -- the page token ---------------------------------------------------------------------------------------
@@ -507,3 +516,63 @@ def test_the_state_is_json_a_browser_reads_even_with_nan_in_the_log(game: Game) 
 
     state = json.loads(client.get("/api/state").text, parse_constant=refuse)  # as strict as JSON.parse
     assert state["table"]["sets"][1]["tiles"][0]["uncertain"] is True
+
+
+# -- the command line and a real server -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "environ", "message"),
+    [
+        (["--serve", "--token", SECRET], {}, "--token puts the station's secret on the command line"),
+        (["--serve", "0.0.0.0:0"], {}, "could be reached from other machines"),
+        (["--serve", "0.0.0.0:0"], {SECRET_ENV: "too short"}, f"at least {MIN_SECRET_CHARS} are needed"),
+        (["--serve", "0.0.0.0:0", "--allow-host", "http://x"], {SECRET_ENV: SECRET}, "--allow-host"),
+    ],
+)
+def test_live_refuses_a_bad_station_in_one_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    options: list[str],
+    environ: dict[str, str],
+    message: str,
+) -> None:
+    from vision.cli import main
+
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    log = tmp_path / "game.jsonl"
+    assert main(["live", "--source", str(tmp_path / "none.mp4"), "--log", str(log), *options]) == 2
+    error = capsys.readouterr().err
+    assert message in error and error.count("\n") == 1 and "Traceback" not in error
+    assert SECRET not in error and not log.exists()  # refused before a game log is started
+
+
+def test_a_served_station_with_a_secret_logs_in_over_http(game: Game) -> None:
+    import http.cookiejar
+    import urllib.error
+    import urllib.request
+
+    from vision.station import serve_in_thread
+
+    heard: list[str] = []
+    address = station_address("127.0.0.1:0", environ={SECRET_ENV: SECRET})
+    server = serve_in_thread(game.session, address, announce=heard.append)
+    try:
+        assert heard == [f"referee station: {server.url} (it asks once for the secret from {SECRET_ENV})"]
+        jar = http.cookiejar.CookieJar()
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            browser.open(server.url + "api/state", timeout=5)
+        assert refused.value.code == 401
+        form = urllib.request.Request(
+            server.url + "login", data=f"secret={SECRET}".encode(), headers={"Origin": server.url.rstrip("/")}
+        )
+        with browser.open(form, timeout=5) as page:  # 303 to the page, followed with the cookie
+            assert page.status == 200 and b'name="station-token"' in page.read()
+        with browser.open(server.url + "api/state", timeout=5) as answer:
+            assert json.load(answer)["seq"] >= 1
+    finally:
+        server.stop()
