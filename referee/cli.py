@@ -1,6 +1,9 @@
 """The ``rummikub-referee`` command line: a thin layer over the library, one function per command.
 
-Domain errors (unknown labels, malformed JSON, impossible inputs) print one line and exit with status 2.
+Every command runs inside one error boundary (:func:`run`): bad input (unknown labels, malformed or too deeply
+nested JSON, impossible values) prints one line and exits with status 2; a bug prints one line naming the crash file
+its traceback was saved to (``RUMMIKUB_REFEREE_DEBUG=1`` shows it) and exits with status 1; Ctrl-C exits with 130.
+Never a traceback on the console.
 """
 
 from __future__ import annotations
