@@ -346,3 +346,28 @@ def test_a_real_live_session(browser: Any, tmp_path: Path, scenes: Any) -> None:
     events = read_log(log.path)
     (override,) = [e for e in events if e["event"] == "override"]
     assert has(override, {"action": "revert", "move": 1, "player": 0, "by": "station"})
+
+
+def test_a_restarted_station_gives_the_open_page_its_new_token(browser: Any, game: Game) -> None:
+    """The page token is made anew when the station starts: a page left open reads it again when it reconnects,
+    so the referee's buttons keep working without a reload."""
+    first = serve_in_thread(game.session, "127.0.0.1:0", announce=lambda _: None)
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(first.url)
+        sync_api.expect(page.locator("#connection")).to_have_text("live")
+        first.stop()
+        sync_api.expect(page.locator("#connection")).not_to_have_text("live")
+        second = serve_in_thread(game.session, f"127.0.0.1:{first.port}", announce=lambda _: None)
+        try:
+            assert second.access.page_token != first.access.page_token
+            sync_api.expect(page.locator("#connection")).to_have_text("live", timeout=WAIT_MS)
+            eventually(lambda: page.evaluate("document.body.dataset.seq") != "0")
+            time.sleep(0.5)  # the token is read again just after the reconnection
+            page.click("#clock-key")
+            eventually(lambda: game.logged("clock"))
+        finally:
+            second.stop()
+    finally:
+        context.close()
