@@ -322,6 +322,15 @@ def _is_ipv4(name: str) -> bool:
         return False
 
 
+@dataclass(frozen=True, slots=True)
+class FailedAttempts:
+    """One client address's failed attempts: how many, until when it waits, when it last failed."""
+
+    count: int
+    wait_until: float
+    last: float
+
+
 class LoginThrottle:
     """Failed attempts per client address: :data:`FREE_FAILURES` free, then waits of 1, 2, 4 ... seconds.
 
@@ -332,32 +341,34 @@ class LoginThrottle:
     def __init__(self, *, clock: Callable[[], float] = time.monotonic, free: int = FREE_FAILURES) -> None:
         self.clock = clock
         self.free = free
-        self._records: OrderedDict[str, tuple[int, float, float]] = OrderedDict()
-        """address -> (failures, waiting until, last failure), oldest failure first."""
+        self._failed: OrderedDict[str, FailedAttempts] = OrderedDict()
+        """By address, the one that failed longest ago first (forgotten first when too many are tracked)."""
 
     def wait_s(self, address: str) -> float:
         """Seconds ``address`` must still wait before its next attempt is checked (0: now)."""
         record = self._record(address)
-        return 0.0 if record is None else max(0.0, record[1] - self.clock())
+        return 0.0 if record is None else max(0.0, record.wait_until - self.clock())
 
     def failed(self, address: str) -> float:
         """Count a failure; returns the wait it imposes."""
         now = self.clock()
-        failures = (self._record(address) or (0, 0.0, 0.0))[0] + 1
-        wait = 0.0 if failures <= self.free else min(MAX_WAIT_S, 2.0 ** (failures - self.free - 1))
-        self._records.pop(address, None)
-        self._records[address] = (failures, now + wait, now)
-        while len(self._records) > TRACKED_ADDRESSES:
-            self._records.popitem(last=False)
+        previous = self._record(address)
+        count = 1 if previous is None else previous.count + 1
+        beyond = count - self.free
+        wait = 0.0 if beyond <= 0 else min(MAX_WAIT_S, 2.0 ** min(beyond - 1, 30))
+        self._failed.pop(address, None)
+        self._failed[address] = FailedAttempts(count, now + wait, now)
+        while len(self._failed) > TRACKED_ADDRESSES:
+            self._failed.popitem(last=False)
         return wait
 
     def succeeded(self, address: str) -> None:
-        self._records.pop(address, None)
+        self._failed.pop(address, None)
 
-    def _record(self, address: str) -> tuple[int, float, float] | None:
-        record = self._records.get(address)
-        if record is not None and self.clock() - record[2] > FORGET_AFTER_S:
-            del self._records[address]
+    def _record(self, address: str) -> FailedAttempts | None:
+        record = self._failed.get(address)
+        if record is not None and self.clock() - record.last > FORGET_AFTER_S:
+            del self._failed[address]
             return None
         return record
 

@@ -393,6 +393,15 @@ def test_throttle_waits() -> None:
     assert throttle.wait_s("a") == 0.0
 
 
+def test_a_patient_guesser_waits_the_longest_wait_without_overflow() -> None:
+    """Each wait doubles up to the longest; thousands of failures (one per wait) never overflow the doubling."""
+    clock = Clock()
+    throttle = LoginThrottle(clock=clock, free=0)
+    for _ in range(3000):
+        clock.now += throttle.failed("a")
+    assert throttle.wait_s("a") == 0.0 and throttle.failed("a") == MAX_WAIT_S
+
+
 # -- bodies -------------------------------------------------------------------------------------------------
 
 
