@@ -434,10 +434,15 @@ def build_parser() -> argparse.ArgumentParser:
         f"{PROG} bench rules",
     )
     bench.add_argument(
-        "suite", choices=BENCH_SUITES, help="what to benchmark: rules; with vision: recognition, pipeline, live"
+        "suite",
+        choices=BENCH_SUITES,
+        help="what to benchmark: rules; with vision: recognition, pipeline, live, station",
     )
     bench.add_argument(
-        "--inputs", type=COUNT, help="rules: random inputs per row (default 20); pipeline: games to make (default 3)"
+        "--inputs",
+        type=COUNT,
+        help="rules: random inputs per row (default 20); pipeline: games to make (default 3); "
+        "station: browser-like clients (default 50)",
     )
     bench.add_argument("--repeats", type=COUNT, default=3, help="timings per input, the best one counts (default 3)")
     bench.add_argument("--seed", type=SEED, default=0)
