@@ -61,6 +61,9 @@ class GameLog:
         """A new log at ``path`` (a missing or empty file) with its ``start`` line; refused while another
         process writes it, and when it already holds a game."""
         path = Path(path)
+        blocking = next((folder for folder in (path.parent, *path.parent.parents) if folder.is_file()), None)
+        if blocking is not None:  # mkdir would say "File exists", which misleads
+            raise GameLogError(f"cannot write the game log {str(path)!r}: {blocking} is a file, not a folder")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             descriptor, created = _open_locked(path, create=True)

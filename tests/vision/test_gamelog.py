@@ -49,6 +49,14 @@ def test_create_makes_the_folder_and_refuses_to_overwrite_a_log(tmp_path: Path) 
     assert path.read_bytes() == before  # the old game is untouched
 
 
+def test_a_file_where_the_logs_folder_should_be_is_named_not_reported_as_existing(tmp_path: Path) -> None:
+    table = tmp_path / "table.json"
+    table.write_text("{}")
+    with pytest.raises(GameLogError, match=r"table\.json is a file, not a folder"):
+        GameLog.create(table / "deeper" / "out.jsonl", START)
+    assert table.read_text() == "{}"
+
+
 def test_an_empty_file_may_be_used_for_a_new_log(tmp_path: Path) -> None:
     path = tmp_path / "game.jsonl"
     path.touch()
