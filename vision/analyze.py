@@ -222,12 +222,16 @@ class Snapshots:
 WARNING_EVENTS = ("occluded", "camera-moved", "dropout", "reconnected", "corrupt-frames")
 
 
+CALIBRATION_METHODS = ("markers", "auto", "frame")
+"""What ``--calibration`` may name besides a calibration file."""
+
+
 def calibrate_for(image: Any, how: str) -> Any:
     """The play area for a video or camera: markers, the table's edge, corners from a file, or the frame."""
     from vision import calibrate
 
     height, width = image.shape[:2]
-    if how not in ("markers", "auto", "frame"):
+    if how not in CALIBRATION_METHODS:
         return calibrate.Calibration.load(how)
     if how == "frame":
         return calibrate.whole_frame(width, height)

@@ -102,6 +102,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from vision.stopping import StopSignals
 
     first_player = _first_player(args)
+    _check_calibration_file(args.calibration)
     reader = pipeline_reader(args.models)  # a missing model fails before the video is opened
     options = AnalyzeOptions(
         profile=args.profile, players=args.players, first_player=first_player,
@@ -151,6 +152,16 @@ def _damage_status(damage: Damage, name: str, done: str) -> int:
     return 0
 
 
+def _check_calibration_file(how: str) -> None:
+    """A calibration file given to ``--calibration`` is read now, so a bad one fails before a camera, a stream or a
+    video is opened (and before a game log is started); it is read again once the first frame is there."""
+    from vision.analyze import CALIBRATION_METHODS
+    from vision.calibrate import Calibration
+
+    if how not in CALIBRATION_METHODS:
+        Calibration.load(how)
+
+
 def _first_player(args: argparse.Namespace) -> int:
     """``--first-player`` (1 to the number of players) as the game counts players, from 0."""
     if not 1 <= args.first_player <= args.players:
@@ -167,6 +178,7 @@ def cmd_live(args: argparse.Namespace) -> int:
     from vision.live import LiveOptions, LiveSession
     from vision.pipeline import pipeline_reader
 
+    _check_calibration_file(args.calibration)
     reader = pipeline_reader(args.models)
     if args.serve:
         _station_at(args)  # a refused address or secret fails before a game log is started

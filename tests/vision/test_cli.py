@@ -120,3 +120,19 @@ def test_synth_dataset_loads_in_ultralytics(tmp_path: Path, capsys: pytest.Captu
     dataset = YOLODataset(img_path=data["train"], data=data, task="detect", imgsz=320, augment=False)
     labels = sum(len(item["cls"]) for item in dataset.labels)
     assert len(dataset) == 2 and labels == summary["labelled_tiles"]
+
+
+@pytest.mark.parametrize(
+    "command", [["live", "--source", "{video}", "--log", "{log}"], ["analyze", "{video}", "--out", "{out}"]]
+)
+def test_a_bad_calibration_file_is_named_before_the_source_is_opened(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text("not json")
+    places = {"video": str(tmp_path / "missing.mp4"), "log": str(tmp_path / "game.jsonl"), "out": str(tmp_path / "o")}
+    argv = [part.format(**places) for part in command] + ["--players", "2", "--calibration", str(calibration)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "calibration.json: malformed JSON" in err and "missing.mp4" not in err and err.count("\n") == 1
+    assert not (tmp_path / "game.jsonl").exists() and not (tmp_path / "o").exists()
