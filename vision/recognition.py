@@ -28,6 +28,7 @@ from referee.tiles import ALL_LABELS
 from vision.crops import crop_boxes, to_input
 from vision.detections import UNCLASSIFIED, Detections
 from vision.imagefile import ImageReadError, NativeMessages, check_image_size, header_size
+from vision.inkcolour import check_colours, frame_balance, frame_body, global_balance, ink_features
 
 DETECTOR_FILE = "tile-detector.onnx"
 CLASSIFIER_FILE = "tile-classifier.onnx"
@@ -389,6 +390,10 @@ class TileClassifier:
         return self._session
 
     def classify(self, image_bgr: np.ndarray, detections: Detections) -> Detections:
+        return self.classify_crops(crop_boxes(image_bgr, detections.xyxy), detections)
+
+    def classify_crops(self, crops: np.ndarray, detections: Detections) -> Detections:
+        """``classify`` on crops already cut (:func:`vision.crops.crop_boxes`), one per detection."""
         n = len(detections)
         probs = np.zeros((n, len(ALL_LABELS)), np.float32)
         angles = np.zeros(n, np.float32)
@@ -401,7 +406,7 @@ class TileClassifier:
             fixed = session.get_inputs()[0].shape[0]
             batch = fixed if isinstance(fixed, int) and fixed > 0 else self.batch
             for start in range(0, n, batch):
-                chunk = to_input(crop_boxes(image_bgr, detections.xyxy[start : start + batch]))
+                chunk = to_input(crops[start : start + batch])
                 count = len(chunk)
                 if count < batch and isinstance(fixed, int) and fixed > 0:
                     chunk = np.concatenate([chunk, np.zeros((batch - count, *chunk.shape[1:]), np.float32)])
@@ -453,7 +458,9 @@ class TileReader:
         tiled: bool = False,
         rescale: bool = False,
         providers: Sequence[str] = DEFAULT_PROVIDERS,
+        colour: TableColour | None = None,
     ) -> None:
+        self.colour = TableColour() if colour is None else colour
         self.not_a_tile = PHOTO_NOT_A_TILE if not_a_tile is None else not_a_tile
         self.models_dir = Path(models_dir) if models_dir is not None else default_models_dir()
         self.detector = TileDetector(
@@ -474,6 +481,12 @@ class TileReader:
                 _session(model.path, ())
             model.session  # noqa: B018 - loads the model now (sessions are otherwise made on first use)
 
+    def _detect(self, image_bgr: np.ndarray, region: Region | None) -> Detections:
+        if region is None:
+            boxes = self.detector.detect(image_bgr)
+            region = tile_scale_region(image_bgr.shape[:2], boxes, self.detector.input_size) if self.rescale else None
+        return boxes if region is None else self.detector.detect_region(image_bgr, region)
+
     def read(self, image_bgr: np.ndarray, *, region: Region | None = None) -> Detections:
         """Labelled tiles; with ``region``, the detector looks only there, at the region's own scale.
 
@@ -482,17 +495,49 @@ class TileReader:
         :data:`TILE_PX` wide and covered with windows (``bench recognition`` times both).
         """
         start = time.perf_counter()
-        if region is None:
-            boxes = self.detector.detect(image_bgr)
-            region = tile_scale_region(image_bgr.shape[:2], boxes, self.detector.input_size) if self.rescale else None
-        if region is not None:
-            boxes = self.detector.detect_region(image_bgr, region)
+        boxes = self._detect(image_bgr, region)
+        colour_s = 0.0
+        if self.colour.balance:
+            started = time.perf_counter()
+            coarse = global_balance(image_bgr)
+            colour_s += time.perf_counter() - started
+            if coarse.is_strong:  # a cast strong enough to hide tiles: detect again, balanced, keep the better
+                balanced = coarse.apply(image_bgr)
+                again = self._detect(balanced, region)
+                if float(again.confidence.sum()) > float(boxes.confidence.sum()):
+                    image_bgr, boxes = balanced, again
         middle = time.perf_counter()
-        tiles = self.classifier.classify(image_bgr, boxes)
+        crops = crop_boxes(image_bgr, boxes.xyxy)
+        cropped = time.perf_counter()
+        body = frame_body(crops) if self.colour.balance or self.colour.check else None
+        seen = frame_balance(crops, body=body).apply(crops) if self.colour.balance else crops
+        classified = time.perf_counter()
+        tiles = self.classifier.classify_crops(seen, boxes)
+        colour_start = time.perf_counter()
         self.last_left_out = 0
         if self.not_a_tile > 0 and len(tiles):
             likely = tile_likelihood(tiles) >= self.not_a_tile
-            tiles, self.last_left_out = tiles[likely], int((~likely).sum())
+            tiles, crops, self.last_left_out = tiles[likely], crops[likely], int((~likely).sum())
+        if self.colour.check:
+            balanced = frame_balance(crops, exact=True, body=body).apply(crops)
+            tiles = check_colours(tiles, ink_features(balanced)).detections
         end = time.perf_counter()
-        self.last_timings_ms = {"detect": (middle - start) * 1e3, "classify": (end - middle) * 1e3}
+        colour_s += classified - cropped + end - colour_start
+        self.last_timings_ms = {
+            "detect": (middle - start) * 1e3,
+            "classify": (colour_start - classified) * 1e3,
+            "colour": colour_s * 1e3,
+        }
+        """The colour step (:mod:`vision.inkcolour`) apart from classification; a second detection under a
+        strong cast counts as detection."""
         return tiles
+
+
+@dataclass(frozen=True, slots=True)
+class TableColour:
+    """What :class:`TileReader` does with the table's colours (:mod:`vision.inkcolour`): ``balance`` the frame
+    (before detection from its brightest pixels, before classification from the tile bodies), ``check`` each
+    tile's colour against the table's ink clusters."""
+
+    balance: bool = True
+    check: bool = True

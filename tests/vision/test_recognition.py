@@ -76,7 +76,7 @@ def test_detector_and_classifier_stand_ins(models: Path) -> None:
 def test_reader_combines_both_and_times_them(models: Path) -> None:
     reader = TileReader(models, not_a_tile=0.0)
     read = reader.read(tiles_photo())
-    assert len(read) == 2 and set(reader.last_timings_ms) == {"detect", "classify"}
+    assert len(read) == 2 and set(reader.last_timings_ms) == {"detect", "classify", "colour"}
     assert len(reader.classifier.classify(tiles_photo(), read[:0])) == 0  # no boxes, no session call
 
 
