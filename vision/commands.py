@@ -158,9 +158,16 @@ def _bench_recognition(args: argparse.Namespace) -> tuple[Any, str]:
     return bench_suite(args)
 
 
+def _bench_colour(args: argparse.Namespace) -> tuple[Any, str]:
+    from vision.colour_bench import bench_suite
+
+    return bench_suite(args)
+
+
 def register(commands: argparse._SubParsersAction) -> None:
     """Add the recognition commands to the full parser, let ``check`` read photos and ``bench`` time reading."""
     rules_cli.BENCH_SUITES["recognition"] = _bench_recognition
+    rules_cli.BENCH_SUITES["colour"] = _bench_colour
     detect = rules_cli.add_command(
         commands,
         "detect",
