@@ -138,27 +138,19 @@ def _add_profile(parser: argparse.ArgumentParser) -> None:
     )
 
 
+MAX_SECONDS = 24 * 3600
+"""The longest time a time option takes: a day (a move's time or limit beyond it is a typo, not a game)."""
+SECONDS = NumberArg(minimum=0, maximum=MAX_SECONDS)
+"""A duration in seconds: finite, 0 to a day."""
+
+
 def time_limit_arg(text: str) -> float | None:
-    """``--time-limit`` values: seconds, or none/off/0 for no limit."""
-    if text.lower() in {"none", "off", "0"}:
+    """``--time-limit`` values: seconds up to a day, or none/off/0 for no limit; nan, inf, negative, non-ASCII
+    digits are argparse's one-line usage error."""
+    if text.strip().lower() in {"none", "off"}:
         return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("a time limit cannot be negative")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("elapsed time cannot be negative")
-    return value
+    value = SECONDS(text)
+    return None if value == 0 else float(value)
 
 
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:
@@ -180,6 +172,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         text = f"valid {data['kind']} worth {check.value}{jokers}"
     else:
         text = f"invalid: {check.reason}"
+        if check.reordered is not None:
+            text += f"\nin order: {check.reordered} (worth {check.reordered.reading.value})"
     emit(args, data, text)
     return 0 if check.valid else 1
 
@@ -223,7 +217,7 @@ def cmd_profiles(args: argparse.Namespace) -> int:
         limit = "none" if p.time_limit_s is None else f"{p.time_limit_s:g} s"
         lines.append(
             f"{p.name:<22} {p.title}\n{'':<22} opening {p.opening_threshold}, time {limit}, penalty {p.penalty_tiles},"
-            f" tiles {p.copies}x52+{p.jokers}, descending runs {'yes' if p.descending_runs else 'no'},"
+            f" tiles {p.copies}x52+{p.jokers},"
             f" joker on rack -{p.joker_on_rack_points}, big points {p.big_points.value}"
         )
     emit(args, data, "\n".join(lines))
@@ -404,7 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
     status = check.add_mutually_exclusive_group(required=True)
     status.add_argument("--opened", dest="opened", action="store_true", help="the player had opened before this move")
     status.add_argument("--not-opened", dest="opened", action="store_false", help="this is the player's opening turn")
-    check.add_argument("--elapsed", type=_seconds, metavar="SECONDS", help="how long the move took")
+    check.add_argument("--elapsed", type=SECONDS, metavar="SECONDS", help="how long the move took (up to a day)")
     check.add_argument(
         "--time-limit", type=time_limit_arg, default=_NOT_GIVEN, metavar="SECONDS",
         help="time limit agreed at the table ('none' for no limit); default: the profile's",

@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import enum
+import math
+import numbers
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -22,7 +24,7 @@ from referee.tiles import JOKER, Tile
 
 
 class Code(enum.Enum):
-    """The violation codes of RULES.md §9."""
+    """The violation codes of RULES.md §9, and ``run-out-of-order`` for the reordered runs of §2."""
 
     INVALID_SET = "invalid-set"
     TILE_RETURNED_TO_RACK = "tile-returned-to-rack"
@@ -32,6 +34,12 @@ class Code(enum.Enum):
     OPENING_MANIPULATION = "opening-manipulation"
     TIMEOUT = "timeout"
     IMPOSSIBLE_TABLE = "impossible-table"
+    RUN_OUT_OF_ORDER = "run-out-of-order"
+    """A set that is a valid run only once its tiles are put in order: no fault any seed names (REVIEW)."""
+
+
+class MoveError(ValueError):
+    """Arguments no move can have: a time that is not a finite, non-negative number of seconds."""
 
 
 class Verdict(enum.Enum):
@@ -164,17 +172,20 @@ def check_move(
 ) -> Ruling:
     """Rule on one move. ``opened``: the player had opened before this move.
 
-    ``time_limit_s`` overrides the profile's limit (``None``: no limit), for limits agreed at the table.
+    ``time_limit_s`` overrides the profile's limit (``None``: no limit), for limits agreed at the table. A time that
+    is not a finite number of seconds, at least 0, is a :class:`MoveError` (``nan`` would rule every move late).
     """
     rules = get_profile(profile)
     limit = rules.time_limit_s if time_limit_s is _USE_PROFILE else time_limit_s
+    _check_seconds("elapsed_s", elapsed_s)
+    _check_seconds("time_limit_s", limit)
     played, removed = _difference(after.counts(), before.counts())
     findings = _Findings()
     unchanged = before.same_layout(after)
 
-    _check_tile_counts(after, rules, findings)
+    phantom = _check_tile_counts(before, after, rules, findings)
     _check_sets(before, after, rules, findings)
-    _check_removed(removed, findings)
+    _check_removed(removed, phantom, findings)
     if not unchanged and not played:
         findings.add(Code.NO_TILE_FROM_RACK, "the table changed but no tile came from the rack")
     opening_value = None
@@ -247,17 +258,39 @@ def _difference(after: Counter[Tile], before: Counter[Tile]) -> tuple[tuple[Tile
     return tuple(played), tuple(removed)
 
 
-def _check_tile_counts(table: Table, rules: Profile, findings: _Findings) -> None:
-    for tile, count in sorted(table.counts().items()):
+def _check_seconds(name: str, value: object) -> None:
+    """``None`` or a finite number of seconds, at least 0."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
+        raise MoveError(f"{name} must be a finite number of seconds, at least 0, not {value!r}")
+
+
+def _check_tile_counts(before: Table, after: Table, rules: Profile, findings: _Findings) -> Counter[Tile]:
+    """More copies of a tile than the profile's set holds, on the table before or after the move (one violation
+    per tile): a misread or a foreign tile, never the player's fault. An impossible before-table is the last
+    move's misread ruled REVIEW: whatever this move did, a person decides. Returns the copies too many before."""
+    counts_before, counts_after = before.counts(), after.counts()
+    excess: Counter[Tile] = Counter()
+    for tile in sorted(set(counts_before) | set(counts_after)):
         allowed = rules.jokers if tile.is_joker else rules.copies
-        if count > allowed:
-            findings.add(
-                Code.IMPOSSIBLE_TABLE,
-                f"{count} copies of {tile} on the table; the {rules.name} set has {allowed}"
-                " (a misread or a foreign tile)",
-                tiles=(tile,),
-                players_fault=False,
-            )
+        was, now = counts_before[tile], counts_after[tile]
+        if was <= allowed and now <= allowed:
+            continue
+        excess[tile] = max(was - allowed, 0)
+        if was > allowed and now > allowed:
+            where = f"{was} copies of {tile} on the table before the move and {now} after it"
+        elif was > allowed:
+            where = f"{was} copies of {tile} on the table before the move"
+        else:
+            where = f"{now} copies of {tile} on the table"
+        findings.add(
+            Code.IMPOSSIBLE_TABLE,
+            f"{where}; the {rules.name} set has {allowed} (a misread or a foreign tile)",
+            tiles=(tile,),
+            players_fault=False,
+        )
+    return +excess
 
 
 def _check_sets(before: Table, after: Table, rules: Profile, findings: _Findings) -> None:
@@ -267,10 +300,16 @@ def _check_sets(before: Table, after: Table, rules: Profile, findings: _Findings
         check = check_set(tile_set.tiles, rules)
         if check.valid:
             continue
-        detail = f"set {index + 1} ({tile_set}) is not a valid run or group: {check.reason}"
         inherited = index not in new
-        if inherited:
-            detail += "; it was already like this before the move"
+        already = "; it was already like this before the move" if inherited else ""
+        if check.reordered is not None:  # RULES.md §2: a person asks for the tiles to be put in order
+            detail = (
+                f"set {index + 1} ({tile_set}) is a valid run only in another order: {check.reordered}"
+                f" (a person asks for the tiles to be put in order){already}"
+            )
+            findings.add(Code.RUN_OUT_OF_ORDER, detail, sets=(index,), tiles=tile_set.tiles, players_fault=False)
+            continue
+        detail = f"set {index + 1} ({tile_set}) is not a valid run or group: {check.reason}{already}"
         findings.add(Code.INVALID_SET, detail, sets=(index,), tiles=tile_set.tiles, players_fault=not inherited)
     left_before = Counter(before.loose)
     new_loose = tuple(sorted((Counter(after.loose) - left_before).elements()))
@@ -286,7 +325,17 @@ def _labels(tiles: Iterable[Tile]) -> str:
     return " ".join(str(t) for t in tiles)
 
 
-def _check_removed(removed: Sequence[Tile], findings: _Findings) -> None:
+def _check_removed(removed: Sequence[Tile], phantom: Counter[Tile], findings: _Findings) -> None:
+    """Tiles gone from the table. A tile the before-table held more copies of than the set has may never have been
+    there (a misread): its absence is no fault, and the impossible before-table already sends the move to review."""
+    unexplained = Counter(removed) - phantom
+    explained = Counter(removed) - unexplained
+    if explained:
+        findings.notes.append(
+            f"gone after the move but read too many times before it: {_labels(sorted(explained.elements()))};"
+            " not counted as taken from the table"
+        )
+    removed = sorted(unexplained.elements())
     numbers = tuple(t for t in removed if not t.is_joker)
     jokers = len(removed) - len(numbers)
     if numbers:
@@ -326,7 +375,7 @@ def _check_opening_value(
     """The opening counts only new sets made of the player's own rack tiles, each rack tile once."""
     from_rack = Counter(played)
     new_sets = [after.sets[i] for i in _unmatched(after.sets, before.sets)]
-    valued = sorted(((check_set(s.tiles, rules).value, s) for s in new_sets), key=lambda pair: -pair[0])
+    valued = sorted(((_value_in_order(s, rules), s) for s in new_sets), key=lambda pair: -pair[0])
     value = 0
     for set_value, tile_set in valued:
         needed = Counter(tile_set.tiles)
@@ -341,6 +390,12 @@ def _check_opening_value(
             tiles=tuple(played),
         )
     return value
+
+
+def _value_in_order(tile_set: TileSet, rules: Profile) -> int:
+    """A set's value, an out-of-order run's once put in order (its order is for a person to settle, not its worth)."""
+    check = check_set(tile_set.tiles, rules)
+    return check.reordered.reading.value if check.reordered is not None else check.value
 
 
 def _check_time(elapsed_s: float | None, limit: Any, rules: Profile, findings: _Findings, *, unchanged: bool) -> None:

@@ -38,8 +38,6 @@ class Profile:
     """Points the first play must reach; 0 means any valid set opens."""
     time_limit_s: float | None = 60.0
     penalty_tiles: int = 1
-    descending_runs: bool = False
-    """Runs may also be laid in descending order (przasnysz rule 19)."""
     valid_table_at_timeout_stands: bool = False
     """A move whose sets are all valid when time runs out stands (przasnysz rule 15)."""
     joker_on_rack_points: int = 50
@@ -90,7 +88,6 @@ _PROFILES = (
         title="Przasnysz St Nicholas county tournament",
         seed="seeds/001_94ad5f67870580e0.txt",
         time_limit_s=40.0,
-        descending_runs=True,
         valid_table_at_timeout_stands=True,
         notes=("Pool exhausted: every player makes one more move, then fewest points wins (rule 24).",),
     ),

@@ -1,9 +1,16 @@
 """Sets on the table: runs and groups, jokers, reading order, and the highest-valued valid reading.
 
+A run may be laid ascending or descending in every profile (RULES.md §2); a set whose tiles form a run only
+when reordered is not valid as laid, and its check carries the order that would make it one.
+
 >>> TileSet.parse("r5 j r7").check().value
 18
 >>> TileSet.parse("b5 j j").check().value   # group of fives (15) or run 5-6-7 (18): the higher counts
 18
+>>> TileSet.parse("r7 r6 r5").check().valid   # descending
+True
+>>> [str(t) for t in TileSet.parse("r5 r7 r6").check().reordered.tiles]
+['red-5', 'red-6', 'red-7']
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from referee.profiles import DEFAULT_PROFILE, Profile, get_profile
-from referee.tiles import MAX_NUMBER, MIN_NUMBER, Colour, Tile, TileError, parse_tiles
+from referee.tiles import JOKER, MAX_NUMBER, MIN_NUMBER, Colour, Tile, TileError, parse_tiles
 
 MIN_SET_SIZE = 3
 MAX_GROUP_SIZE = 4
@@ -50,12 +57,25 @@ class Reading:
 
 
 @dataclass(frozen=True, slots=True)
+class Reordering:
+    """The order in which the tiles of a set that is invalid as laid would make a valid run, and that reading."""
+
+    tiles: tuple[Tile, ...]
+    reading: Reading
+
+    def __str__(self) -> str:
+        return " ".join(str(t) for t in self.tiles)
+
+
+@dataclass(frozen=True, slots=True)
 class SetCheck:
     """The verdict on one set: valid or not, its best reading, and why not when it is invalid."""
 
     valid: bool
     reading: Reading | None
     reason: str | None
+    reordered: Reordering | None = None
+    """For an invalid set whose tiles make a valid run in another order: that order (a person asks for it)."""
 
     @property
     def kind(self) -> SetKind | None:
@@ -65,12 +85,19 @@ class SetCheck:
     def value(self) -> int:
         return 0 if self.reading is None else self.reading.value
 
+    @property
+    def out_of_order(self) -> bool:
+        """Invalid as laid, valid once its tiles are put in order."""
+        return self.reordered is not None
+
     def to_dict(self) -> dict[str, object]:
+        order = self.reordered
         return {
             "valid": self.valid,
             "kind": None if self.kind is None else self.kind.value,
             "value": self.value,
             "reason": self.reason,
+            "order": None if order is None else [str(t) for t in order.tiles],
         }
 
 
@@ -125,22 +152,50 @@ class TileSet:
 
 
 def valid_readings(tiles: Sequence[Tile], profile: Profile) -> Iterator[Reading]:
-    """Every valid reading of ``tiles`` in their physical order under ``profile``."""
+    """Every valid reading of ``tiles`` in their physical order under ``profile`` (runs either way, RULES.md §2;
+    today every profile has the same sets: the profiles differ in timing, opening and scoring)."""
     if len(tiles) < MIN_SET_SIZE or all(t.is_joker for t in tiles):
         return
     group = _group_reading(tiles)
     if group is not None:
         yield group
     yield from _run_readings(tiles, descending=False)
-    if profile.descending_runs:
-        yield from _run_readings(tiles, descending=True)
+    yield from _run_readings(tiles, descending=True)
 
 
 def check_set(tiles: Sequence[Tile], profile: Profile) -> SetCheck:
     best = max(valid_readings(tiles, profile), key=lambda r: r.value, default=None)
     if best is not None:
         return SetCheck(True, best, None)
-    return SetCheck(False, None, _why_invalid(tiles, profile))
+    reason = _why_invalid(tiles)
+    reordered = _run_in_order(tiles)
+    if reordered is not None:
+        reason += f"; put in order ({reordered}) it is a valid run"
+    return SetCheck(False, None, reason, reordered)
+
+
+def _run_in_order(tiles: Sequence[Tile]) -> Reordering | None:
+    """The order that makes these tiles a valid run, when one exists (a group is valid in any order).
+
+    The run goes the way the set was laid (descending when its first number tile is higher than its last), jokers
+    fill the gaps and then go at the high end while there is room (the highest-valued reading), else the low end.
+    """
+    real = [t for t in tiles if not t.is_joker]
+    numbers = sorted(t.number for t in real if t.number is not None)
+    size = len(tiles)
+    if size < MIN_SET_SIZE or size > MAX_RUN_SIZE or not real or len({t.colour for t in real}) != 1:
+        return None
+    if len(set(numbers)) != len(numbers) or numbers[-1] - numbers[0] + 1 > size:
+        return None
+    start = min(numbers[0], MAX_NUMBER - size + 1)
+    run = tuple(range(start, start + size))
+    by_number = {t.number: t for t in real}
+    ordered = [by_number.get(n, JOKER) for n in run]
+    descending = real[0].number > real[-1].number  # type: ignore[operator]
+    if descending:
+        ordered.reverse()
+        run = run[::-1]
+    return Reordering(tuple(ordered), Reading(SetKind.RUN, run, real[0].colour, descending))
 
 
 def _group_reading(tiles: Sequence[Tile]) -> Reading | None:
@@ -172,7 +227,7 @@ def _run_readings(tiles: Sequence[Tile], *, descending: bool) -> Iterator[Readin
     yield Reading(SetKind.RUN, numbers, colour, descending)
 
 
-def _why_invalid(tiles: Sequence[Tile], profile: Profile) -> str:
+def _why_invalid(tiles: Sequence[Tile]) -> str:
     size = len(tiles)
     if size < MIN_SET_SIZE:
         return f"only {size} tile{'s' if size != 1 else ''}; a set needs at least {MIN_SET_SIZE}"
@@ -187,28 +242,26 @@ def _why_invalid(tiles: Sequence[Tile], profile: Profile) -> str:
     if len(numbers) == 1 and size > MAX_GROUP_SIZE:
         return f"a group has at most {MAX_GROUP_SIZE} tiles, this one has {size}"
     if len(colours) == 1:
-        return _why_not_run(tiles, profile)
+        return _why_not_run(tiles)
     if len(numbers) == 1:
         return "not a valid group"
     return "mixes colours and numbers: neither a run nor a group"
 
 
-def _why_not_run(tiles: Sequence[Tile], profile: Profile) -> str:
+def _why_not_run(tiles: Sequence[Tile]) -> str:
     if len(tiles) > MAX_RUN_SIZE:
         return f"a run has at most {MAX_RUN_SIZE} tiles, this one has {len(tiles)}"
-    order = "ascending or descending" if profile.descending_runs else "ascending"
     positions = [(i, t.number) for i, t in enumerate(tiles) if t.number is not None]
     (i0, n0) = positions[0]
-    for step, direction in ((1, "ascending"), (-1, "descending")):
+    for step in (1, -1):
         if all(n == n0 + step * (i - i0) for i, n in positions):
             first, last = n0 - step * i0, n0 + step * (len(tiles) - 1 - i0)
-            if direction == "descending" and not profile.descending_runs:
-                return "run laid in descending order; runs must be laid ascending"
             if min(first, last) < MIN_NUMBER:
                 return f"run would need a tile below {MIN_NUMBER} for its jokers"
             return f"run would pass {MAX_NUMBER} (13 is never followed by 1)"
+    step = 1 if positions[-1][1] >= n0 else -1  # the way the set was laid, to name the first break
     for (i, a), (j, b) in pairwise(positions):
-        if b - a != j - i:
+        if b - a != step * (j - i):
             gap = f"{a} then {b}" if j == i + 1 else f"{a} and {b} with {j - i - 1} joker(s) between"
-            return f"numbers not consecutive in {order} order: {gap}"
-    return f"numbers not consecutive in {order} order"
+            return f"numbers not consecutive in ascending or descending order: {gap}"
+    return "numbers not consecutive in ascending or descending order"

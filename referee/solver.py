@@ -533,19 +533,23 @@ def _set_value(tiles: tuple[Tile, ...]) -> int:
     """The highest-valued reading of a set laid out by the solver (what ``check_set`` would report).
 
     Only a set with a single number tile is ambiguous: jokers beside one tile read as a run in
-    the laid-out order, or as a group of that number when there are at most four tiles.
+    the laid-out order, ascending or descending (RULES.md §2), or as a group of that number when
+    there are at most four tiles.
     """
     real = [(i, t.number) for i, t in enumerate(tiles) if not t.is_joker]
     if len(real) != 1:
-        if len(real) >= 2 and real[0][1] == real[1][1]:
-            return real[0][1] * len(tiles)
-        first = real[0][1] - real[0][0]
-        return sum(range(first, first + len(tiles)))
+        (i0, n0), (_, n1) = real[0], real[1]
+        if n0 == n1:
+            return n0 * len(tiles)
+        step = 1 if n1 > n0 else -1
+        first = n0 - step * i0
+        return sum(first + step * i for i in range(len(tiles)))
     (index, number) = real[0]
-    first = number - index
     values = []
-    if first >= 1 and first + len(tiles) - 1 <= MAX_NUMBER:
-        values.append(sum(range(first, first + len(tiles))))
+    for step in (1, -1):
+        first, last = number - step * index, number + step * (len(tiles) - 1 - index)
+        if min(first, last) >= 1 and max(first, last) <= MAX_NUMBER:
+            values.append(sum(range(min(first, last), max(first, last) + 1)))
     if len(tiles) <= 4:
         values.append(number * len(tiles))
     return max(values)

@@ -60,7 +60,65 @@ def test_validate(capsys: pytest.CaptureFixture[str]) -> None:
         "kind": None,
         "value": 0,
         "reason": "only 2 tiles; a set needs at least 3",
+        "order": None,
     }
+
+
+@pytest.mark.parametrize("tiles", [["red-13", "red-12", "red-11"], ["joker", "blue-12", "blue-11"]])
+@pytest.mark.parametrize("profile", ["pl-championship", "official", "house"])
+def test_validate_descending_runs_in_every_profile(
+    tiles: list[str], profile: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run("validate", *tiles, "--profile", profile, capsys=capsys)
+    assert code == 0 and out.startswith("valid run worth 36")
+
+
+@pytest.mark.parametrize(
+    ("tiles", "order"),
+    [
+        (["red-12", "red-13", "joker"], ["joker", "red-12", "red-13"]),
+        (["joker", "blue-1", "blue-2"], ["blue-1", "blue-2", "joker"]),
+        (["red-5", "red-7", "red-6"], ["red-5", "red-6", "red-7"]),
+    ],
+)
+def test_validate_names_the_order_of_a_run_out_of_order(
+    tiles: list[str], order: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run("validate", "--json", *tiles, capsys=capsys)
+    data = json.loads(out)
+    assert code == 1 and data["valid"] is False and data["order"] == order
+    code, out, _ = run("validate", *tiles, capsys=capsys)
+    assert code == 1 and out.startswith("invalid: ") and f"in order: {' '.join(order)}" in out
+
+
+def test_check_rules_review_for_a_run_out_of_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "before.json").write_text(json.dumps({"sets": [["black-1", "black-2", "black-3"]]}))
+    after = {"sets": [["black-1", "black-2", "black-3"], ["red-12", "red-13", "joker"]]}
+    (tmp_path / "after.json").write_text(json.dumps(after))
+    code, out, _ = run("check", str(tmp_path / "before.json"), str(tmp_path / "after.json"), "--opened",
+                       "--json", capsys=capsys)  # fmt: skip
+    ruling = json.loads(out)
+    assert code == 0 and (ruling["verdict"], ruling["penalty_tiles"]) == ("review", 0)
+    assert [v["code"] for v in ruling["violations"]] == ["run-out-of-order"]
+
+
+@pytest.mark.parametrize("option", ["--elapsed", "--time-limit"])
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf", "-1", "1e309", "86401", "1e6", "\u0663", "NaN"])
+def test_check_times_must_be_finite_seconds_up_to_a_day(
+    option: str, bad: str, tables: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["check", tables["before"], tables["good"], "--opened", f"{option}={bad}"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1 and f"argument {option}" in err
+
+
+@pytest.mark.parametrize(("text", "limit"), [("none", None), ("off", None), ("0", None), ("0.0", None),
+                                             ("30", 30.0), ("86400", 86400.0)])  # fmt: skip
+def test_time_limit_values(text: str, limit: float | None) -> None:
+    from referee.cli import time_limit_arg
+
+    assert time_limit_arg(text) == limit
 
 
 def test_check_human_and_json(tables: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:

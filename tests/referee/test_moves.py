@@ -7,6 +7,7 @@ and independent of ``referee.sets``, so a bug in the set checker cannot hide beh
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from referee.moves import Code, Ruling, Verdict, check_move
+from referee.moves import Code, MoveError, Ruling, Verdict, check_move
 from referee.profiles import PROFILES, Profile, get_profile
 from referee.sets import TileSet
 from referee.table import LOOSE, Table
@@ -42,10 +43,11 @@ def codes(ruling: Ruling) -> list[str]:
 # -- an independent oracle for RULES.md §2 -----------------------------------------------------------------------
 
 
-def _oracle_value(tiles: Sequence[Tile], *, descending: bool) -> int | None:
+def _oracle_value(tiles: Sequence[Tile]) -> int | None:
     """Best value of a valid reading of ``tiles`` in this physical order, or None when no reading is valid.
 
-    Brute force over every group number and every run start, so it shares no logic with referee.sets.
+    Brute force over every group number and every run start, either way (runs are valid ascending or descending in
+    every profile), so it shares no logic with referee.sets.
     """
     real = [(i, t) for i, t in enumerate(tiles) if not t.is_joker]
     size = len(tiles)
@@ -57,7 +59,7 @@ def _oracle_value(tiles: Sequence[Tile], *, descending: bool) -> int | None:
     if size <= 4 and len(numbers) == 1 and len(set(colours)) == len(colours):
         values.append(real[0][1].number * size)
     if len(set(colours)) == 1 and size <= 13:
-        for step in (1, -1) if descending else (1,):
+        for step in (1, -1):
             for start in range(1, 14):
                 run = [start + step * i for i in range(size)]
                 if min(run) >= 1 and max(run) <= 13 and all(t.number == run[i] for i, t in real):
@@ -65,19 +67,39 @@ def _oracle_value(tiles: Sequence[Tile], *, descending: bool) -> int | None:
     return max(values, default=None)
 
 
-def _oracle_valid(tiles: Sequence[Tile], profile: Profile) -> bool:
-    return _oracle_value(tiles, descending=profile.name == "przasnysz") is not None
+def _oracle_valid(tiles: Sequence[Tile]) -> bool:
+    return _oracle_value(tiles) is not None
+
+
+def _oracle_run_in_another_order(tiles: Sequence[Tile]) -> bool:
+    """Invalid as laid, but a valid run once reordered: one colour, distinct numbers, all inside some window of
+    consecutive numbers 1-13 as long as the set (jokers fill the rest). Brute force over every window."""
+    real = [t for t in tiles if not t.is_joker]
+    size = len(tiles)
+    if _oracle_valid(tiles) or not 3 <= size <= 13 or not real or len({t.colour for t in real}) != 1:
+        return False
+    numbers = {t.number for t in real}
+    return len(numbers) == len(real) and any(numbers <= set(range(a, a + size)) for a in range(1, 15 - size))
+
+
+def _oracle_fault(tiles: Sequence[Tile]) -> list[str]:
+    """The code a set of the table after a move gets: none when valid (RULES.md §2)."""
+    if _oracle_valid(tiles):
+        return []
+    return ["run-out-of-order"] if _oracle_run_in_another_order(tiles) else ["invalid-set"]
 
 
 def test_oracle_agrees_with_rules_examples() -> None:
     # The oracle itself is checked on the examples of RULES.md §2 before the properties lean on it.
-    p = get_profile("pl-championship")
-    assert _oracle_value(TileSet.parse("r5 j r7").tiles, descending=False) == 18
-    assert _oracle_value(TileSet.parse("b5 j j").tiles, descending=False) == 18
-    assert _oracle_value(TileSet.parse("r13 j j").tiles, descending=False) == 39
-    assert not _oracle_valid(TileSet.parse("r12 r13 j").tiles, p)
-    assert not _oracle_valid(TileSet.parse("r7 r6 r5").tiles, p)
-    assert _oracle_valid(TileSet.parse("r7 r6 r5").tiles, get_profile("przasnysz"))
+    assert _oracle_value(TileSet.parse("r5 j r7").tiles) == 18
+    assert _oracle_value(TileSet.parse("b5 j j").tiles) == 18
+    assert _oracle_value(TileSet.parse("r13 j j").tiles) == 39
+    assert _oracle_value(TileSet.parse("r7 r6 r5").tiles) == 18  # descending: valid everywhere
+    assert _oracle_value(TileSet.parse("j k12 k11").tiles) == 36
+    for reorderable in ("r12 r13 j", "j b1 b2", "r5 r7 r6"):  # valid only when reordered
+        assert _oracle_fault(TileSet.parse(reorderable).tiles) == ["run-out-of-order"]
+    for broken in ("k13 k1 k2", "r5 r5 r6", "r5 b6 r7", "r5 r6"):
+        assert _oracle_fault(TileSet.parse(broken).tiles) == ["invalid-set"]
 
 
 # -- strategies ------------------------------------------------------------------------------------------------
@@ -103,7 +125,7 @@ def _draw_set(
         start = draw(st.integers(1, 14 - length))
         colour = draw(st.sampled_from(COLOURS))
         tiles = [Tile(colour, n) for n in range(start, start + length)]
-        if profile.descending_runs and draw(st.booleans()):
+        if draw(st.booleans()):  # runs are laid either way in every profile
             tiles.reverse()
     else:
         number = draw(st.integers(1, 13))
@@ -195,8 +217,7 @@ def test_opening_needs_the_threshold(data: st.DataObject, setup: Setup) -> None:
     after = setup.before
     for tiles in new_sets:
         after = insert_set(data.draw, after, tiles)
-    descending = setup.profile.name == "przasnysz"
-    value = sum(_oracle_value(s, descending=descending) or 0 for s in new_sets)
+    value = sum(_oracle_value(s) or 0 for s in new_sets)
     ruling = check_move(setup.before, after, opened=False, profile=setup.profile)
     assert ruling.opening_value == value
     below = value < OPENING_THRESHOLD[setup.profile.name]
@@ -219,9 +240,13 @@ def test_number_tile_back_to_rack(data: st.DataObject, setup: Setup) -> None:
     new = rack_set(data.draw, setup, avoid=frozenset({taken}))
     after = insert_set(data.draw, Table(tuple(sets)), new)
     ruling = check_move(setup.before, after, opened=True, profile=setup.profile)
-    expected = ["tile-returned-to-rack"] + ([] if _oracle_valid(rest, setup.profile) else ["invalid-set"])
+    expected = ["tile-returned-to-rack", *_oracle_fault(rest)]
     assert codes(ruling) == sorted(expected)
-    assert ruling.verdict is Verdict.REVERT and ruling.penalty_tiles == setup.profile.penalty_tiles
+    # A run left valid only in another order is a person's to settle (RULES.md §2): review, never a penalty.
+    if "run-out-of-order" in expected:
+        assert (ruling.verdict, ruling.penalty_tiles) == (Verdict.REVIEW, 0)
+    else:
+        assert ruling.verdict is Verdict.REVERT and ruling.penalty_tiles == setup.profile.penalty_tiles
     assert ruling.removed == (taken,)
 
 
@@ -240,9 +265,10 @@ def test_joker_kept(data: st.DataObject, setup: Setup) -> None:
     new = rack_set(data.draw, setup, jokers=False)
     after = insert_set(data.draw, Table(tuple(sets)), new)
     ruling = check_move(setup.before, after, opened=True, profile=setup.profile)
-    expected = ["joker-kept"] + ([] if _oracle_valid(rest, setup.profile) else ["invalid-set"])
+    expected = ["joker-kept", *_oracle_fault(rest)]
     assert codes(ruling) == sorted(expected)
-    assert ruling.verdict is Verdict.REVERT and ruling.removed == (JOKER,)
+    assert ruling.verdict is (Verdict.REVIEW if "run-out-of-order" in expected else Verdict.REVERT)
+    assert ruling.removed == (JOKER,)
 
 
 @PROPERTY
@@ -255,15 +281,15 @@ def test_tile_moved_between_sets(data: st.DataObject, setup: Setup) -> None:
     rest = old[:position] + old[position + 1 :]
     into = list(setup.before.sets[target].tiles)
     into.insert(data.draw(st.integers(0, len(into))), moved)
-    broken = [not _oracle_valid(rest, setup.profile), not _oracle_valid(into, setup.profile)]
-    assume(any(broken))
+    faults = [*_oracle_fault(rest), *_oracle_fault(into)]
+    assume(faults)
     sets = list(setup.before.sets)
     sets[source], sets[target] = TileSet(rest), TileSet(tuple(into))
     after = Table(tuple(sets))
     ruling = check_move(setup.before, after, opened=True, profile=setup.profile)
-    assert codes(ruling) == sorted(["no-tile-from-rack"] + ["invalid-set"] * sum(broken))
+    assert codes(ruling) == sorted(["no-tile-from-rack", *faults])
     assert ruling.played == () and ruling.removed == ()
-    assert ruling.verdict is Verdict.REVERT
+    assert ruling.verdict is (Verdict.REVIEW if "run-out-of-order" in faults else Verdict.REVERT)
 
 
 @PROPERTY
@@ -312,6 +338,48 @@ def test_third_copy_of_a_tile(data: st.DataObject, setup: Setup) -> None:
     after = insert_set(data.draw, setup.before, group)
     ruling = check_move(setup.before, after, opened=True, profile=setup.profile)
     assert "impossible-table" in ruling.codes and ruling.verdict is Verdict.REVIEW
+
+
+@PROPERTY
+@given(st.data(), setups())
+def test_any_order_of_a_new_run_that_is_not_a_run_is_reviewed_never_reverted(data: st.DataObject, setup: Setup) -> None:
+    new = list(rack_set(data.draw, setup))
+    shuffled = data.draw(st.permutations(new))
+    assume(not _oracle_valid(shuffled))
+    after = insert_set(data.draw, setup.before, shuffled)
+    ruling = check_move(setup.before, after, opened=True, profile=setup.profile, elapsed_s=in_time(setup.profile))
+    # Only a run can be out of order (a group is valid in any order), and some order of its tiles is a run.
+    assert (ruling.verdict, ruling.codes, ruling.penalty_tiles) == (Verdict.REVIEW, ["run-out-of-order"], 0)
+
+
+@st.composite
+def impossible_before(draw: st.DrawFn) -> tuple[Setup, Table]:
+    """A random move (see :func:`mutated`) whose before-table holds a tile more often than the set has it."""
+    setup, after = draw(mutated())
+    counts = setup.before.counts()
+    tile = draw(st.sampled_from([*NUMBER_TILES, JOKER]))
+    allowed = setup.profile.jokers if tile.is_joker else setup.profile.copies
+    phantom = (tile,) * (allowed + 1 - counts[tile])
+    where = draw(st.sampled_from(["loose", "set"]))
+    if where == "loose" or not setup.before.sets:
+        before = Table(setup.before.sets, (*setup.before.loose, *phantom))
+    else:
+        index = draw(st.integers(0, len(setup.before.sets) - 1))
+        sets = list(setup.before.sets)
+        sets[index] = TileSet((*sets[index].tiles, *phantom))
+        before = Table(tuple(sets), setup.before.loose)
+    return Setup(setup.profile, before, setup.pool), after
+
+
+@PROPERTY
+@given(impossible_before(), st.booleans(), st.one_of(st.none(), st.floats(0, 500)))
+def test_a_move_from_an_impossible_table_is_never_reverted(
+    pair: tuple[Setup, Table], opened: bool, elapsed: float | None
+) -> None:
+    setup, after = pair
+    ruling = check_move(setup.before, after, opened=opened, profile=setup.profile, elapsed_s=elapsed)
+    assert ruling.verdict is not Verdict.REVERT and ruling.penalty_tiles == 0
+    assert "impossible-table" in ruling.codes
 
 
 # -- random mutations: revert plans, serialisation, robustness ---------------------------------------------------
@@ -368,7 +436,7 @@ def test_revert_plan_restores_the_before_layout(pair: tuple[Setup, Table], opene
     # The fallback (§6) keeps only valid sets and hands back every other tile on the table.
     kept = Counter(t for s in plan.fallback_keep for t in s)
     assert kept + Counter(plan.fallback_take) == after.counts()
-    assert all(_oracle_valid(s.tiles, setup.profile) for s in plan.fallback_keep)
+    assert all(_oracle_valid(s.tiles) for s in plan.fallback_keep)
 
 
 @PROPERTY
@@ -497,10 +565,64 @@ def test_przasnysz_rule_15_valid_table_at_timeout_stands() -> None:
     assert sorted(broken.codes) == ["invalid-set", "timeout"] and broken.penalty_tiles == 1
 
 
-def test_descending_runs_only_in_przasnysz() -> None:
-    move = (T(""), T("[r7 r6 r5]"))
-    assert check_move(*move, opened=True, profile="przasnysz").verdict is Verdict.OK
-    assert check_move(*move, opened=True, profile="pl-championship").codes == ["invalid-set"]
+@pytest.mark.parametrize("profile", PROFILE_NAMES)
+def test_descending_runs_are_valid_in_every_profile(profile: str) -> None:
+    # RULES.md §2 (corrected): no seed requires a direction; przasnysz rule 19 allows both.
+    ruling = check_move(T("[k1 k2 k3]"), T("[k1 k2 k3] [r13 r12 r11] [j b9 b8]"), opened=True, profile=profile)
+    assert (ruling.verdict, ruling.codes, ruling.penalty_tiles) == (Verdict.OK, [], 0)
+    opening = check_move(T(""), T("[k12 k11 k10]"), opened=False, profile=profile)
+    assert (opening.verdict, opening.opening_value) == (Verdict.OK, 33)
+
+
+@pytest.mark.parametrize("profile", PROFILE_NAMES)
+@pytest.mark.parametrize("laid", ["r12 r13 j", "j b1 b2", "r5 r7 r6"])
+def test_a_run_valid_only_in_another_order_is_reviewed_never_reverted(profile: str, laid: str) -> None:
+    # The issue's false REVERTs: 'red-12 red-13 joker', 'joker blue-1 blue-2', a zigzag. RULES.md §2: REVIEW.
+    ruling = check_move(T("[k1 k2 k3]"), T(f"[k1 k2 k3] [{laid}]"), opened=True, profile=profile)
+    assert (ruling.verdict, ruling.codes, ruling.penalty_tiles) == (Verdict.REVIEW, ["run-out-of-order"], 0)
+    (violation,) = ruling.violations
+    assert not violation.players_fault and violation.sets == (1,) and "only in another order" in violation.detail
+
+
+def test_an_out_of_order_run_counts_at_its_value_in_order_for_the_opening() -> None:
+    # red 10, 12, 11 is worth 33 once put in order: the opening is not also 'below threshold'.
+    ruling = check_move(T(""), T("[r10 r12 r11]"), opened=False)
+    assert (ruling.verdict, ruling.codes, ruling.opening_value) == (Verdict.REVIEW, ["run-out-of-order"], 33)
+    short = check_move(T(""), T("[r1 r3 r2]"), opened=False)
+    assert sorted(short.codes) == ["opening-below-threshold", "run-out-of-order"] and short.verdict is Verdict.REVIEW
+
+
+def test_an_out_of_order_run_already_there_is_named_as_such() -> None:
+    ruling = check_move(T("[r5 r7 r6]"), T("[r5 r7 r6] [b1 b2 b3]"), opened=True)
+    assert (ruling.verdict, ruling.codes) == (Verdict.REVIEW, ["run-out-of-order"])
+    assert "already like this before the move" in ruling.violations[0].detail
+
+
+def test_an_impossible_before_table_is_reviewed_not_a_tile_returned_to_rack() -> None:
+    # The issue's case: a misread third red-5, ruled REVIEW, is the next move's before; the player only adds a tile.
+    before = T("[r5 r6 r7] [r5 b5 o5] [r5 k5 o5]")
+    after = T("[r5 r6 r7 r8] [r5 b5 o5] [b5 k5 o5]")  # the third red-5 now reads as the blue-5 it is
+    ruling = check_move(before, after, opened=True)
+    assert (ruling.verdict, ruling.codes, ruling.penalty_tiles) == (Verdict.REVIEW, ["impossible-table"], 0)
+    assert "before the move" in ruling.violations[0].detail and not ruling.violations[0].players_fault
+    assert any("read too many times before it: red-5" in note for note in ruling.notes)
+    jokers = check_move(T("[j j j b4]"), T("[r1 r2 r3] [j j b4]"), opened=True)  # three jokers read, two are real
+    assert (jokers.verdict, jokers.codes) == (Verdict.REVIEW, ["impossible-table"])
+
+
+def test_a_tile_too_many_before_and_after_is_one_violation_naming_both_tables() -> None:
+    before = T("[r5 b5 o5] [r5 k5 o5] [r5 r6 r7]")
+    ruling = check_move(before, Table(T("[b1 b2 b3]").sets + before.sets), opened=True)
+    assert (ruling.verdict, ruling.codes) == (Verdict.REVIEW, ["impossible-table"])
+    assert "3 copies of red-5 on the table before the move and 3 after it" in ruling.violations[0].detail
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, -1.0, True, "60"])
+@pytest.mark.parametrize("name", ["elapsed_s", "time_limit_s"])
+def test_times_that_are_not_finite_seconds_are_refused(name: str, bad: Any) -> None:
+    # `--elapsed nan` ruled valid moves late ("the limit is nan s"): a typed error instead, never a ruling.
+    with pytest.raises(MoveError, match=name):
+        check_move(T("[r5 r6 r7]"), T("[r5 r6 r7] [b1 b2 b3]"), opened=True, **{name: bad})
 
 
 def test_six_player_edition_has_three_copies_and_four_jokers() -> None:

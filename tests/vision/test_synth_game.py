@@ -90,8 +90,8 @@ def test_injected_codes_are_what_the_engine_rules(game: SimGame) -> None:
     for move in game.moves:
         if not move.injected:
             assert move.verdict == "ok", (move.index, _codes(move))
-        if move.verdict == "review":
-            assert "impossible-table" in move.injected
+        if move.verdict == "review":  # a foreign tile, or a run laid out of order (RULES.md §2)
+            assert {"impossible-table", "run-out-of-order"} & set(move.injected)
 
 
 def test_timeouts_and_only_they_run_over_the_limit() -> None:

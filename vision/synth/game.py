@@ -193,6 +193,12 @@ def _valid(tiles: Sequence[Tile], rules: Profile) -> bool:
     return check_set(tiles, rules).valid
 
 
+def _broken(tiles: Sequence[Tile], rules: Profile) -> bool:
+    """Invalid in any order: not even a run once put in order (that is ``run-out-of-order``, not ``invalid-set``)."""
+    check = check_set(tiles, rules)
+    return not check.valid and check.reordered is None
+
+
 def _extended(tile_set: TileSet, tile: Tile, rules: Profile) -> TileSet | None:
     """The set with ``tile`` added at an end, if that is still a valid set."""
     for tiles in ((*tile_set.tiles, tile), (tile, *tile_set.tiles)):
@@ -394,7 +400,8 @@ class _Simulator:
     def _apply(self, player: int, before: Table, after: Table, ruling: Ruling) -> tuple[Tile, ...]:
         """Carry out the ruling the way a referee would: keep a good move, or restore and hand out the penalty.
 
-        A review (a foreign tile) is corrected like a revert; its penalty is the ruling's, i.e. none.
+        A review (a foreign tile, a run out of order) is corrected like a revert; its penalty is the ruling's,
+        i.e. none.
         """
         rack = Counter(self.racks[player])
         if ruling.verdict is Verdict.OK and ruling.kind == "draw":
@@ -556,7 +563,7 @@ class _Simulator:
         tiles = plan.hand_tiles(jokers=False)
         options = [(s, t) for s in runs for t in tiles if t.colour == s.tiles[-1].colour or s.tiles[-1].is_joker]
         options = [
-            (s, t) for s, t in options or [(s, t) for s in runs for t in tiles] if not _valid((*s.tiles, t), self.rules)
+            (s, t) for s, t in options or [(s, t) for s in runs for t in tiles] if _broken((*s.tiles, t), self.rules)
         ]
         if not options:
             return None
@@ -687,6 +694,33 @@ class _Simulator:
             return None
         return base
 
+    def _inject_run_out_of_order(self, player: int, base: _Plan | None) -> _Plan | None:
+        """A run laid from the rack with two neighbours swapped (5-7-6, 12-joker-13): valid only when reordered."""
+        plan = base or self._start(player)
+        laid = Counter(self.table.sets)
+        new = []
+        for index, tile_set in enumerate(plan.sets):
+            if laid[tile_set] > 0:
+                laid[tile_set] -= 1
+            elif check_set(tile_set.tiles, self.rules).kind is SetKind.RUN:
+                new.append(index)
+        if not new:  # nothing laid this turn: lay a run of the rack
+            runs = [s for s in max_meld(plan.hand_tiles()).sets if check_set(s.tiles, self.rules).kind is SetKind.RUN]
+            if not runs:
+                return None
+            plan.lay([self.rng.choice(runs)])
+            new = [len(plan.sets) - 1]
+        index = self.rng.choice(new)
+        tiles = list(plan.sets[index].tiles)
+        swaps = list(range(len(tiles) - 1))
+        self.rng.shuffle(swaps)
+        for i in swaps:
+            swapped = (*tiles[:i], tiles[i + 1], tiles[i], *tiles[i + 2 :])
+            if check_set(swapped, self.rules).out_of_order:
+                plan.sets[index] = TileSet(swapped)
+                return plan
+        return None
+
     def _inject_impossible(self, player: int, base: _Plan | None) -> _Plan | None:
         """A foreign tile: a copy more than the box holds of a tile whose copies are all on the table."""
         plan = base or self._start(player)
@@ -725,5 +759,6 @@ _INJECTORS: dict[str, Callable[[_Simulator, int, _Plan | None], _Plan | None]] =
     Code.OPENING_MANIPULATION.value: _Simulator._inject_opening_manipulation,
     Code.TIMEOUT.value: _Simulator._inject_timeout,
     Code.IMPOSSIBLE_TABLE.value: _Simulator._inject_impossible,
+    Code.RUN_OUT_OF_ORDER.value: _Simulator._inject_run_out_of_order,
 }
 assert set(_INJECTORS) == set(CODES), "every code of RULES.md §9 needs an injector"
