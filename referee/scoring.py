@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from referee.profiles import DEFAULT_PROFILE, BigPointScheme, Profile, get_profile
+from referee.profiles import DEFAULT_PROFILE, BigPointScheme, Profile, ProfileError, get_profile
 from referee.tiles import Tile, TileError
 
 
@@ -64,10 +64,32 @@ class Game:
         players = tuple(_read_player(p, i) for i, p in enumerate(raw_players))
         if len({p.name for p in players}) != len(players):
             raise ScoreError("player names must be distinct")
-        rules = get_profile(profile or data.get("profile", DEFAULT_PROFILE))
+        rules = _read_profile(profile or data.get("profile", DEFAULT_PROFILE))
         if len(players) > rules.max_players:
             raise ScoreError(f"{len(players)} players; {rules.name} allows at most {rules.max_players}")
+        _check_copies(players, rules)
         return cls(players, ending, rules)
+
+
+def _read_profile(name: Any) -> Profile:
+    if isinstance(name, Profile):
+        return name
+    if not isinstance(name, str):
+        raise ScoreError(f"'profile' must be a profile name, got {name!r:.60}")
+    try:
+        return get_profile(name)
+    except ProfileError as error:
+        raise ScoreError(str(error)) from None
+
+
+def _check_copies(players: Sequence[PlayerRack], rules: Profile) -> None:
+    """The racks together cannot hold more copies of a tile than the profile's set has (a typo, not a game)."""
+    counts = Counter(t for p in players for t in p.rack)
+    for tile, count in sorted(counts.items()):
+        allowed = rules.jokers if tile.is_joker else rules.copies
+        if count > allowed:
+            holders = ", ".join(p.name for p in players if tile in p.rack)
+            raise ScoreError(f"{count} copies of {tile} on the racks ({holders}); the {rules.name} set has {allowed}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,12 +2,14 @@
 
 Text: ``[red-5 red-6 red-7] [black-3 red-3 blue-3] loose: orange-1``.
 JSON: ``{"sets": [["red-5", "red-6", "red-7"], ...], "loose": ["orange-1"]}``; a tile may also be an
-object with at least ``"label"`` (vision adds ``"box"``, ``"confidence"`` and ``"uncertain"``).
+object with at least ``"label"`` (vision adds ``"box"``, ``"confidence"`` and ``"uncertain"``). A confidence
+that is ``NaN`` or null, or missing beside a ``box``, reads as uncertain; one outside 0-1 is an error.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -186,12 +188,26 @@ def _read_tile(item: Any, where: str, uncertain_below: float) -> tuple[Tile, dic
         tile = Tile.parse(label)
     except TileError as error:
         raise TableError(f"{where}: {error}") from None
-    confidence = extra.get("confidence")
-    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, int | float)):
+    flagged = isinstance(item, Mapping) and bool(item.get("uncertain"))
+    return tile, extra, flagged or _unsure_confidence(extra, where, uncertain_below)
+
+
+def _unsure_confidence(extra: Mapping[str, Any], where: str, uncertain_below: float) -> bool:
+    """Whether a tile's confidence makes its reading uncertain: under ``uncertain_below``, ``NaN`` or null (a
+    reader that could not say), or missing from a tile with a ``box`` (a reading without its confidence). A value
+    that no confidence can have (a string, infinity, outside 0-1) is a :class:`TableError`."""
+    if "confidence" not in extra:
+        return "box" in extra
+    confidence = extra["confidence"]
+    if confidence is None:
+        return True
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
         raise TableError(f"{where}: 'confidence' must be a number, got {_preview(confidence)}")
-    flagged = isinstance(item, Mapping) and item.get("uncertain")
-    is_uncertain = bool(flagged) or (confidence is not None and confidence < uncertain_below)
-    return tile, extra, is_uncertain
+    if math.isnan(confidence):
+        return True
+    if not 0 <= confidence <= 1:
+        raise TableError(f"{where}: 'confidence' must be between 0 and 1, got {confidence!r}")
+    return confidence < uncertain_below
 
 
 def _preview(value: Any, limit: int = 60) -> str:

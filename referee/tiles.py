@@ -56,7 +56,9 @@ _COLOUR_BY_NAME = {
     "bk": Colour.BLACK, "blk": Colour.BLACK, "yellow": Colour.ORANGE, "y": Colour.ORANGE,
 }  # fmt: skip
 
-_LABEL_PATTERN = re.compile(r"^\s*([a-z]+)\s*[-_ ]?\s*(\d{1,2})\s*$", re.IGNORECASE)
+_LABEL_PATTERN = re.compile(r"^\s*([a-z]+)\s*[-_ ]?\s*([0-9]{1,2})\s*$", re.IGNORECASE | re.ASCII)
+"""ASCII letters and digits only (Python's ``\\d`` takes Arabic-Indic digits, and case-folding takes the Kelvin
+sign for a ``k``): a label in other characters is a typo or a trick, never a tile."""
 _JOKER_SPELLINGS = {"joker", "j", "jk", "*"}
 
 
@@ -82,9 +84,9 @@ class Tile:
         """Read a label loosely: ``red-7``, ``red_7``, ``r7``, ``R 7``, ``joker``, ``j``."""
         if not isinstance(text, str):
             raise TileError(f"a tile label must be text, got {text!r}")
-        if text.strip().lower() in _JOKER_SPELLINGS:
+        if text.isascii() and text.strip().lower() in _JOKER_SPELLINGS:
             return JOKER
-        match = _LABEL_PATTERN.match(text)
+        match = _LABEL_PATTERN.match(text) if text.isascii() else None
         if match is None:
             raise TileError(f"unknown tile label {text!r} (expected e.g. red-7, k13, joker)")
         colour_text, number_text = match.groups()

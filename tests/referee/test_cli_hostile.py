@@ -22,12 +22,6 @@ from hypothesis import strategies as st
 from referee import cli
 from referee.tiles import ALL_LABELS
 
-TIMES_PENDING = pytest.mark.xfail(strict=True, reason="issue 13: times part (nan, inf as times) in progress")
-RULES_PENDING = pytest.mark.xfail(strict=True, reason="issue 13: rules part (lenient tile parsing) in progress")
-SCORING_PENDING = pytest.mark.xfail(
-    strict=True, reason="issue 13: rules part: referee.scoring reads a list as a profile name (TypeError)"
-)
-
 
 def assert_one_line(code: int, err: str, statuses: set[int] = frozenset({2})) -> None:
     """The contract of every failure: the documented status, exactly one line on stderr, no traceback."""
@@ -217,7 +211,7 @@ CASES: list = [
             ["red-" + "9" * 5000, "red-6", "red-7"],  # a huge number
         )
     ],
-    pytest.param(["validate", "red-\u0663", "red-4", "red-5"], id="validate-arabic-indic-digit", marks=RULES_PENDING),
+    pytest.param(["validate", "red-\u0663", "red-4", "red-5"], id="validate-arabic-indic-digit"),
     pytest.param(["validate", "--profile", "nope", "red-5"], id="validate-unknown-profile"),
     # check: table files, standard input, options
     *[pytest.param(["check", f"{{{name}}}", "{table}", "--opened"], id=f"check-before-{name}") for name in FILE_INPUTS],
@@ -230,7 +224,7 @@ CASES: list = [
     # score: game files
     *[pytest.param(["score", f"{{{name}}}"], id=f"score-{name}") for name in FILE_INPUTS],
     pytest.param(["score", "{no_games}"], id="score-no-games"),
-    pytest.param(["score", "{game_bad_profile}"], id="score-profile-is-a-list", marks=SCORING_PENDING),
+    pytest.param(["score", "{game_bad_profile}"], id="score-profile-is-a-list"),
     pytest.param(["score", "{game_players_wrong}"], id="score-players-not-a-list"),
     pytest.param(["score", "{game}", "--profile", "nope"], id="score-unknown-profile"),
     # profiles, bench, demo: options
@@ -315,22 +309,15 @@ def minimal_arguments(sub: argparse.ArgumentParser) -> list[str]:
 BAD_NUMBERS = ("nan", "inf", "-inf", "1e309", "-1", "", "\u0663", "5x")
 ANY_INTEGER = {"--seed"}
 """Options where any whole number is fine (a seed): only non-numbers are wrong."""
-ACCEPTED_TIMES = ("nan", "inf", "1e309", "\u0663")
-PENDING_OPTIONS = {("check", "--elapsed"): ACCEPTED_TIMES, ("check", "--time-limit"): ACCEPTED_TIMES}
-"""Values that options still accept while another part of issue 13 adds their checks (strict: each case fails the
-run once it is refused, so the mark is removed)."""
 
 
-def numeric_cases(
-    parser: argparse.ArgumentParser, pending: dict[tuple[str, str], tuple[str, ...]], mark: pytest.MarkDecorator
-) -> list:
+def numeric_cases(parser: argparse.ArgumentParser) -> list:
     cases = []
     for command, option, _ in numeric_options(parser):
         for bad in BAD_NUMBERS:
             if option in ANY_INTEGER and bad in ("-1",):
                 continue
-            marks = [mark] if bad in pending.get((command, option), ()) else []
-            cases.append(pytest.param(command, option, bad, id=f"{command}{option}={bad}", marks=marks))
+            cases.append(pytest.param(command, option, bad, id=f"{command}{option}={bad}"))
     return cases
 
 
@@ -339,9 +326,7 @@ def assert_bad_number_refused(parser: argparse.ArgumentParser, command: str, opt
     assert f"argument {option}" in err, err
 
 
-@pytest.mark.parametrize(
-    ("command", "option", "bad"), numeric_cases(cli.build_parser(), PENDING_OPTIONS, TIMES_PENDING)
-)
+@pytest.mark.parametrize(("command", "option", "bad"), numeric_cases(cli.build_parser()))
 def test_bad_numbers_are_usage_errors(command: str, option: str, bad: str, capsys: pytest.CaptureFixture[str]) -> None:
     """Parsing alone, so a number wrongly accepted runs nothing: it only fails the test."""
     parser = cli.build_parser()

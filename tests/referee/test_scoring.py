@@ -157,6 +157,36 @@ def test_bad_games_are_score_errors(players: list[dict[str, Any]], message: str)
         score_game(Game.from_json({"profile": "official", "ending": "out", "players": players}))
 
 
+@pytest.mark.parametrize(
+    ("profile", "players", "message"),
+    [
+        ("official", [{"name": "A", "rack": []}, {"name": "B", "rack": ["r5", "r5", "r5"]}], "3 copies of red-5"),
+        ("official", [{"name": "A", "rack": ["r5"]}, {"name": "B", "rack": ["r5", "r5"]}], r"racks \(A, B\)"),
+        ("official", [{"name": "A", "rack": []}, {"name": "B", "rack": ["j", "j", "j"]}], "3 copies of joker.* has 2"),
+        ("official-6p", [{"name": "A", "rack": []}, {"name": "B", "rack": ["r5"] * 4}], "4 copies.* has 3"),
+        ("official-6p", [{"name": "A", "rack": []}, {"name": "B", "rack": ["j"] * 5}], "5 copies of joker.* has 4"),
+    ],
+)
+def test_more_copies_than_the_set_has_are_score_errors(profile: str, players: list, message: str) -> None:
+    with pytest.raises(ScoreError, match=message):
+        Game.from_json({"profile": profile, "ending": "out", "players": players})
+
+
+def test_the_most_copies_the_set_has_are_scored() -> None:
+    players = [{"name": "A", "rack": []}, {"name": "B", "rack": ["r5", "r5", "j", "j"]}]
+    assert [s.small_points for s in score_game(Game.from_json({"profile": "official", "players": players}))] == [
+        110,
+        -110,
+    ]
+
+
+@pytest.mark.parametrize("profile", [[], {}, 5, True, ["official"], ""])
+def test_a_profile_that_is_not_a_name_is_a_score_error(profile: Any) -> None:
+    players = [{"name": "A", "rack": []}, {"name": "B", "rack": []}]
+    with pytest.raises(ScoreError, match="profile"):
+        Game.from_json({"profile": profile, "players": players})
+
+
 def test_too_many_players_for_the_profile() -> None:
     players = [{"name": str(i), "rack": []} for i in range(5)]
     with pytest.raises(ScoreError, match="at most 4"):

@@ -59,6 +59,30 @@ def test_bad_json_names_the_culprit(text: str, message: str) -> None:
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("tile", "uncertain"),
+    [
+        ({"label": "r5", "confidence": float("nan")}, True),  # NaN compares false with everything: not "sure"
+        ({"label": "r5", "confidence": None}, True),  # a reader that could not say
+        ({"label": "r5", "box": [0, 0, 9, 9]}, True),  # a reading without its confidence
+        ({"label": "r5", "box": [0, 0, 9, 9], "confidence": 0.9}, False),
+        ({"label": "r5", "confidence": 0}, True),
+        ({"label": "r5", "confidence": 1}, False),
+        ({"label": "r5"}, False),  # a typed-in table: no reading, nothing to doubt
+        ({"label": "r5", "uncertain": True, "confidence": 0.99}, True),
+    ],
+)
+def test_nan_null_and_missing_confidences_read_as_uncertain(tile: dict, uncertain: bool) -> None:
+    table = Table.from_json({"sets": [[tile, "r6", "r7"]]})
+    assert (table.uncertain == {(0, 0)}) is uncertain
+
+
+@pytest.mark.parametrize("confidence", [float("inf"), float("-inf"), 1.5, -0.1, 1e309, 2])
+def test_a_confidence_no_reading_can_have_is_a_table_error(confidence: float) -> None:
+    with pytest.raises(TableError, match=r"sets\[0\]\[1\]: 'confidence' must be between 0 and 1"):
+        Table.from_json({"sets": [["r5", {"label": "r6", "confidence": confidence}, "r7"]]})
+
+
 def test_unreadable_file_is_a_table_error(tmp_path) -> None:
     with pytest.raises(TableError, match="cannot read table file"):
         Table.load(tmp_path / "missing.json")

@@ -32,6 +32,23 @@ def test_unknown_labels_raise_value_errors_quoting_the_input(text: str) -> None:
     assert repr(text) in str(info.value) or text == ""
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "red-\u0665",  # Arabic-Indic five: Python's \d and int() take it for 5
+        "red-\u06f5",  # Extended Arabic-Indic five
+        "red-\uff15",  # fullwidth five
+        "r\u0967\u0969",  # Devanagari 13
+        "\u212a5",  # the Kelvin sign, which case-folds to k (black)
+        "jo\u212aer",  # a joker spelt with it
+        "red-\u00b2",  # superscript two
+    ],
+)
+def test_labels_are_ascii_only(text: str) -> None:
+    with pytest.raises(TileError, match="unknown tile label"):
+        Tile.parse(text)
+
+
 def test_non_string_label_is_a_clear_error() -> None:
     with pytest.raises(TileError, match="must be text"):
         Tile.parse(7)  # type: ignore[arg-type]
