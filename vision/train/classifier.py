@@ -654,8 +654,11 @@ def train_model(
     torch.manual_seed(int(cfg.get("seed", 0)))
     torch.set_num_threads(int(cfg.get("threads", 2)))
     net = build_model(float(cfg.get("width", 1.0)))
-    if cfg.get("init"):  # continue from an earlier run's weights (``<name>.pt`` beside its ONNX model)
-        net.load_state_dict(torch.load(cfg["init"], map_location="cpu"))
+    init = cfg.get("init")
+    if init and str(init).lower().endswith(".onnx"):  # a shipped model: its folded weights, BatchNorms recalibrated
+        net = init_from_onnx(init, float(cfg.get("width", 1.0)), train_set, int(cfg.get("seed", 0)), log)
+    elif init:  # continue from an earlier run's weights (``<name>.pt`` beside its ONNX model)
+        net.load_state_dict(torch.load(init, map_location="cpu"))
     epochs = int(cfg.get("epochs", 1))
     batch = int(cfg.get("batch", 128))
     base_lr = float(cfg.get("lr", 3e-3))
@@ -664,6 +667,8 @@ def train_model(
     opt = torch.optim.AdamW(net.parameters(), lr=base_lr, weight_decay=float(cfg.get("weight_decay", 5e-4)))
     ce = torch.nn.CrossEntropyLoss(label_smoothing=float(cfg.get("label_smoothing", 0.05)))
     angle_weight = float(cfg.get("angle_weight", 1.0))
+    log_every = int(cfg.get("log_every_steps", 0))  # 0: epoch lines only
+    max_steps = int(cfg.get("max_steps", 0))  # 0: no limit (smoke runs stop early)
     loader = torch.utils.data.DataLoader(
         train_set,
         batch_size=batch,
@@ -693,7 +698,9 @@ def train_model(
             step += 1
             seen += len(y)
             loss_sum += float(loss.detach()) * len(y)
-            if time.perf_counter() - start > max_seconds:
+            if log_every and (step <= 5 or step % log_every == 0):
+                log(f"step {step} loss {float(loss.detach()):.4f}")
+            if time.perf_counter() - start > max_seconds or (max_steps and step >= max_steps):
                 break
         metrics = _evaluate_dev(net, dev)
         record = {
@@ -711,9 +718,27 @@ def train_model(
         if time.perf_counter() - start > max_seconds:
             log(f"time budget reached after epoch {epoch + 1}")
             break
+        if max_steps and step >= max_steps:
+            log(f"step limit {max_steps} reached in epoch {epoch + 1}")
+            break
     net.load_state_dict(best_state)
     net.eval()
     return net, history
+
+
+def init_from_onnx(path: Path | str, width: float, train_set: CropDataset, seed: int, log: Any = print) -> Any:
+    """A TileNet with an exported classifier's weights (``model.init: models/tile-classifier.onnx``), its
+    BatchNorms recalibrated on augmented training crops so that train mode starts near the exported function
+    (:mod:`vision.train.onnxinit`). The exported temperature is only reported: training fits its own."""
+    from vision.train.onnxinit import CALIBRATION_CROPS, classifier_batches, classifier_from_onnx, recalibrate_batchnorm
+
+    loaded = classifier_from_onnx(path, width)
+    seen = recalibrate_batchnorm(loaded.net, classifier_batches(train_set, CALIBRATION_CROPS, 128, seed))
+    log(
+        f"init from {path}: width {loaded.width:g}, exported temperature {loaded.temperature:.3f}; "
+        f"BatchNorms recalibrated on {seen} training crops"
+    )
+    return loaded.net
 
 
 # ------------------------------------------------------------------------------------------------------ export

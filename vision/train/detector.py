@@ -151,18 +151,27 @@ def train_detector(
     out.mkdir(parents=True, exist_ok=True)
     data_yaml = build_dataset(recipe, out / "dataset", project_root)
     started = time.perf_counter()
-    model = YOLO(recipe.get("model", "yolov8n.yaml"))
+    start_from = str(recipe.get("model", "yolov8n.yaml"))
+    imgsz = int(recipe.get("train", {}).get("imgsz", 640))
+    conversion = None
+    if start_from.lower().endswith(".onnx"):  # an FP32 export: its weights back into a checkpoint to train from
+        conversion = init_from_onnx(project_root / start_from, out / "init-from-onnx.pt", out / "dataset", imgsz)
+        start_from = str(conversion["checkpoint"])
+    model = YOLO(start_from)
     train_args = {
         "data": str(data_yaml),
         "project": str(out.resolve()),
         "name": "run",
         "exist_ok": True,
-        "pretrained": str(recipe.get("model", "")).endswith(".pt"),  # continue from weights, else from scratch
+        "pretrained": start_from.endswith(".pt"),  # continue from weights, else from scratch
         "plots": False,
         "verbose": False,
         "amp": False,
         **recipe.get("train", {}),
     }
+    log_every = int(recipe.get("log_every_steps", 0))
+    if log_every:  # smoke runs: the first batches' losses (Ultralytics' own log is per epoch when not verbose)
+        model.add_callback("on_train_batch_end", _batch_logger(log_every))
     model.train(**train_args)
     seconds = time.perf_counter() - started
     weights = out / "run" / "weights" / "best.pt"
@@ -174,6 +183,7 @@ def train_detector(
         "recipe_path": str(recipe_path),
         "train_args": {k: v for k, v in train_args.items() if k not in ("project",)},
         "dataset": data_yaml.read_text().splitlines()[-1].lstrip("# "),
+        "init_from_onnx": conversion,
         "train_seconds": round(seconds, 1),
         "hardware": _hardware(),
         "versions": _versions(),
@@ -183,6 +193,43 @@ def train_detector(
     }
     onnx_path.with_suffix(".json").write_text(json.dumps(config, indent=2, default=str))
     return config
+
+
+def _batch_logger(every: int) -> Any:
+    """An Ultralytics callback printing the batch's losses (box, cls, dfl) at the first 5 steps and every
+    ``every`` steps after."""
+    steps = [0]
+
+    def log(trainer: Any) -> None:
+        steps[0] += 1
+        if steps[0] <= 5 or steps[0] % every == 0:
+            raw = trainer.loss_items  # a dict of named losses, or a tensor (box, cls, dfl) in older releases
+            items = {str(k): float(v) for k, v in raw.items()} if isinstance(raw, dict) else dict(enumerate(raw))
+            named = ", ".join(f"{k} {float(v):.4f}" for k, v in items.items())
+            print(f"step {steps[0]} loss {sum(float(v) for v in items.values()):.4f} ({named})", flush=True)
+
+    return log
+
+
+def init_from_onnx(onnx_path: Path, checkpoint: Path, dataset: Path, imgsz: int, seed: int = 0) -> dict[str, Any]:
+    """Write an Ultralytics checkpoint holding an FP32 detector export's weights (:mod:`vision.train.onnxinit`),
+    its BatchNorms recalibrated on training images of the built dataset letterboxed to ``imgsz``; returns what
+    was done and how far the rebuilt model is from ONNX Runtime on four of those images."""
+    import numpy as np
+
+    from vision.train.onnxinit import CALIBRATION_IMAGES, detector_checkpoint_from_onnx
+
+    images = sorted((dataset / "train" / "images").glob("*.jpg"))
+    rng = np.random.default_rng(seed)
+    picks = [images[int(i)] for i in rng.choice(len(images), min(CALIBRATION_IMAGES, len(images)), replace=False)]
+    path, before, after = detector_checkpoint_from_onnx(onnx_path, checkpoint, picks, imgsz=imgsz)
+    return {
+        "onnx": str(onnx_path),
+        "checkpoint": str(path),
+        "calibration_images": len(picks),
+        "max_abs_diff_identity_bn": before.max_abs,
+        "max_abs_diff_recalibrated": after.max_abs,
+    }
 
 
 def export_onnx(weights: Path, *, imgsz: int, target: Path) -> Path:
