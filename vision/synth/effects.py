@@ -9,7 +9,7 @@ comes from a small random tile that is wrapped over the image, so a full pass st
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import cv2
 import numpy as np
@@ -27,6 +27,7 @@ class Lighting:
     vignette: float  # relative darkening in the corners
     glare: tuple[tuple[float, float, float, float], ...]  # (x, y, radius, strength), x/y/radius as image fractions
     shadow: float  # 0..1 opacity of cast shadows
+    cast_kept: float = 0.5  # share of the light's colour cast the camera's white balance leaves in (0: none)
 
     def describe(self) -> dict:
         """A JSON-ready description for the dataset sidecar."""
@@ -47,18 +48,32 @@ class Sensor:
     jpeg_quality: int
     gamma: float
     saturation: float  # camera colour processing
+    # phone-camera processing ("phone" sensors; 0 = off, the default sensors have none)
+    chroma_noise: float = 0.0  # sigma of blotchy low-frequency colour noise, 8-bit units
+    sharpen: float = 0.0  # unsharp-mask amount (halos at edges)
+    denoise: float = 0.0  # 0..1 strength of the smearing noise reduction before sharpening
 
     def describe(self) -> dict:
         """A JSON-ready description for the dataset sidecar."""
         return asdict(self)
 
 
-def sample_lighting(rng: np.random.Generator, split: str = "train") -> Lighting:
+LIGHTINGS: tuple[str, ...] = ("default", "wide")
+SENSORS: tuple[str, ...] = ("default", "phone")
+
+
+def sample_lighting(rng: np.random.Generator, split: str = "train", kind: str = "default") -> Lighting:
     """Mostly indoor warm-to-neutral light; a few cool (daylight, LED) scenes; glare spots on half of them.
 
     The held-out split uses a wider temperature range and stronger gradients than train, so it tests
-    robustness to lighting beyond what training saw.
+    robustness to lighting beyond what training saw. ``kind="wide"`` (the editions recipes) draws any light
+    from 2700 K to 7500 K with a white balance that leaves 20-90 % of the cast, more and stronger glare and
+    darker shadows, in both splits.
     """
+    if kind not in LIGHTINGS:
+        raise ValueError(f"unknown lighting {kind!r} (expected one of {LIGHTINGS})")
+    if kind == "wide":
+        return _sample_wide_lighting(rng)
     if split == "heldout":
         temp = float(rng.uniform(2500, 8000))
         gradient = float(rng.uniform(0.0, 0.5))
@@ -87,11 +102,35 @@ def sample_lighting(rng: np.random.Generator, split: str = "train") -> Lighting:
     )
 
 
-def _temperature_gains(kelvin: float) -> np.ndarray:
+def _sample_wide_lighting(rng: np.random.Generator) -> Lighting:
+    n_glare = int(rng.choice([0, 1, 2, 3], p=[0.35, 0.35, 0.2, 0.1]))
+    glare = tuple(
+        (
+            float(rng.uniform(0.05, 0.95)),
+            float(rng.uniform(0.05, 0.95)),
+            float(rng.uniform(0.02, 0.18)),
+            float(rng.uniform(0.2, 1.2)),
+        )
+        for _ in range(n_glare)
+    )
+    return Lighting(
+        colour_temperature_k=float(rng.uniform(2700, 7500)),
+        direction_deg=float(rng.uniform(0, 360)),
+        elevation_deg=float(rng.uniform(25, 85)),
+        ambient=float(rng.uniform(0.65, 1.2)),
+        gradient=float(rng.uniform(0.0, 0.5)),
+        vignette=float(rng.uniform(0.0, 0.45)),
+        glare=glare,
+        shadow=float(rng.uniform(0.15, 0.75)),
+        cast_kept=float(rng.uniform(0.2, 0.9)),
+    )
+
+
+def _temperature_gains(kelvin: float, kept: float = 0.5) -> np.ndarray:
     """BGR multipliers of a light of ``kelvin`` relative to 5500 K, after a partial (imperfect) white balance.
 
-    Uses the usual blackbody-to-RGB fit (Tanner Helland) and keeps about half of the cast: cameras correct most
-    of it, but not all.
+    Uses the usual blackbody-to-RGB fit (Tanner Helland) and keeps ``kept`` of the cast (about half by default:
+    cameras correct most of it, but not all).
     """
 
     def rgb(k: float) -> np.ndarray:
@@ -102,7 +141,7 @@ def _temperature_gains(kelvin: float) -> np.ndarray:
         return np.clip(np.array([b, g, r], np.float64), 1.0, 255.0)
 
     ratio = rgb(kelvin) / rgb(5500.0)
-    gains = 1.0 + 0.5 * (ratio - 1.0)
+    gains = 1.0 + kept * (ratio - 1.0)
     return (gains / gains.mean()).astype(np.float32)
 
 
@@ -132,7 +171,7 @@ def apply_lighting(image: np.ndarray, lighting: Lighting) -> np.ndarray:
     """Colour cast, low-frequency gradient along the light direction, vignetting and saturating glare (uint8 BGR)."""
     h, w = image.shape[:2]
     gain, glare = _gain_map((h, w), lighting)
-    cast = _temperature_gains(lighting.colour_temperature_k)
+    cast = _temperature_gains(lighting.colour_temperature_k, lighting.cast_kept)
     out = image.astype(np.float32)
     # per-channel gain maps built with cv2.merge avoid numpy broadcasting temporaries (this runs on every frame)
     out *= cv2.merge([gain * float(c) for c in cast])
@@ -144,14 +183,20 @@ def apply_lighting(image: np.ndarray, lighting: Lighting) -> np.ndarray:
     return out.astype(np.uint8)
 
 
-def sample_sensor(rng: np.random.Generator, image_size: tuple[int, int]) -> Sensor:
-    """Mostly mild camera degradations, sometimes strong; blur lengths scale with the image width."""
+def sample_sensor(rng: np.random.Generator, image_size: tuple[int, int], kind: str = "default") -> Sensor:
+    """Mostly mild camera degradations, sometimes strong; blur lengths scale with the image width.
+
+    ``kind="phone"`` adds a phone camera's processing: blotchy chroma noise, noise reduction that smears fine
+    texture, sharpening halos and harder JPEG.
+    """
+    if kind not in SENSORS:
+        raise ValueError(f"unknown sensor {kind!r} (expected one of {SENSORS})")
     width = image_size[0]
     k = width / 1280.0
     strong = rng.random() < 0.15
     defocus = rng.uniform(0.0, 1.2) if not strong else rng.uniform(1.2, 3.5)
     motion = 0.0 if rng.random() < 0.7 else (rng.uniform(1.0, 3.0) if not strong else rng.uniform(3.0, 8.0))
-    return Sensor(
+    sensor = Sensor(
         defocus_px=float(defocus * k),
         motion_blur_px=float(motion * k),
         motion_angle_deg=float(rng.uniform(0, 180)),
@@ -161,6 +206,15 @@ def sample_sensor(rng: np.random.Generator, image_size: tuple[int, int]) -> Sens
         gamma=float(rng.uniform(0.85, 1.15)),
         saturation=float(rng.uniform(0.85, 1.2)),
     )
+    if kind == "phone":
+        sensor = replace(
+            sensor,
+            chroma_noise=float(rng.uniform(1.0, 6.0)),
+            sharpen=float(rng.uniform(0.2, 1.2)),
+            denoise=float(rng.uniform(0.0, 1.0)),
+            jpeg_quality=int(rng.integers(45, 90)),
+        )
+    return sensor
 
 
 def _disk_kernel(radius: float) -> np.ndarray:
@@ -207,13 +261,38 @@ def apply_sensor(image: np.ndarray, sensor: Sensor, rng: np.random.Generator) ->
     noise = _noise_tile(rng, out.shape[:2])
     noise *= cv2.LUT(out, sigma_lut)
     noise += out
+    if sensor.chroma_noise > 0:  # blotchy colour noise: low-resolution, chroma only
+        noise += _chroma_noise(rng, out.shape[:2], sensor.chroma_noise)
     np.clip(noise, 0, 255, out=noise)
+    if sensor.denoise > 0 or sensor.sharpen > 0:
+        noise = _phone_pipeline(noise, sensor)
     lut = np.clip(255.0 * (np.arange(256) / 255.0) ** sensor.gamma, 0, 255).astype(np.uint8)
     out = cv2.LUT(noise.astype(np.uint8), lut)
     ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(sensor.jpeg_quality)])
     if not ok:
         raise RuntimeError("JPEG encoding failed")
     return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+
+
+def _chroma_noise(rng: np.random.Generator, shape: tuple[int, int], sigma: float) -> np.ndarray:
+    """Low-frequency colour noise with (about) zero luminance: what a phone's demosaicing leaves in shadows."""
+    h, w = shape
+    small = rng.standard_normal((max(2, h // 6), max(2, w // 6), 3)).astype(np.float32) * sigma
+    small -= small.mean(axis=2, keepdims=True)
+    return cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
+
+
+def _phone_pipeline(image: np.ndarray, sensor: Sensor) -> np.ndarray:
+    """Noise reduction (a bilateral filter, blended in by ``denoise``) then an unsharp mask (``sharpen``)."""
+    out = image
+    if sensor.denoise > 0:
+        smooth = cv2.bilateralFilter(out, 5, 12.0 + 20.0 * sensor.denoise, 3.0)
+        out = cv2.addWeighted(out, 1.0 - sensor.denoise, smooth, sensor.denoise, 0.0)
+    if sensor.sharpen > 0:
+        blur = cv2.GaussianBlur(out, (0, 0), 1.2)
+        out = cv2.addWeighted(out, 1.0 + sensor.sharpen, blur, -sensor.sharpen, 0.0)
+    np.clip(out, 0, 255, out=out)
+    return out
 
 
 def shadow_strength(lighting: Lighting) -> float:

@@ -5,10 +5,11 @@ faces must look like real tiles (cream plastic, bevelled rim, digit in a shallow
 "Rummikub" wordmark at the bottom that tells 6 from 9) while varying over many editions, so the model learns the
 tile and not one font or one ink.
 
-A :class:`TileStyle` is one edition (constant across a table); :func:`render_face` adds per-tile randomness
-(digit offset, faded ink, scratches, dirt, noise). Styles are drawn per split; the "train" and "heldout" splits
-use DISJOINT font families and DISJOINT colour sub-ranges (interleaved hue bands), so a held-out test set
-measures generalisation to an unseen edition.
+A :class:`TileStyle` is one table's tile set (constant across a table); ``vision.synth.editions`` describes whole
+editions (modern circle, classic big-digit, travel, large-print) as ranges a TileStyle is drawn from;
+:func:`render_face` adds per-tile randomness (digit offset, faded ink, scratches, dirt, noise). Styles are drawn
+per split; the "train" and "heldout" splits use DISJOINT font families and DISJOINT colour sub-ranges
+(interleaved hue bands), so a held-out test set measures generalisation to an unseen edition.
 
 Fonts (files are looked up at run time, never committed):
 
@@ -38,13 +39,24 @@ heldout    digits: SourceSansPro-Bold,      PyPI ``font-source-sans-pro``
 heldout    digits: FjallaOne-Regular        PyPI ``font-fjallaone``
 heldout    wordmark: FreeSerifBoldItalic    Debian ``fonts-freefont-ttf``
            SourceSansPro-BoldIt             PyPI ``font-source-sans-pro``
+train      digits, named editions only      Debian ``fonts-roboto-unhinted`` (Apache-2.0)
+           (``vision.synth.editions``):
+           RobotoCondensed-Bold
+heldout    digits, named editions only:     Debian ``fonts-paratype`` (ParaType Free Font License:
+           PTN77F (PT Sans Narrow Bold)     free use, modification and redistribution)
+heldout    digits, named editions only:     Debian ``fonts-dosis`` (SIL OFL 1.1)
+           Dosis-Bold, -ExtraBold
 =========  ===============================  ==========================================================
+
+Every font above is under a licence that allows use and redistribution (SIL OFL 1.1, Apache-2.0, the Bitstream
+Vera / DejaVu licence, GPL with the font exception for FreeFont, the ParaType Free Font License).
 
 CI installs them with::
 
     apt-get install -y fonts-dejavu-core fonts-liberation fonts-freefont-ttf
     apt-get install -y fonts-open-sans fonts-cantarell fonts-league-spartan fonts-b612 fonts-comfortaa \
         fonts-inter fonts-texgyre   # the "wide" font set
+    apt-get install -y fonts-roboto-unhinted fonts-paratype fonts-dosis   # the named editions' extra fonts
     pip install font-roboto font-lato font-source-sans-pro font-fjallaone
 
 The "wide" set leaves out every Helvetica, Arial and Lato clone (Nimbus Sans, TeX Gyre Heros, Arimo, Carlito):
@@ -60,6 +72,7 @@ import functools
 import hashlib
 import importlib.util
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -72,9 +85,13 @@ FACE_SIZE: tuple[int, int] = (120, 160)
 
 SPLITS: tuple[str, ...] = ("train", "heldout")
 COLOUR_NAMES: tuple[str, ...] = ("black", "red", "blue", "orange")
-JOKER_VARIANTS: tuple[str, ...] = ("classic", "sun", "smiley")
+JOKER_VARIANTS: tuple[str, ...] = ("classic", "sun", "smiley", "outline-smiley")
+"""Joker drawings: "classic" (the modern edition's smiling sun-moon), "sun", "smiley" (filled eyes) and
+"outline-smiley" (the classic edition's big outlined smiling face). :func:`sample_style` draws the first three."""
+DEFAULT_FACE_ASPECT = FACE_SIZE[0] / FACE_SIZE[1]
 
 _SS = 3  # supersampling factor for glyphs and vector drawings
+_ToPixel = Callable[[float, float], tuple[int, int]]
 _DEBIAN_FONT_DIRS = (
     Path("/usr/share/fonts/truetype"),
     Path("/usr/share/fonts/opentype"),
@@ -135,6 +152,15 @@ _WIDE_DIGIT_FONTS: dict[str, tuple[FontSpec, ...]] = {
 }
 """Extra digit fonts of the "wide" font set (``SceneParams.fonts``): more editions for the classifier to learn."""
 FONT_SETS: tuple[str, ...] = ("base", "wide")
+_EDITION_DIGIT_FONTS: dict[str, tuple[FontSpec, ...]] = {
+    "train": (FontSpec("roboto-condensed-bold", "RobotoCondensed-Bold.ttf", "debian", "fonts-roboto-unhinted"),),
+    "heldout": (
+        FontSpec("pt-sans-narrow-bold", "PTN77F.ttf", "debian", "fonts-paratype"),
+        FontSpec("dosis-bold", "Dosis-Bold.otf", "debian", "fonts-dosis"),
+        FontSpec("dosis-extrabold", "Dosis-ExtraBold.otf", "debian", "fonts-dosis"),
+    ),
+}
+"""Digit fonts only the named editions (``vision.synth.editions``) use, by key; not in the base or wide sets."""
 _WORDMARK_FONTS: dict[str, tuple[FontSpec, ...]] = {
     "train": (
         FontSpec("dejavu-serif-bold-italic", "DejaVuSerif-BoldItalic.ttf", "debian", "fonts-dejavu-core"),
@@ -197,6 +223,14 @@ class TileStyle:
     wear: float  # 0..1, scales scratches, dirt and ink fading
     gloss: float  # 0..1, strength of the per-tile sheen
     back_variant: str  # "plain" or "dimple"
+    # Fields added with the editions (vision.synth.editions); the defaults are the modern circle look that
+    # sample_style draws, so the style pools of the first datasets and the bench games stay bit for bit.
+    edition: str = "modern-circle"
+    face_aspect: float = DEFAULT_FACE_ASPECT  # face width / height
+    circle: bool = True  # a light circular recess behind the digit (recess_* fields); False: a flat face
+    digit_width: float = 1.0  # horizontal scale of every glyph (below 1: condensed)
+    joker_scale: float = 0.82  # joker drawing radius as a share of recess_radius
+    second_joker_colour: str = ""  # a set whose two jokers differ: every other joker in this colour
 
     def describe(self) -> dict:
         """A JSON-ready description for the dataset sidecar."""
@@ -272,7 +306,25 @@ def available_wordmark_fonts(split: str) -> tuple[tuple[str, str], ...]:
 
 def font_keys(split: str) -> frozenset[str]:
     """All font keys (digits and wordmark) a split may ever use, installed or not: the splits are disjoint."""
-    return frozenset(s.key for s in (*_specs("digits", split, "wide"), *_WORDMARK_FONTS[split]))
+    specs = (*_specs("digits", split, "wide"), *_EDITION_DIGIT_FONTS[split], *_WORDMARK_FONTS[split])
+    return frozenset(s.key for s in specs)
+
+
+def digit_font_spec(key: str) -> FontSpec:
+    """The digit font of a key, from any split or font set; KeyError for an unknown key."""
+    for table in (_DIGIT_FONTS, _WIDE_DIGIT_FONTS, _EDITION_DIGIT_FONTS):
+        for specs in table.values():
+            for spec in specs:
+                if spec.key == key:
+                    return spec
+    raise KeyError(key)
+
+
+@functools.cache
+def digit_font_path(key: str) -> str | None:
+    """The installed file of a digit font key, or None when its package is missing."""
+    path = _locate(digit_font_spec(key))
+    return None if path is None else str(path)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -338,7 +390,7 @@ def sample_style(rng: np.random.Generator, split: str = "train", fonts: str = "b
         "wordmark_width": float(rng.uniform(0.5, 0.68)),
         "corner_radius": float(rng.uniform(0.06, 0.14)),
         "bevel_width": float(rng.uniform(0.035, 0.075)),
-        "joker_variant": str(rng.choice(JOKER_VARIANTS, p=[0.6, 0.25, 0.15])),
+        "joker_variant": str(rng.choice(JOKER_VARIANTS[:3], p=[0.6, 0.25, 0.15])),
         "joker_colour": str(rng.choice(["red", "black"])),
         "wear": float(rng.beta(1.5, 4.0)),
         "gloss": float(rng.uniform(0.0, 1.0)),
@@ -346,6 +398,11 @@ def sample_style(rng: np.random.Generator, split: str = "train", fonts: str = "b
     }
     digest = hashlib.sha1(repr(sorted(fields.items())).encode()).hexdigest()[:8]
     return TileStyle(name=f"{split}-{font_key}-{digest}", **fields)
+
+
+def face_size(style: TileStyle) -> tuple[int, int]:
+    """(width, height) of a style's face texture: FACE_SIZE's height, the edition's aspect."""
+    return max(8, round(FACE_SIZE[1] * style.face_aspect)), FACE_SIZE[1]
 
 
 def side_colour(style: TileStyle) -> tuple[int, int, int]:
@@ -405,7 +462,7 @@ def _glyph(path: str, char: str, weight_ss: int) -> np.ndarray:
 
 def _number_mask(style: TileStyle, text: str) -> np.ndarray:
     """Float32 [0,1] ink mask (face size) of a number centred in the recess."""
-    width, height = FACE_SIZE
+    width, height = face_size(style)
     s = _SS
     target_h = style.digit_height * height * s
     weight_ss = round(style.digit_weight * 400 / (style.digit_height * height))
@@ -414,7 +471,7 @@ def _number_mask(style: TileStyle, text: str) -> np.ndarray:
     scaled = []
     for g in glyphs:
         k = target_h / g.shape[0]
-        w = max(1, round(g.shape[1] * k * condense))
+        w = max(1, round(g.shape[1] * k * condense * style.digit_width))
         scaled.append(cv2.resize(g, (w, round(target_h)), interpolation=cv2.INTER_AREA))
     gap = round(style.two_digit_gap * target_h)
     total_w = sum(g.shape[1] for g in scaled) + gap * (len(scaled) - 1)
@@ -432,11 +489,11 @@ def _number_mask(style: TileStyle, text: str) -> np.ndarray:
 
 def _joker_mask(style: TileStyle) -> np.ndarray:
     """Float32 [0,1] mask of the joker drawing: a face in a ring, like the real tile's smiling sun-moon."""
-    width, height = FACE_SIZE
+    width, height = face_size(style)
     s = 4
     canvas = np.zeros((height * s, width * s), np.uint8)
     cx, cy = width * s / 2, style.recess_centre_y * height * s
-    r = style.recess_radius * width * s * 0.82
+    r = style.recess_radius * width * s * style.joker_scale
     lw = max(2, round(r * 0.12))
     aa = cv2.LINE_AA
 
@@ -456,6 +513,9 @@ def _joker_mask(style: TileStyle) -> np.ndarray:
         ring_r = 0.72
     else:
         ring_r = 1.0
+    if style.joker_variant == "outline-smiley":  # the classic edition: everything drawn in outline
+        _outline_smiley(canvas, pt, ax, r, lw)
+        return cv2.resize(canvas, (width, height), interpolation=cv2.INTER_AREA).astype(np.float32) / 255.0
     cv2.circle(canvas, pt(0, 0), round(r * ring_r - lw / 2), 255, lw, aa)
     k = ring_r
     if style.joker_variant == "smiley":
@@ -476,9 +536,25 @@ def _joker_mask(style: TileStyle) -> np.ndarray:
     return cv2.resize(canvas, (width, height), interpolation=cv2.INTER_AREA).astype(np.float32) / 255.0
 
 
+def _outline_smiley(canvas: np.ndarray, pt: _ToPixel, ax: _ToPixel, r: float, lw: int) -> None:
+    """The classic edition's joker: a round face outline, hollow oval eyes, a hollow grin, ears of a jester."""
+    aa = cv2.LINE_AA
+    thin = max(2, round(lw * 0.8))
+    cv2.circle(canvas, pt(0, 0), round(r - lw / 2), 255, lw, aa)
+    for side in (-1, 1):
+        cv2.ellipse(canvas, pt(side * 0.32, -0.2), ax(0.12, 0.19), 0, 0, 360, 255, thin, aa)  # hollow eye
+        cv2.circle(canvas, pt(side * 0.30, -0.14), round(0.05 * r), 255, -1, aa)  # pupil
+        cv2.ellipse(canvas, pt(side * 0.34, -0.47), ax(0.14, 0.06), 0, 200, 340, 255, thin, aa)  # brow
+    # grin: an upper and a lower arc closed at the corners, the mouth left hollow
+    cv2.ellipse(canvas, pt(0, 0.12), ax(0.52, 0.18), 0, 0, 180, 255, thin, aa)
+    cv2.ellipse(canvas, pt(0, 0.12), ax(0.52, 0.46), 0, 0, 180, 255, thin, aa)
+    cv2.line(canvas, pt(-0.52, 0.12), pt(-0.60, 0.04), 255, thin, aa)  # dimples
+    cv2.line(canvas, pt(0.52, 0.12), pt(0.60, 0.04), 255, thin, aa)
+
+
 def _wordmark_mask(style: TileStyle) -> np.ndarray:
-    """Float32 [0,1] mask of the wordmark, bottom-centred, plus a tiny "Original" line above it."""
-    width, height = FACE_SIZE
+    """Float32 [0,1] mask of the wordmark, bottom-centred."""
+    width, height = face_size(style)
     s = _SS
     font = _font(style.wordmark_font_path, 120)
     left, top, right, bottom = font.getbbox(style.wordmark_text)
@@ -520,7 +596,7 @@ def _bevel_shading(alpha: np.ndarray, inner: np.ndarray, light: tuple[float, flo
 
 
 def _build_static(style: TileStyle) -> _Static:
-    width, height = FACE_SIZE
+    width, height = face_size(style)
     radius = style.corner_radius * width
     bevel = style.bevel_width * width
     alpha = _rounded_rect_alpha(width, height, radius)
@@ -535,17 +611,21 @@ def _build_static(style: TileStyle) -> _Static:
     rim = 1.0 + 0.16 * shade - 0.03 * np.clip(alpha - inner, 0, 1)
     back = base * rim[..., None]
 
-    centre = (width / 2, style.recess_centre_y * height)
-    rad = style.recess_radius * width
-    circle = _circle_alpha(width, height, centre, rad)
-    d = 1.2 + 1.3 * style.recess_depth
-    inner_shadow = circle * cv2.GaussianBlur(1.0 - _shift(circle, d, d), (0, 0), 1.4)
-    inner_light = circle * cv2.GaussianBlur(1.0 - _shift(circle, -d, -d), (0, 0), 1.4)
-    outer_lip = np.clip(_shift(circle, -0.8, -0.8) - circle, 0, 1)
-    recess_gain = 1.0 + (style.recess_shade - 1.0) * circle
-    recess_gain -= 0.13 * style.recess_depth * inner_shadow
-    recess_gain += 0.05 * style.recess_depth * inner_light + 0.03 * outer_lip
-    face = back * recess_gain[..., None]
+    if style.circle:
+        centre = (width / 2, style.recess_centre_y * height)
+        rad = style.recess_radius * width
+        circle = _circle_alpha(width, height, centre, rad)
+        d = 1.2 + 1.3 * style.recess_depth
+        inner_shadow = circle * cv2.GaussianBlur(1.0 - _shift(circle, d, d), (0, 0), 1.4)
+        inner_light = circle * cv2.GaussianBlur(1.0 - _shift(circle, -d, -d), (0, 0), 1.4)
+        outer_lip = np.clip(_shift(circle, -0.8, -0.8) - circle, 0, 1)
+        recess_gain = 1.0 + (style.recess_shade - 1.0) * circle
+        recess_gain -= 0.13 * style.recess_depth * inner_shadow
+        recess_gain += 0.05 * style.recess_depth * inner_light + 0.03 * outer_lip
+        face = back * recess_gain[..., None]
+    else:
+        circle = np.zeros((height, width), np.float32)
+        face = back.copy()
 
     mark = _wordmark_mask(style)
     m = style.wordmark_strength
@@ -621,15 +701,18 @@ def _finish(colour: np.ndarray, alpha: np.ndarray, style: TileStyle, rng: np.ran
     return out
 
 
-def render_face(label: str, style: TileStyle, rng: np.random.Generator) -> np.ndarray:
+def render_face(
+    label: str, style: TileStyle, rng: np.random.Generator, *, joker_colour: str | None = None
+) -> np.ndarray:
     """(160, 120, 4) uint8 BGRA face of one tile, upright (digit reads normally, wordmark at the bottom).
 
     ``label`` is one of ``referee.tiles.ALL_LABELS`` ("black-7", "red-13", "joker"). Alpha is the anti-aliased
-    rounded body; per-tile wear, digit offset and noise come from ``rng``.
+    rounded body; per-tile wear, digit offset and noise come from ``rng``. ``joker_colour`` overrides the
+    style's joker colour (the classic edition prints one red and one black joker).
     """
     static = _static(style)
     if label == "joker":
-        ink_bgr = style.ink(style.joker_colour)
+        ink_bgr = style.ink(joker_colour or style.joker_colour)
     else:
         colour, _, number = label.partition("-")
         if colour not in COLOUR_NAMES or not number.isdigit() or not 1 <= int(number) <= 13:

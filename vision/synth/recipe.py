@@ -11,6 +11,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from vision.synth.editions import EDITION_NAMES, MIX, check_editions
+from vision.synth.effects import LIGHTINGS, SENSORS
 from vision.synth.scene import SceneParams
 from vision.yamlfile import YamlFileError, read_yaml, require_mapping
 
@@ -39,7 +41,10 @@ def load_recipe(name_or_path: str | Path) -> tuple[SceneParams, dict[str, Any]]:
     about = {k: data.pop(k) for k in ABOUT_FIELDS if k in data}
     about.setdefault("name", path.stem)
     _check_about(about, str(path))
-    return build(SceneParams, data, str(path)), about
+    params = build(SceneParams, data, str(path))
+    if problem := check_editions(params.editions, params.split):
+        raise RecipeError(f"{path}: editions: {problem}")
+    return params, about
 
 
 ABOUT_FIELDS = ("name", "description", "images", "label_format")
@@ -50,7 +55,7 @@ SPLITS = ("train", "heldout")
 FONT_SETS = ("base", "wide")
 IMAGE_SIDES = (64, 8192)
 """Image sizes the renderer makes, in pixels (``synth --size`` takes the same)."""
-CHOICES: dict[str, tuple[str, ...]] = {"split": SPLITS, "fonts": FONT_SETS}
+CHOICES: dict[str, tuple[str, ...]] = {"split": SPLITS, "fonts": FONT_SETS, "lighting": LIGHTINGS, "sensor": SENSORS}
 SHARE_SUFFIXES = ("_share", "_probability", "_visible")
 """Parameters named so are shares of 0 to 1."""
 WHOLE_MINIMUM = {"style_pool": 1, "copies": 1}
@@ -90,6 +95,11 @@ def build(cls: type, data: dict[str, Any], where: str) -> Any:
 
 def _checked_value(name: str, value: Any, default: Any, where: str) -> Any:
     """``value`` as the field's type (a list becomes a tuple), or one line saying what the field takes."""
+    if name == "editions":  # a list of names, any length
+        known = (*EDITION_NAMES, MIX)
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise RecipeError(f"{where}: editions must be a list of edition names ({', '.join(known)}), not {value!r}")
+        return tuple(value)
     if isinstance(default, tuple):
         if not isinstance(value, list | tuple) or len(value) != len(default):
             raise RecipeError(f"{where}: {name} must be a list of {len(default)} numbers, not {value!r}")

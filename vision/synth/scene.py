@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import cv2
@@ -22,7 +22,7 @@ from referee.profiles import get_profile
 from referee.sets import check_set
 from referee.table import Table
 from referee.tiles import ALL_LABELS, JOKER, NUMBER_TILES
-from vision.synth import distractors, effects, faces, textures
+from vision.synth import distractors, editions, effects, faces, textures
 from vision.synth.content import ContentParams, random_table
 from vision.synth.geometry import Camera, TilePose, polygon_outline
 from vision.synth.layout import (
@@ -39,6 +39,7 @@ from vision.synth.layout import (
 
 LABEL_INDEX = {label: i for i, label in enumerate(ALL_LABELS)}
 ALL_TILES = (*NUMBER_TILES, JOKER)
+JOKER_LABEL = str(JOKER)
 VISIBILITY_GRID = (5, 7)
 """Sample points across the face (columns, rows) used to measure how much of a tile is visible."""
 
@@ -71,7 +72,16 @@ class SceneParams:
     style_pool: int = 64
     """Tile editions per split, drawn once from a fixed seed; each image takes one (faces are cached per edition)."""
     fonts: str = "base"
-    """Digit font set: "base" (what the first datasets and the bench games used) or "wide" (more families)."""
+    """Digit font set: "base" (what the first datasets and the bench games used) or "wide" (more families).
+    Ignored when ``editions`` are named: each edition names its own fonts."""
+    editions: tuple[str, ...] = ()
+    """Tile editions the style pool is drawn from (``vision.synth.editions.EDITION_NAMES``, and ``mix`` for
+    random blends of the named ones); empty: the legacy modern-circle pool (``style_pool``/``fonts``), as the
+    first datasets and the bench games were drawn."""
+    lighting: str = "default"
+    """``default`` (mostly warm indoor light) or ``wide`` (2700-7500 K, any white balance, more glare and shadow)."""
+    sensor: str = "default"
+    """``default`` or ``phone`` (a phone camera: chroma noise, sharpening halos, denoise smear, low JPEG)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,10 +142,12 @@ def render_scene(seed: int, params: SceneParams) -> RenderedScene:
             placed += tiles_on_rack
             racks.append(body)
     camera = _sample_camera(rng, params, area, placed)
-    style = style_pool(params.split, params.style_pool, params.fonts)[int(rng.integers(params.style_pool))]
+    style = _styles(params)[int(rng.integers(params.style_pool))]
+    if style.face_aspect != faces.DEFAULT_FACE_ASPECT:
+        placed = [replace(p, pose=_reshaped(p.pose, style.face_aspect)) for p in placed]
     material = str(rng.choice(textures.TABLE_MATERIALS[params.split]))
-    lighting = effects.sample_lighting(rng, params.split)
-    sensor = effects.sample_sensor(rng, params.size)
+    lighting = effects.sample_lighting(rng, params.split, params.lighting)
+    sensor = effects.sample_sensor(rng, params.size, params.sensor)
     canvas = Canvas(camera, rng)
     canvas.draw_table(material, table_area)
     canvas.draw_shadows(placed, racks, lighting)
@@ -163,6 +175,23 @@ def render_scene(seed: int, params: SceneParams) -> RenderedScene:
     return RenderedScene(image, labelled, table, instance_map, meta)
 
 
+def _styles(params: SceneParams) -> tuple[faces.TileStyle, ...]:
+    if not params.editions:
+        return style_pool(params.split, params.style_pool, params.fonts)
+    return _edition_pool(params.split, params.style_pool, params.editions)
+
+
+@functools.cache
+def _edition_pool(split: str, size: int, names: tuple[str, ...]) -> tuple[faces.TileStyle, ...]:
+    return editions.edition_pool(split, size, names)
+
+
+def _reshaped(pose: TilePose, aspect: float) -> TilePose:
+    """The pose of a tile of another face aspect, never larger than the laid-out one (so none overlap)."""
+    width, height = min(pose.width, pose.height * aspect), min(pose.height, pose.width / aspect)
+    return replace(pose, width=width, height=height)
+
+
 @functools.cache
 def style_pool(split: str, size: int, fonts: str = "base") -> tuple[faces.TileStyle, ...]:
     """The tile editions of a split: the same for every dataset, so held-out editions stay held out."""
@@ -172,10 +201,14 @@ def style_pool(split: str, size: int, fonts: str = "base") -> tuple[faces.TileSt
 
 
 @functools.lru_cache(maxsize=4096)
-def face_texture(style: faces.TileStyle, label: str | None) -> np.ndarray:
-    """A tile's face (or back, for ``None``) in one edition; deterministic, cached across images."""
-    rng = np.random.default_rng(zlib.crc32(f"{style.name}/{label}".encode()))
-    return faces.render_back(style, rng) if label is None else faces.render_face(label, style, rng)
+def face_texture(style: faces.TileStyle, label: str | None, joker_colour: str = "") -> np.ndarray:
+    """A tile's face (or back, for ``None``) in one edition; deterministic, cached across images.
+    ``joker_colour`` (jokers only) overrides the style's joker colour."""
+    key = f"{style.name}/{label}" + (f"/{joker_colour}" if joker_colour else "")
+    rng = np.random.default_rng(zlib.crc32(key.encode()))
+    if label is None:
+        return faces.render_back(style, rng)
+    return faces.render_face(label, style, rng, joker_colour=joker_colour or None)
 
 
 def _sample_camera(rng: np.random.Generator, params: SceneParams, area: Area, placed: list[PlacedTile]) -> Camera:
@@ -285,11 +318,13 @@ class Canvas:
         )
         ids = [0] * len(placed)
         side = faces.side_colour(style)
+        jokers = [i for i, p in enumerate(placed) if p.tile is not None and str(p.tile) == JOKER_LABEL]
         for index in order:
             tile = placed[index]
             self.draw_box(tile.pose.corners(), side, lighting)
             label = None if tile.tile is None else str(tile.tile)
-            texture = face_texture(style, label)
+            second = label == JOKER_LABEL and style.second_joker_colour and jokers.index(index) % 2 == 1
+            texture = face_texture(style, label, style.second_joker_colour if second else "")
             if tile.tile is None:
                 self._draw_face(tile.pose, texture, 0, lighting, back=True)
             elif self._draw_face(tile.pose, texture, index + 1, lighting):
