@@ -162,18 +162,47 @@ def test_wide_lighting_and_phone_sensor_are_what_they_say() -> None:
     assert not np.array_equal(a, b)
 
 
-DEFAULT_SCENE_SHA256 = {
-    0: ("4d59a39d69a9d0ef", "784769acd1f4e0fb"),
-    1: ("7a4a8ca1f55a57ef", "c67dfbf5d96daf33"),
-    2: ("72148bee9c47ea5c", "7f04f1b0ba587dd0"),
+DEFAULT_SCENES = {
+    0: (
+        "58616a737c848a8f93969a9c9e9b96909fa4a8aeb2b4b4b1afadaaa8a5a19d98a4a9adb2b5b7b7b5b3b0aeaca9a5a29dacb1b1b4bdb8c6bd"
+        "c8dab1b2b7ccaaa2b7c5b3d0dcb6dfbecfdbb2bbc8beada5afb5b4ccc0bbdfb6b7c0b3b3b3c0aaa69bb8b2b6b6dbe0b4b4d8b3b1c2aba9a5"
+        "3a3ba0a8abb7c7b5c1cbaca8cfaca8a4737298a09b9aab9da59da29eb1aaa6a1a6acb0b3b4b5dab1afa1878fa6a8a39da1aab0b0b3c6babb"
+        "b8b1acb7c4a59f9998a3b3aaadc7b1c0cad3c6acac9e9892",
+        "784769acd1f4e0fb",
+        "6d04131a21d4eb0d",
+    ),
+    1: (
+        "b9bbbdbfbdb9b49496a0a7b4b1aea979bbbdc0c4bba0a8bcb7a498b4b2af4527bcbec3cad4ddd4d6b6a7afb4b2b07e6cbcbfc4cddbdfebe7"
+        "c9aaaeb4b2b0adacbcbeafafd9cfcfdad7c3b7b2b1afaeacbcbda1aed7e5e9e1d0beb4b0ada7a9aabbbcb7bfcbd3d6cea0a59fa9a6a19ea8"
+        "baa0a3aebbc4c5c1b5a494a1ab9ca0a7b7a8a0968dbabbb9b6b3b0aca9a7a6a5b4b4b4a9a0b2b8b7b5b3b0ada9a7a5a4afb0b1aa9a8eb1b7"
+        "b5b3a1929ea6a4a2aaabadb1b3b1b6b5b4b1a39293a3a1a0",
+        "c67dfbf5d96daf33",
+        "f6ae11387d1030c8",
+    ),
+    2: (
+        "2538545658595c6b645e5f6d9d895c58273e575d5f756e91667f86606062615d294358686b686793647b7c6791676360294859666f6a6291"
+        "7f968475aa736861294d595a6f70698b616b7b8f9e856c61295159595e5d737d60838b909e8567372853655c5b587b74618779767d715735"
+        "29545765605b6f66605f6164656148372c525660788478625f605e5e5c5a3c302d4f54616d5e5f605c74795a5856322e2e4a4f625170746b"
+        "57746b55535133312d43474b4d5354595155554f4d4b2e27",
+        "7f04f1b0ba587dd0",
+        "1253053b9f9f6281",
+    ),
 }
-"""Image and label hashes of default scenes, computed with the renderer before editions existed (commit 5e87322),
-with this project's pinned numpy/OpenCV/Pillow: the bench games and the first datasets regenerate from seeds."""
+"""Default scenes: a 16x12 grey thumbnail (area means of 80x80-pixel blocks, hex) and the labels' hash as rendered
+before editions existed (commit 5e87322), and the hash of every draw the scene records (camera, lighting, tile style
+with its font and inks, sensor) since editions (c496af6). Labels and draws must match exactly (NumPy's generators
+are bit-exact everywhere); the thumbnail within 2 grey levels, because OpenCV's SIMD paths differ in the last bit
+between CPUs (an exact image hash failed on CI's machine), while a scene drawn differently moves its blocks more."""
 
 
-@pytest.mark.parametrize("seed", sorted(DEFAULT_SCENE_SHA256))
-def test_default_scenes_render_exactly_as_before_editions(seed: int) -> None:
+@pytest.mark.parametrize("seed", sorted(DEFAULT_SCENES))
+def test_default_scenes_render_as_before_editions(seed: int) -> None:
     scene = render_scene(seed, SceneParams())
+    thumbnail_hex, labels_hash, draws_hash = DEFAULT_SCENES[seed]
     labels = json.dumps([t.to_json() for t in scene.tiles]).encode()
-    got = (hashlib.sha256(scene.image.tobytes()).hexdigest()[:16], hashlib.sha256(labels).hexdigest()[:16])
-    assert got == DEFAULT_SCENE_SHA256[seed]
+    assert hashlib.sha256(labels).hexdigest()[:16] == labels_hash
+    assert hashlib.sha256(json.dumps(scene.meta, sort_keys=True).encode()).hexdigest()[:16] == draws_hash
+    grey = cv2.cvtColor(scene.image, cv2.COLOR_BGR2GRAY)
+    thumbnail = cv2.resize(grey, (16, 12), interpolation=cv2.INTER_AREA).astype(int).reshape(-1)
+    expected = np.frombuffer(bytes.fromhex(thumbnail_hex), np.uint8).astype(int)
+    assert np.abs(thumbnail - expected).max() <= 2
