@@ -430,7 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "suite",
         choices=BENCH_SUITES,
-        help="what to benchmark: rules; with vision: recognition, pipeline, live, station",
+        help="what to benchmark: rules; with vision: recognition, colour, pipeline, live, station",
     )
     bench.add_argument(
         "--inputs",
