@@ -16,15 +16,29 @@ from __future__ import annotations
 import statistics
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from vision.pipeline_bench import load_truth, score_game, summarise, truth_calibration
 
 
-def run_live_benchmark(folder: Path, out: Path, reader: Any, *, minutes: float | None = None) -> dict[str, Any]:
-    """Play ``folder``'s game (the first ``minutes`` of it) through a live session; see the module docstring."""
-    from vision.gamelog import GameLog, read_log
+@dataclass
+class BenchGame:
+    """A synthetic game's live session, set up as a camera would feed it: its truth, its new game log, and when
+    (monotonic clock) each move's ruling was published."""
+
+    header: dict[str, Any]
+    truth: list[dict[str, Any]]
+    session: Any  # vision.live.LiveSession
+    log: Any  # vision.gamelog.GameLog
+    log_path: Path
+    ruled_at: dict[int, float] = field(default_factory=dict)
+
+
+def open_bench_game(folder: Path, out: Path, reader: Any) -> BenchGame:
+    """``folder``'s game as a live session writing ``out/game-log.jsonl`` (replaced), on the true play area."""
+    from vision.gamelog import GameLog
     from vision.live import LiveOptions, LiveSession
     from vision.moves import GameKeeper
 
@@ -37,9 +51,26 @@ def run_live_benchmark(folder: Path, out: Path, reader: Any, *, minutes: float |
     log_path = out / "game-log.jsonl"
     log_path.unlink(missing_ok=True)
     log = GameLog.create(log_path, {"source": options.source, "profile": profile, "players": players, "mode": "live"})
-    session = LiveSession(options, reader, log, GameKeeper(profile, players))
-    ruled_at: dict[int, float] = {}
-    session.subscribe(lambda e: ruled_at.setdefault(e["number"], time.monotonic()) if e["event"] == "move" else None)
+    game = BenchGame(header, truth, LiveSession(options, reader, log, GameKeeper(profile, players)), log, log_path)
+    game.session.subscribe(
+        lambda e: game.ruled_at.setdefault(e["number"], time.monotonic()) if e["event"] == "move" else None
+    )
+    return game
+
+
+def run_live_benchmark(folder: Path, out: Path, reader: Any, *, minutes: float | None = None) -> dict[str, Any]:
+    """Play ``folder``'s game (the first ``minutes`` of it) through a live session; see the module docstring."""
+    from vision.gamelog import read_log
+
+    game = open_bench_game(folder, out, reader)
+    header, truth, session, log, log_path, ruled_at = (
+        game.header,
+        game.truth,
+        game.session,
+        game.log,
+        game.log_path,
+        game.ruled_at,
+    )
     timer = threading.Timer(minutes * 60, session.stop) if minutes else None
     if timer:
         timer.start()

@@ -395,24 +395,13 @@ def _pooled(passes: list[StationPass]) -> list[float]:
 
 
 def _play(folder: Path, out: Path, reader: Any, clients: int, minutes: float | None) -> StationPass:
-    from vision.gamelog import GameLog, read_log
-    from vision.live import LiveOptions, LiveSession
-    from vision.moves import GameKeeper
-    from vision.pipeline_bench import load_truth, score_game, truth_calibration
+    from vision.gamelog import read_log
+    from vision.live_bench import open_bench_game
+    from vision.pipeline_bench import score_game
     from vision.station import serve_in_thread
 
-    header, truth = load_truth(folder)
-    calibration = truth_calibration(header, out)
-    profile, players = header["profile"], header["players"]
-    options = LiveOptions(
-        source=str(folder / header["video"]), profile=profile, players=players, calibration=str(calibration)
-    )
-    log_path = out / "game-log.jsonl"
-    log_path.unlink(missing_ok=True)
-    log = GameLog.create(log_path, {"source": options.source, "profile": profile, "players": players, "mode": "live"})
-    session = LiveSession(options, reader, log, GameKeeper(profile, players))
-    ruled_at: dict[int, float] = {}
-    session.subscribe(lambda e: ruled_at.setdefault(e["number"], time.monotonic()) if e["event"] == "move" else None)
+    game = open_bench_game(folder, out, reader)
+    truth, session, log, log_path, ruled_at = game.truth, game.session, game.log, game.log_path, game.ruled_at
     server = serve_in_thread(session, "127.0.0.1:0", announce=lambda _: None)
     crowd = ClientCrowd("127.0.0.1", server.port, clients) if clients else None
     timer = threading.Timer(minutes * 60, session.stop) if minutes else None

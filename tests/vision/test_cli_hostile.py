@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee import cli as rules_cli
+from tests.cli_probes import ANY_INTEGER, BAD_NUMBERS, minimal_arguments, numeric_options
 from vision.cli import DECODER_LIMITS, QUIET_NATIVE_LOGS, build_parser, main
 
 GAME_LOG_PENDING = pytest.mark.xfail(strict=True, reason="issue 13: game-log part in progress")
@@ -329,46 +330,6 @@ def test_every_command_is_swept() -> None:
 # -- numeric options, listed from the parser ------------------------------------------------------------
 
 
-def numeric_options(parser: argparse.ArgumentParser) -> list[tuple[str, str]]:
-    """(command, option) for every option whose value is a number: its type turns "5", "0.25" or "64" into one."""
-    found = []
-    for name, sub in rules_cli.subcommands(parser).choices.items():
-        for action in sub._actions:
-            if not action.option_strings or action.type is None or action.choices is not None:
-                continue
-            if any(isinstance(_value_or_none(action.type, probe), int | float) for probe in ("5", "0.25", "64")):
-                found.append((name, action.option_strings[-1]))
-    return found
-
-
-def _value_or_none(kind: object, text: str) -> object:
-    try:
-        return kind(text)  # type: ignore[operator]
-    except (ValueError, TypeError, argparse.ArgumentTypeError):
-        return None
-
-
-def minimal_arguments(sub: argparse.ArgumentParser) -> list[str]:
-    """Placeholder values for a command's required arguments, so that parsing reaches the option under test."""
-    argv: list[str] = []
-    for action in sub._actions:
-        value = str(next(iter(action.choices))) if action.choices else "x"
-        count = action.nargs if isinstance(action.nargs, int) else 1
-        if not action.option_strings:
-            argv += [value] * count
-        elif action.required:
-            argv += [action.option_strings[-1], *[value] * count]
-    for group in sub._mutually_exclusive_groups:
-        if group.required:
-            argv.append(group._group_actions[0].option_strings[-1])
-    return argv
-
-
-BAD_NUMBERS = ("nan", "inf", "-inf", "1e309", "-1", "", "\u0663", "5x")
-ANY_INTEGER = {"--seed"}
-"""Any whole number is a seed: only non-numbers are wrong."""
-
-
 def parser_at_collection() -> argparse.ArgumentParser:
     """The full parser, built while the tests are collected, leaving the rules CLI's registries as they were:
     building it registers the photo readers and bench suites in ``referee.cli``, which the rules-only tests, run
@@ -385,7 +346,7 @@ def parser_at_collection() -> argparse.ArgumentParser:
 
 def numeric_cases() -> list:
     cases = []
-    for command, option in numeric_options(parser_at_collection()):
+    for command, option, _ in numeric_options(parser_at_collection()):
         for bad in BAD_NUMBERS:
             if option in ANY_INTEGER and bad == "-1":
                 continue
@@ -423,7 +384,7 @@ def test_times_over_a_day_or_negative_are_refused(
 
 
 def test_the_numeric_sweep_finds_every_kind_of_number() -> None:
-    found = set(numeric_options(build_parser()))
+    found = {(command, option) for command, option, _ in numeric_options(build_parser())}
     assert {("synth-game", "--minutes"), ("synth", "--images"), ("bench", "--repeats"), ("eval", "--match-iou"),
             ("markers", "--size-mm"), ("calibrate", "--margin"), ("export", "--imgsz"), ("check", "--elapsed"),
             ("synth-game", "--violations")} <= found  # fmt: skip
