@@ -27,6 +27,7 @@ import numpy as np
 from referee.tiles import ALL_LABELS
 from vision.crops import crop_boxes, to_input
 from vision.detections import UNCLASSIFIED, Detections
+from vision.enrolhead import FEATURES_OUTPUT, HEAD_FILE, EnrolmentHead, HeadLoadError
 from vision.imagefile import ImageReadError, NativeMessages, check_image_size, header_size
 from vision.inkcolour import check_colours, frame_balance, frame_body, global_balance, ink_features
 
@@ -382,11 +383,16 @@ class TileClassifier:
         self.providers = tuple(providers)
         self.batch = batch
         self._session: Any = None
+        self.head = _enrolment_head(self.path.parent / HEAD_FILE)
+        """An enrolled set's head (``rummikub-referee enrol``) reads the labels from the features, when the folder
+        has one; None: the classifier's own ``probs``."""
 
     @property
     def session(self) -> Any:
         if self._session is None:
             self._session = _session(self.path, self.providers)
+            if self.head is not None and FEATURES_OUTPUT not in [o.name for o in self._session.get_outputs()]:
+                raise ModelLoadError(f"{self.path}: has no {FEATURES_OUTPUT!r} output for the enrolment head beside it")
         return self._session
 
     def classify(self, image_bgr: np.ndarray, detections: Detections) -> Detections:
@@ -414,6 +420,8 @@ class TileClassifier:
                 probs[start : start + count] = np.asarray(outputs[probs_index])[:count]
                 if len(outputs) > 1:
                     angles[start : start + count] = np.asarray(outputs[angle_index]).reshape(-1)[:count]
+        if self.head is not None and n:
+            probs = self.head.probs(self._features(crops))
         return detections.with_(
             class_id=probs.argmax(axis=1) if n else np.zeros(0, np.int64),
             confidence=probs.max(axis=1) if n else np.zeros(0, np.float32),
@@ -421,6 +429,27 @@ class TileClassifier:
             angle_deg=np.mod(angles, 360.0),
             detector_confidence=detections.confidence,
         )
+
+    def _features(self, crops: np.ndarray) -> np.ndarray:
+        """The classifier's ``features`` output for crops (what an enrolment head reads)."""
+        session = self.session
+        index = [o.name for o in session.get_outputs()].index(FEATURES_OUTPUT)
+        name = session.get_inputs()[0].name
+        parts = [
+            session.run(None, {name: to_input(crops[i : i + self.batch])})[index]
+            for i in range(0, len(crops), self.batch)
+        ]
+        return np.concatenate(parts).astype(np.float32)
+
+
+def _enrolment_head(path: Path) -> EnrolmentHead | None:
+    """The enrolment head in a model folder, if there is one (a damaged one is a ModelLoadError naming it)."""
+    if not path.is_file():
+        return None
+    try:
+        return EnrolmentHead.load(path, len(ALL_LABELS))
+    except HeadLoadError as error:
+        raise ModelLoadError(str(error)) from None
 
 
 def tile_scale_region(shape: tuple[int, int], boxes: Detections, input_size: int) -> Region | None:
