@@ -5,7 +5,7 @@
   ``S`` comes from the model's metadata (``imgsz``). With ``tiled=True`` it also runs on overlapping windows
   at native resolution, for small tiles in 4K frames.
 - :class:`TileClassifier` reads each crop (:mod:`vision.crops`): 53 calibrated probabilities and the tile's
-  up direction.
+  up direction (and the pooled ``features`` the label head reads, when the model exports them).
 - :class:`TileReader` combines the two: ``read(image) -> Detections``.
 
 Sessions are created on first use, so building a reader is free and a missing model is reported when needed.
@@ -369,11 +369,16 @@ def _input_size(session: Any) -> int:
     return 640
 
 
+CLASSIFIER_FEATURES = "features"
+"""The classifier's optional output of pooled features (N, D): :class:`TileClassifier` puts it in ``data``."""
+
+
 class TileClassifier:
     """Reads each detected tile: ``classify(image_bgr, detections) -> Detections`` with labels and angles.
 
     ``class_id`` is the most probable label, ``confidence`` its (calibrated) probability; ``data`` gains
-    ``probs`` (N, 53), ``angle_deg`` (the tile's up, clockwise from image up) and ``detector_confidence``.
+    ``probs`` (N, 53), ``angle_deg`` (the tile's up, clockwise from image up) and ``detector_confidence``, and
+    ``features`` (N, D) when the model has a :data:`CLASSIFIER_FEATURES` output (a model without it still reads).
     """
 
     def __init__(
@@ -403,12 +408,14 @@ class TileClassifier:
         n = len(detections)
         probs = np.zeros((n, len(ALL_LABELS)), np.float32)
         angles = np.zeros(n, np.float32)
+        features: list[np.ndarray] = []
         if n:
             session = self.session
             input_name = session.get_inputs()[0].name
             names = [o.name for o in session.get_outputs()]
             probs_index = names.index("probs") if "probs" in names else 0
             angle_index = names.index("angle_deg") if "angle_deg" in names else 1
+            features_index = names.index(CLASSIFIER_FEATURES) if CLASSIFIER_FEATURES in names else None
             fixed = session.get_inputs()[0].shape[0]
             batch = fixed if isinstance(fixed, int) and fixed > 0 else self.batch
             for start in range(0, n, batch):
@@ -420,6 +427,8 @@ class TileClassifier:
                 probs[start : start + count] = np.asarray(outputs[probs_index])[:count]
                 if len(outputs) > 1:
                     angles[start : start + count] = np.asarray(outputs[angle_index]).reshape(-1)[:count]
+                if features_index is not None:
+                    features.append(np.asarray(outputs[features_index], np.float32)[:count])
         if self.head is not None and n:
             probs = self.head.probs(self._features(crops))
         return detections.with_(
@@ -428,6 +437,7 @@ class TileClassifier:
             probs=probs,
             angle_deg=np.mod(angles, 360.0),
             detector_confidence=detections.confidence,
+            **({"features": np.concatenate(features)} if features else {}),
         )
 
     def _features(self, crops: np.ndarray) -> np.ndarray:

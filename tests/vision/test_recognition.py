@@ -71,6 +71,25 @@ def test_detector_and_classifier_stand_ins(models: Path) -> None:
     assert read.confidence[1] == pytest.approx(1 / 53, abs=0.01)  # grey: equal odds
     assert read.data["probs"].shape == (2, 53) and read.data["angle_deg"].tolist() == [0.0, 0.0]
     assert read.data["detector_confidence"].tolist() == pytest.approx([0.9, 0.6])
+    assert "features" not in read.data  # a classifier without a features output still reads
+
+
+def test_the_shipped_classifier_gives_the_features_its_label_head_reads() -> None:
+    onnx = pytest.importorskip("onnx")
+    from onnx import numpy_helper
+
+    from vision.detections import Detections
+    from vision.recognition import CLASSIFIER_FILE
+
+    path = default_models_dir() / CLASSIFIER_FILE
+    crops = np.random.default_rng(0).integers(0, 256, (5, 64, 64, 3), dtype=np.uint8)
+    read = TileClassifier(path).classify_crops(crops, Detections.of_boxes(np.zeros((5, 4))))
+    weights = {i.name: numpy_helper.to_array(i) for i in onnx.load(str(path)).graph.initializer}
+    logits = read.data["features"].astype(np.float64) @ weights["net.label.weight"].T + weights["net.label.bias"]
+    z = logits * float(weights["inv_t"])
+    expected = np.exp(z - z.max(1, keepdims=True))
+    np.testing.assert_allclose(read.data["probs"], expected / expected.sum(1, keepdims=True), atol=1e-5)
+    assert read.data["features"].shape == (5, 192) and read.data["features"].dtype == np.float32
 
 
 def test_reader_combines_both_and_times_them(models: Path) -> None:

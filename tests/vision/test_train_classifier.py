@@ -132,8 +132,9 @@ def test_tiny_recipe_trains_and_onnx_matches_torch(tmp_path: Path) -> None:
     assert card["data"]["crops_per_epoch"] == 24 * 8 and card["temperature"] > 0
     session = C.onnx_session(onnx_path)
     for n in (1, 5):  # dynamic batch
-        probs, angle = session.run(None, {"crops": np.random.default_rng(n).random((n, 3, 64, 64), np.float32)})
-        assert probs.shape == (n, 53) and angle.shape == (n,)
+        x = np.random.default_rng(n).random((n, 3, 64, 64), np.float32)
+        probs, angle, features = session.run(["probs", "angle_deg", "features"], {"crops": x})
+        assert probs.shape == (n, 53) and angle.shape == (n,) and features.shape == (n, 48)  # width 0.25
         assert np.allclose(probs.sum(1), 1, atol=1e-5) and np.all((angle >= 0) & (angle < 360))
     # the run's weights continue in a second run (recipe model.init)
     assert (tmp_path / "out" / "tiny.pt").is_file()

@@ -41,6 +41,9 @@ stays (almost) inside the patch, so little border is ever replicated."""
 PATCH_MAX_TILE = 64.0
 """Tiles whose box is longer than this (pixels) are stored downscaled: the crop shrinks them anyway."""
 NO_ANGLE = float("nan")
+OUTPUT_NAMES = ("probs", "angle_deg", "features")
+"""The exported graph's outputs: (N,53) probabilities after temperature, (N,) up angle in degrees clockwise,
+(N,D) the pooled features the label head reads (D = the last stage's channels, 192 at width 1.0)."""
 
 
 # --------------------------------------------------------------------------------------------------- parameters
@@ -473,10 +476,12 @@ def _tile_net_class() -> Any:
             self.label = nn.Linear(c[3], classes)
             self.angle = nn.Sequential(nn.Conv2d(c[3], 16, 1), nn.ReLU(True), nn.Flatten(), nn.Linear(16 * 16, 2))
 
-        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        def forward(self, x: torch.Tensor, features: bool = False) -> tuple[torch.Tensor, ...]:
+            """(logits, angle vector), and the pooled features the label head reads when ``features``."""
             f = self.last(self.stages(self.stem((x - 0.5) * 4.0)))
-            logits = self.label(self.drop(f.mean((2, 3))))
-            return logits, self.angle(f)
+            pooled = f.mean((2, 3))
+            logits = self.label(self.drop(pooled))
+            return (logits, self.angle(f), pooled) if features else (logits, self.angle(f))
 
     _NET_CLASS = TileNet
     return TileNet
@@ -488,7 +493,8 @@ def build_model(width: float = 1.0) -> Any:
 
 
 def _export_module(net: Any, temperature: float) -> Any:
-    """The exported graph: probabilities after temperature and the angle in degrees clockwise, [0, 360)."""
+    """The exported graph: probabilities after temperature, the angle in degrees clockwise, [0, 360), and the
+    pooled features the label head reads (what familiarity scores and enrolment heads use)."""
     import torch
     from torch import nn
 
@@ -498,11 +504,11 @@ def _export_module(net: Any, temperature: float) -> Any:
             self.net = net
             self.register_buffer("inv_t", torch.tensor(1.0 / temperature))
 
-        def forward(self, crops: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-            logits, vec = self.net(crops)
+        def forward(self, crops: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            logits, vec, features = self.net(crops, features=True)
             probs = torch.softmax(logits * self.inv_t, dim=1)
             degrees = torch.atan2(vec[:, 1], vec[:, 0]) * (180.0 / math.pi)
-            return probs, degrees - 360.0 * torch.floor(degrees / 360.0)
+            return probs, degrees - 360.0 * torch.floor(degrees / 360.0), features
 
     return Exported().eval()
 
@@ -745,8 +751,9 @@ def init_from_onnx(path: Path | str, width: float, train_set: CropDataset, seed:
 
 
 def export_onnx(net: Any, temperature: float, path: Path | str, check_crops: np.ndarray | None = None) -> float:
-    """Write the ONNX model (input ``crops``, outputs ``probs`` and ``angle_deg``, dynamic batch) and return the
-    largest difference to torch on ``check_crops`` (probabilities, and angles as circular degrees / 100)."""
+    """Write the ONNX model (input ``crops``, outputs ``probs``, ``angle_deg`` and ``features``, dynamic batch)
+    and return the largest difference to torch on ``check_crops`` (probabilities, angles as circular degrees /
+    100, features relative to their largest magnitude)."""
     import torch
 
     path = Path(path)
@@ -755,8 +762,8 @@ def export_onnx(net: Any, temperature: float, path: Path | str, check_crops: np.
     dummy = torch.rand(2, 3, CROP_SIZE, CROP_SIZE)
     kwargs: dict[str, Any] = {
         "input_names": ["crops"],
-        "output_names": ["probs", "angle_deg"],
-        "dynamic_axes": {"crops": {0: "n"}, "probs": {0: "n"}, "angle_deg": {0: "n"}},
+        "output_names": list(OUTPUT_NAMES),
+        "dynamic_axes": {"crops": {0: "n"}, **{name: {0: "n"} for name in OUTPUT_NAMES}},
         "opset_version": 17,
     }
     try:
@@ -765,10 +772,34 @@ def export_onnx(net: Any, temperature: float, path: Path | str, check_crops: np.
         torch.onnx.export(module, (dummy,), str(path), **kwargs)
     x = to_input(check_crops) if check_crops is not None and len(check_crops) else dummy.numpy()
     with torch.no_grad():
-        probs_t, angle_t = (t.numpy() for t in module(torch.from_numpy(x)))
-    probs_o, angle_o = onnx_session(path).run(None, {"crops": x})
+        probs_t, angle_t, features_t = (t.numpy() for t in module(torch.from_numpy(x)))
+    probs_o, angle_o, features_o = onnx_session(path).run(list(OUTPUT_NAMES), {"crops": x})
     angle_diff = angle_errors(angle_o, angle_t)
-    return float(max(np.abs(probs_o - probs_t).max(), (angle_diff.max() if len(angle_diff) else 0.0) / 100))
+    features_diff = np.abs(features_o - features_t).max() / max(1.0, float(np.abs(features_t).max()))
+    return float(
+        max(np.abs(probs_o - probs_t).max(), (angle_diff.max() if len(angle_diff) else 0.0) / 100, features_diff)
+    )
+
+
+def reexport_onnx(source: Path | str, target: Path | str, check_crops: np.ndarray) -> dict[str, Any]:
+    """Export an exported classifier again (rebuilt by :mod:`vision.train.onnxinit`, same temperature), now with
+    every output in :data:`OUTPUT_NAMES`; compare the two files' ``probs`` and ``angle_deg`` on ``check_crops``
+    (BGR uint8). ``target`` may be ``source``: the source is read before it is written."""
+    from vision.train.onnxinit import classifier_from_onnx
+
+    loaded = classifier_from_onnx(source)
+    before = onnx_predict(onnx_session(source), check_crops)
+    torch_diff = export_onnx(loaded.net, loaded.temperature, target, check_crops)
+    after = onnx_predict(onnx_session(target), check_crops)
+    return {
+        "width": loaded.width,
+        "temperature": loaded.temperature,
+        "check_crops": len(check_crops),
+        "max_abs_dprob": float(np.abs(after[0] - before[0]).max()),
+        "max_angle_diff_deg": float(angle_errors(after[1], before[1]).max()),
+        "top1_identical": bool(np.array_equal(after[0].argmax(1), before[0].argmax(1))),
+        "onnx_max_abs_diff_vs_torch": torch_diff,
+    }
 
 
 def onnx_session(path: Path | str, threads: int = 2) -> Any:
@@ -784,7 +815,7 @@ def onnx_predict(session: Any, crops: np.ndarray, batch: int = 256) -> tuple[np.
     """(probs, angle_deg) of BGR uint8 crops."""
     probs, angles = [], []
     for i in range(0, len(crops), batch):
-        p, a = session.run(None, {"crops": to_input(crops[i : i + batch])})
+        p, a = session.run(["probs", "angle_deg"], {"crops": to_input(crops[i : i + batch])})
         probs.append(p)
         angles.append(a)
     if not probs:
@@ -1015,6 +1046,7 @@ def train_classifier(recipe_path: Path | str, out_dir: Path | str) -> dict[str, 
         "outputs": {
             "probs": "(N,53) softmax after temperature, referee.tiles.ALL_LABELS order",
             "angle_deg": "(N,) tile up direction, degrees clockwise from image up, [0,360)",
+            "features": "(N,D) float32 pooled features the label head reads (D=192 at width 1.0)",
         },
         "labels": list(ALL_LABELS),
         "data": {
