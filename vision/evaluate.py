@@ -5,11 +5,17 @@ how many of those carry the right label, whether the whole image was read perfec
 :func:`summarize` turns rows into detection precision/recall, label accuracy, end-to-end tile F1, the share of
 perfect images, the confusion matrix and latency; :func:`impossible_reads` uses the rules engine as an
 independent check (a reading with more copies of a tile than the game has is certainly wrong).
+
+Each image belongs to a group: a synthetic image to its tile edition (its sidecar ``meta/*.json``, the
+renderer's ``style.edition``), any other image to the folder it was read from. :func:`group_summaries` gives
+one row per group (detection, tile F1, wrong labels read with confidence >= 0.8, colours flipped wholesale,
+time per photo) beside the overall figures.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import statistics
 import time
 from collections import Counter
@@ -30,6 +36,10 @@ IOU_MATCH = 0.5
 ``eval --match-iou 0.4`` tolerates label boxes drawn off the tile (a few in the real photos)."""
 IMAGE_PATTERNS = ("*.jpg", "*.jpeg", "*.png", "*.bmp", "*.webp")
 TOP_CONFUSIONS = 15
+CONFIDENT = 0.8
+"""A label read at this confidence or more is not marked uncertain: read wrong, it can lead to a wrong ruling."""
+LEGACY_EDITION = "legacy"
+"""The group of a synthetic image whose style names no edition (datasets drawn before editions existed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +49,8 @@ class Sample:
     path: Path
     labels: tuple[str, ...]
     boxes: np.ndarray
+    group: str = ""
+    """The tile edition of a synthetic image, else the folder's name (what eval reports per group)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +69,11 @@ class Row:
     """(true, predicted) label of each matched box, for the confusion matrix."""
     predicted: tuple[str, ...] = field(default=())
     """Every predicted label, for the rules-engine check."""
+    group: str = ""
+    confident_wrong: int = 0
+    """Matched boxes read as another label with confidence >= ``CONFIDENT``."""
+    colour_flipped: bool = False
+    """Half or more of some colour's matched tiles read as another colour (as ``bench colour`` counts)."""
 
     def to_csv(self) -> dict[str, Any]:
         data = asdict(self)
@@ -85,14 +102,36 @@ def load_yolo_folder(data_dir: str | Path) -> list[Sample]:
     paths = sorted(p for pattern in IMAGE_PATTERNS for p in images_dir.rglob(pattern))
     if not paths:
         raise DatasetError(f"{images_dir}: no images")
+    folder = folder_name(data_dir)
     samples = []
     for path in paths:
-        label_file = data_dir / "labels" / path.relative_to(images_dir).with_suffix(".txt")
+        relative = path.relative_to(images_dir)
+        label_file = data_dir / "labels" / relative.with_suffix(".txt")
         width, height = image_size(path)
         objects = read_label_file(label_file, names, width, height)
         boxes = np.asarray([[*points.min(axis=0), *points.max(axis=0)] for _, points in objects], np.float32)
-        samples.append(Sample(path, tuple(name for name, _ in objects), boxes.reshape(-1, 4)))
+        group = sidecar_edition(data_dir / "meta" / relative.with_suffix(".json")) or folder
+        samples.append(Sample(path, tuple(name for name, _ in objects), boxes.reshape(-1, 4), group))
     return samples
+
+
+def folder_name(data_dir: str | Path) -> str:
+    """A real folder's group: its name (one level up for a split folder such as ``valid/``)."""
+    path = Path(data_dir).resolve()
+    return path.parent.name if path.name in {"train", "valid", "val", "test"} and path.parent.name else path.name
+
+
+def sidecar_edition(path: Path) -> str | None:
+    """The tile edition a synthetic image was rendered in (its sidecar's ``style.edition``); None without one."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    style = meta.get("style") if isinstance(meta, dict) else None
+    if not isinstance(style, dict):
+        return None
+    edition = style.get("edition", LEGACY_EDITION)
+    return edition if isinstance(edition, str) and edition else LEGACY_EDITION
 
 
 def load_real_split(data_dir: str | Path, split: str) -> list[Sample]:
@@ -102,8 +141,14 @@ def load_real_split(data_dir: str | Path, split: str) -> list[Sample]:
     root = Path(data_dir)
     if not (root / "images").is_dir() and (root / realdata.DATASET_NAME / "images").is_dir():
         root = root / realdata.DATASET_NAME
+    group = folder_name(root)
     return [
-        Sample(photo.path, tuple(t.label for t in photo.tiles), np.asarray([t.box for t in photo.tiles], np.float32))
+        Sample(
+            photo.path,
+            tuple(t.label for t in photo.tiles),
+            np.asarray([t.box for t in photo.tiles], np.float32).reshape(-1, 4),
+            group,
+        )
         for photo in realdata.load_photos(root, split)
     ]
 
@@ -132,6 +177,9 @@ def score_image(sample: Sample, predicted: Detections, ms: float, *, iou: float 
     labels = predicted.labels
     label_pairs = tuple((sample.labels[i], labels[j]) for i, j in pairs)
     correct = sum(t == p for t, p in label_pairs)
+    confident_wrong = sum(
+        sample.labels[i] != labels[j] and float(predicted.confidence[j]) >= CONFIDENT for i, j in pairs
+    )
     n_true, n_pred, tp = len(sample.labels), len(predicted), len(pairs)
     return Row(
         path=str(sample.path),
@@ -146,7 +194,23 @@ def score_image(sample: Sample, predicted: Detections, ms: float, *, iou: float 
         ms=round(ms, 2),
         pairs=label_pairs,
         predicted=tuple(labels),
+        group=sample.group,
+        confident_wrong=confident_wrong,
+        colour_flipped=flips_a_colour(label_pairs),
     )
+
+
+def _colour(label: str) -> str:
+    return label.split("-")[0]
+
+
+def flips_a_colour(pairs: Iterable[tuple[str, str]]) -> bool:
+    """Half or more of some colour's matched tiles (jokers aside) read in another colour."""
+    by_colour: dict[str, list[str]] = {}
+    for true, predicted in pairs:
+        if true in ALL_LABELS and true != "joker":
+            by_colour.setdefault(_colour(true), []).append(_colour(predicted))
+    return any(sum(c != colour for c in seen) * 2 >= len(seen) for colour, seen in by_colour.items())
 
 
 class Reader(Protocol):
@@ -209,6 +273,7 @@ def summarize(rows: Sequence[Row]) -> dict[str, Any]:
     f1 = round(2 * precision * recall / (precision + recall), 4) if precision and recall else 0.0
     confusions = Counter(pair for row in rows for pair in row.pairs if pair[0] != pair[1])
     times = [row.ms for row in rows]
+    confident_wrong = sum(row.confident_wrong for row in rows)
     return {
         "images": len(rows),
         "tiles_true": total["n_true"],
@@ -229,7 +294,63 @@ def summarize(rows: Sequence[Row]) -> dict[str, Any]:
             "mean": round(statistics.fmean(times), 2) if times else None,
             "median": round(statistics.median(times), 2) if times else None,
         },
+        "confident_wrong": {
+            "count": confident_wrong,
+            "share_of_tiles": round(confident_wrong / total["n_true"], 5) if total["n_true"] else None,
+        },
+        "colour_flipped_images": sum(row.colour_flipped for row in rows),
+        "groups": [asdict(g) for g in group_summaries(rows)],
     }
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSummary:
+    """One edition's (or folder's) figures: what ``eval`` prints per group."""
+
+    group: str
+    images: int
+    tiles: int
+    detection_recall: float | None
+    detection_precision: float | None
+    label_accuracy: float | None
+    f1: float
+    """End-to-end tile F1: a tile counts when its box is found and its label is right."""
+    confident_wrong: int
+    confident_wrong_share: float | None
+    """Of the true tiles."""
+    colour_flipped_images: int
+    ms_mean: float | None
+    ms_median: float | None
+
+
+def _group_summary(group: str, rows: Sequence[Row]) -> GroupSummary:
+    n_true, n_pred = sum(r.n_true for r in rows), sum(r.n_pred for r in rows)
+    tp, right = sum(r.tp for r in rows), sum(r.e2e_tp for r in rows)
+    precision, recall = _ratio(right, n_pred), _ratio(right, n_true)
+    wrong = sum(r.confident_wrong for r in rows)
+    times = [r.ms for r in rows]
+    return GroupSummary(
+        group=group,
+        images=len(rows),
+        tiles=n_true,
+        detection_recall=_ratio(tp, n_true),
+        detection_precision=_ratio(tp, n_pred),
+        label_accuracy=_ratio(sum(r.label_correct for r in rows), tp),
+        f1=round(2 * precision * recall / (precision + recall), 4) if precision and recall else 0.0,
+        confident_wrong=wrong,
+        confident_wrong_share=round(wrong / n_true, 5) if n_true else None,
+        colour_flipped_images=sum(r.colour_flipped for r in rows),
+        ms_mean=round(statistics.fmean(times), 2) if times else None,
+        ms_median=round(statistics.median(times), 2) if times else None,
+    )
+
+
+def group_summaries(rows: Sequence[Row]) -> list[GroupSummary]:
+    """One summary per group (sorted by name), then the overall one (group ``all``)."""
+    groups: dict[str, list[Row]] = {}
+    for row in rows:
+        groups.setdefault(row.group or "-", []).append(row)
+    return [_group_summary(name, groups[name]) for name in sorted(groups)] + [_group_summary("all", rows)]
 
 
 def impossible_reads(rows: Iterable[Row], profile: str = DEFAULT_PROFILE) -> int:
@@ -270,4 +391,33 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append("top confusions: " + ", ".join(
             f"{c['true']}->{c['predicted']} x{c['count']}" for c in summary["top_confusions"][:8]
         ))  # fmt: skip
+    if summary.get("groups"):
+        lines += ["", *format_groups(summary["groups"])]
     return "\n".join(lines)
+
+
+GROUP_HEADER = ("group", "images", "tiles", "det R", "det P", "label acc", "tile F1", "wrong>=0.8", "share",
+                "flipped", "ms mean")  # fmt: skip
+
+
+def format_groups(groups: Sequence[dict[str, Any]]) -> list[str]:
+    """The per-group table: one line per edition or folder, then ``all``."""
+
+    def number(value: float | None, digits: int = 4) -> str:
+        return "n/a" if value is None else f"{value:.{digits}f}"
+
+    width = max(len(GROUP_HEADER[0]), *(len(g["group"]) for g in groups))
+    lines = [f"{GROUP_HEADER[0]:<{width}} " + " ".join(f"{h:>10}" for h in GROUP_HEADER[1:])]
+    for g in groups:
+        share = g["confident_wrong_share"]
+        cells = (
+            g["images"], g["tiles"], number(g["detection_recall"]), number(g["detection_precision"]),
+            number(g["label_accuracy"]), number(g["f1"]), g["confident_wrong"],
+            "n/a" if share is None else f"{100 * share:.2f}%", g["colour_flipped_images"], number(g["ms_mean"], 1),
+        )  # fmt: skip
+        lines.append(f"{g['group']:<{width}} " + " ".join(f"{c!s:>10}" for c in cells))
+    lines.append(
+        f"wrong>=0.8: matched tiles read as another label with confidence >= {CONFIDENT} (share of true tiles);"
+        " flipped: images with half or more of a colour's tiles read as another colour"
+    )
+    return lines

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import json
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -16,6 +18,9 @@ from vision.evaluate import (
     Row,
     Sample,
     evaluate,
+    folder_name,
+    format_summary,
+    group_summaries,
     impossible_reads,
     load_yolo_folder,
     match,
@@ -127,3 +132,55 @@ def test_a_folder_without_images_or_names_is_a_clear_error(tmp_path: Path) -> No
     (tmp_path / "images").mkdir()
     with pytest.raises(DatasetError, match="no class names"):
         load_yolo_folder(tmp_path)
+
+
+def test_confident_wrong_labels_and_whole_colour_flips_are_counted() -> None:
+    boxes = np.array([[0, 0, 10, 10], [20, 0, 30, 10], [40, 0, 50, 10], [60, 0, 70, 10]], np.float32)
+    sample = Sample(Path("a.jpg"), ("blue-1", "blue-2", "red-3", "joker"), boxes)
+    # Both blue tiles read black (one at 0.98, one at 0.5): a colour flipped wholesale, one confident error.
+    predicted = Detections.of_boxes(boxes, [0.98, 0.5, 0.99, 0.9], ["black-1", "black-2", "red-3", "joker"])
+    result = score_image(sample, predicted, 1.0)
+    assert (result.confident_wrong, result.colour_flipped) == (1, True)
+    # One blue of three read black is a misread, not a flipped colour.
+    sample3 = Sample(Path("b.jpg"), ("blue-1", "blue-2", "blue-3"), boxes[:3])
+    misread = Detections.of_boxes(boxes[:3], [0.9, 0.9, 0.9], ["black-1", "blue-2", "blue-3"])
+    assert (score_image(sample3, misread, 1.0).confident_wrong, score_image(sample3, misread, 1.0).colour_flipped) == (
+        1,
+        False,
+    )
+    summary = summarize([result])
+    assert summary["confident_wrong"] == {"count": 1, "share_of_tiles": 0.25} and summary["colour_flipped_images"] == 1
+
+
+def test_synthetic_images_are_grouped_by_edition_and_others_by_folder(dataset: Path) -> None:
+    """A sidecar naming style.edition puts its image in that edition's group; an image without one (or a sidecar
+    without a style) falls in the folder's group ("ds": a split folder such as valid/ is named by its parent)."""
+    (dataset / "meta").mkdir()
+    (dataset / "meta" / "a.json").write_text(json.dumps({"style": {"edition": "classic"}}))
+    rows, summary = evaluate(FixedReader(), dataset)
+    assert [r.group for r in rows] == ["classic", "ds"]
+    groups = {g["group"]: g for g in summary["groups"]}
+    assert list(groups) == ["classic", "ds", "all"]
+    assert (groups["classic"]["images"], groups["classic"]["f1"], groups["classic"]["detection_recall"]) == (
+        1,
+        1.0,
+        1.0,
+    )
+    assert (groups["ds"]["tiles"], groups["ds"]["f1"], groups["ds"]["detection_precision"]) == (1, 0.0, 0.5)
+    assert groups["all"]["images"] == 2 and groups["all"]["f1"] == summary["end_to_end"]["f1"]
+    text = format_summary(summary)
+    assert text.splitlines()[0].startswith("images 2") and "\nclassic " in text and "\nall " in text
+    (dataset / "meta" / "b.json").write_text(json.dumps({"style": {"name": "an old style"}}))  # before editions
+    assert [r.group for r in evaluate(FixedReader(), dataset)[0]] == ["classic", "legacy"]
+
+
+def test_a_folder_without_sidecars_is_one_group_named_after_it(tmp_path: Path) -> None:
+    assert folder_name(tmp_path / "rummikub-nvypk-train") == "rummikub-nvypk-train"
+    assert folder_name(tmp_path / "club-photos" / "valid") == "club-photos"
+    groups = group_summaries(
+        [replace(row(2, 2, 2, 2, 5.0), group="club-photos"), replace(row(2, 1, 1, 1, 7.0), group="club-photos")]
+    )
+    assert [(g.group, g.images, g.tiles, g.detection_recall) for g in groups] == [
+        ("club-photos", 2, 4, 0.75),
+        ("all", 2, 4, 0.75),
+    ]
