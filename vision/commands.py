@@ -131,6 +131,51 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_enrol(args: argparse.Namespace) -> int:
+    from vision import enrolment
+    from vision.recognition import default_models_dir, load_image
+
+    if args.layout:
+        rules_cli.emit(args, {"layout": enrolment.layout_text(args.jokers)}, enrolment.layout_text(args.jokers))
+        return 0
+    if not args.photos or args.out is None:
+        raise rules_cli.CommandError("enrol needs the grid photos and --out DIR (see: enrol --layout)")
+    for path in args.photos:  # every photo checked before the models load
+        load_image(path)
+    models = (args.models or default_models_dir()).resolve()
+    result = enrolment.enrol(
+        [Path(p) for p in args.photos], args.out, models, jokers=args.jokers, trust_grid=args.trust_grid
+    )
+    card = result.card()
+    photos, holdout = card["figures"]["photos"], card["figures"]["holdout"]
+    lines = [
+        f"enrolled {result.tiles} tiles ({result.jokers} jokers) from {len(result.photos)} photo(s) into {args.out}"
+        f" in {result.seconds:.0f} s",
+        f"  enrolled photos:        accuracy {photos['before']['accuracy']:.3f} -> {photos['after']['accuracy']:.3f}",
+        f"  held-out augmentations: accuracy {holdout['before']['accuracy']:.3f} -> {holdout['after']['accuracy']:.3f}",
+        f"  wrong at confidence >= 0.8: {holdout['before']['wrong_confident']} -> {holdout['after']['wrong_confident']}"
+        f" of {holdout['after']['crops']} held-out crops",
+        f"  {len(card['read_differently_before'])} tile(s) read differently from the grid before enrolment",
+        *[f"  warning: {w}" for w in card["warnings"]],
+        f"model card: {args.out / enrolment.CARD_MARKDOWN}; use it with --models {args.out}",
+    ]
+    rules_cli.emit(args, card, "\n".join(lines))
+    return 0
+
+
+def _check_with_models(check: Any) -> Any:
+    """``check`` reading photos with the models of ``--models`` (and ``--tiled``)."""
+
+    def run(args: argparse.Namespace) -> int:
+        from functools import partial
+
+        for suffix in rules_cli.IMAGE_SUFFIXES:
+            rules_cli.TABLE_READERS[suffix] = partial(read_photo_table, models=args.models, tiled=args.tiled)
+        return check(args)
+
+    return run
+
+
 def format_table(table: Table) -> str:
     """Sets one per line in reading order, then loose tiles; uncertain tiles end in ``?``."""
 
@@ -212,5 +257,31 @@ def register(commands: argparse._SubParsersAction) -> None:
     _add_models(evaluate)
     rules_cli.add_json_option(evaluate)
 
+    enrol = rules_cli.add_command(
+        commands,
+        "enrol",
+        cmd_enrol,
+        "Adapt the tile models to a venue's own set from photos of it laid out in the enrolment grid (--layout"
+        " prints it); writes a model folder with its card, for --models.",
+        f"{PROG} enrol copy1.jpg copy2.jpg --out models-venue",
+    )
+    enrol.add_argument("photos", nargs="*", metavar="PHOTO", help="photos of the grid, one copy of the set in each")
+    enrol.add_argument("--out", type=Path, metavar="DIR", help="the model folder to write (new, empty or enrolled)")
+    enrol.add_argument("--layout", action="store_true", help="print the grid to lay the tiles out in, and stop")
+    enrol.add_argument(
+        "--jokers", type=rules_cli.NumberArg(whole=True, minimum=0, maximum=4), default=2, metavar="N",
+        help="jokers in the set (default 2): a warning when the photos hold another number",
+    )  # fmt: skip
+    enrol.add_argument(
+        "--trust-grid", action="store_true",
+        help="enrol even when the readings suggest rows or tiles are swapped (the grid is known to be right)",
+    )  # fmt: skip
+    enrol.add_argument("--models", metavar="DIR", type=Path, help="the models to adapt (default: the shipped ones)")
+    rules_cli.add_json_option(enrol)
+
     for suffix in rules_cli.IMAGE_SUFFIXES:
         rules_cli.TABLE_READERS.setdefault(suffix, read_photo_table)
+    check = commands.choices.get("check")
+    if check is not None and "--models" not in check._option_string_actions:
+        _add_models(check)
+        check.set_defaults(func=_check_with_models(check.get_default("func")))

@@ -429,8 +429,8 @@ class TileClassifier:
                     angles[start : start + count] = np.asarray(outputs[angle_index]).reshape(-1)[:count]
                 if features_index is not None:
                     features.append(np.asarray(outputs[features_index], np.float32)[:count])
-        if self.head is not None and n:
-            probs = self.head.probs(self._features(crops))
+        if self.head is not None and features:  # an enrolled set: its head reads the labels from the features
+            probs = self.head.probs(np.concatenate(features))
         return detections.with_(
             class_id=probs.argmax(axis=1) if n else np.zeros(0, np.int64),
             confidence=probs.max(axis=1) if n else np.zeros(0, np.float32),
@@ -439,17 +439,6 @@ class TileClassifier:
             detector_confidence=detections.confidence,
             **({"features": np.concatenate(features)} if features else {}),
         )
-
-    def _features(self, crops: np.ndarray) -> np.ndarray:
-        """The classifier's ``features`` output for crops (what an enrolment head reads)."""
-        session = self.session
-        index = [o.name for o in session.get_outputs()].index(FEATURES_OUTPUT)
-        name = session.get_inputs()[0].name
-        parts = [
-            session.run(None, {name: to_input(crops[i : i + self.batch])})[index]
-            for i in range(0, len(crops), self.batch)
-        ]
-        return np.concatenate(parts).astype(np.float32)
 
 
 def _enrolment_head(path: Path) -> EnrolmentHead | None:
@@ -557,7 +546,7 @@ class TileReader:
         if self.not_a_tile > 0 and len(tiles):
             likely = tile_likelihood(tiles) >= self.not_a_tile
             tiles, crops, self.last_left_out = tiles[likely], crops[likely], int((~likely).sum())
-        if self.colour.check:
+        if self.colour.check and len(tiles):  # no crop left: nothing to balance (an empty stack crashes cv2.LUT)
             balanced = frame_balance(crops, exact=True, body=body).apply(crops)
             tiles = check_colours(tiles, ink_features(balanced)).detections
         end = time.perf_counter()

@@ -932,6 +932,10 @@ def create_app(
     async def revert_wav(request: Request) -> Response:
         return Response(sound, media_type="audio/wav")
 
+    async def setup(request: Request) -> Response:
+        return HTMLResponse(setup_page(getattr(getattr(station.session, "reader", None), "models_dir", None)),
+                            headers=NO_STORE)  # fmt: skip
+
     async def updates(websocket: WebSocket) -> None:
         await websocket.accept()
         fanout = station.fanout(asyncio.get_running_loop())
@@ -959,11 +963,39 @@ def create_app(
         Route("/api/override", override, methods=["POST"]),
         Route("/frame.jpg", frame),
         Route("/revert.wav", revert_wav),
+        Route("/setup", setup),
         Route("/favicon.ico", lambda request: Response(status_code=204)),  # no icon: and no 404 in the console
         WebSocketRoute("/ws", updates),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     return Starlette(routes=routes, middleware=[Middleware(Guard, access=access, throttle=throttle)])
+
+
+def setup_page(models_dir: Path | None) -> str:
+    """``/setup``: before a tournament, enrol the venue's own tile set (the grid to lay out and the command), and
+    which models this station reads with (an enrolled folder's card, when it has one)."""
+    from vision.enrolment import CARD_JSON, layout_text
+
+    using = "the shipped models"
+    if models_dir is not None:
+        using = f"models from {models_dir}"
+        card_path = Path(models_dir) / CARD_JSON
+        try:
+            card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.is_file() else None
+        except (OSError, ValueError):
+            card = None
+        if isinstance(card, dict) and card.get("kind") == "enrolment":
+            photos = ", ".join(str(p.get("name")) for p in card.get("photos", []) if isinstance(p, dict))
+            using += f" (enrolled {card.get('created', '?')} from {photos or '?'})"
+    return (
+        "<!doctype html><html lang=en><meta charset=utf-8><title>Referee station: setup</title>"
+        "<link rel=stylesheet href=/static/station.css><main><h1>Setup: enrol this venue's tiles</h1>"
+        f"<p>This station reads tiles with {html.escape(using)}.</p>"
+        "<p>Before the tournament, lay one copy of the venue's set out as below, photograph it with the referee"
+        " camera, do the same with the second copy, then run the command and restart the station with"
+        " <code>--models</code> the new folder (at most 5 minutes on the station's CPU).</p>"
+        f"<pre>{html.escape(layout_text())}</pre><p><a href=/>Back to the game</a></p></main></html>"
+    )
 
 
 def parse_override(body: bytes) -> Any:

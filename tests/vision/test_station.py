@@ -366,3 +366,16 @@ def test_served_in_a_thread(game: Game) -> None:
     finally:
         server.stop()
     assert not server.thread.is_alive()
+
+
+def test_setup_offers_enrolment_and_names_the_models_in_use(game: Game, tmp_path: Path) -> None:
+    page = client_for(game).get("/setup")
+    assert page.status_code == 200
+    assert "row 2 red" in page.text and "rummikub-referee enrol copy1.jpg copy2.jpg" in page.text
+    assert "the shipped models" in page.text
+    (tmp_path / "model-card.json").write_text(
+        json.dumps({"kind": "enrolment", "created": "2026-11-24T20:00:00+00:00", "photos": [{"name": "<b>a.jpg"}]})
+    )
+    game.session.reader = type("Reader", (), {"models_dir": tmp_path})()
+    text = client_for(game).get("/setup").text
+    assert "enrolled 2026-11-24T20:00:00+00:00 from &lt;b&gt;a.jpg" in text
