@@ -40,6 +40,8 @@ CONFIDENT = 0.8
 """A label read at this confidence or more is not marked uncertain: read wrong, it can lead to a wrong ruling."""
 LEGACY_EDITION = "legacy"
 """The group of a synthetic image whose style names no edition (datasets drawn before editions existed)."""
+BLEND_MARK, BLEND_GROUP = "~", "mix"
+"""A blend of two editions is named ``a~b@t`` by the renderer; blends are one group, as recipes name them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +133,9 @@ def sidecar_edition(path: Path) -> str | None:
     if not isinstance(style, dict):
         return None
     edition = style.get("edition", LEGACY_EDITION)
-    return edition if isinstance(edition, str) and edition else LEGACY_EDITION
+    if not isinstance(edition, str) or not edition:
+        return LEGACY_EDITION
+    return BLEND_GROUP if BLEND_MARK in edition else edition
 
 
 def load_real_split(data_dir: str | Path, split: str) -> list[Sample]:

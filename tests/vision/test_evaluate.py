@@ -172,6 +172,8 @@ def test_synthetic_images_are_grouped_by_edition_and_others_by_folder(dataset: P
     assert text.splitlines()[0].startswith("images 2") and "\nclassic " in text and "\nall " in text
     (dataset / "meta" / "b.json").write_text(json.dumps({"style": {"name": "an old style"}}))  # before editions
     assert [r.group for r in evaluate(FixedReader(), dataset)[0]] == ["classic", "legacy"]
+    (dataset / "meta" / "b.json").write_text(json.dumps({"style": {"edition": "classic~travel@0.49"}}))  # a blend
+    assert [r.group for r in evaluate(FixedReader(), dataset)[0]] == ["classic", "mix"]
 
 
 def test_a_folder_without_sidecars_is_one_group_named_after_it(tmp_path: Path) -> None:
