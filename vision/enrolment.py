@@ -158,10 +158,11 @@ def _frame(centres: np.ndarray, up_deg: float) -> tuple[np.ndarray, float]:
     return np.column_stack([centres @ right, centres @ down]), pitch
 
 
-def _first_guess(uv: np.ndarray, pitch: float) -> tuple[np.ndarray, np.ndarray]:
+def _first_guess(uv: np.ndarray, pitch: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(column, row) 0-based guesses: each tile linked to its right-hand neighbour (one missing tile bridged) into
     chains, chains at the same height merged into rows (so rows slanted by perspective stay whole), rows numbered
-    top to bottom, columns counted along each row from its first tile."""
+    top to bottom, columns counted along each row from the first tile of its long chains; and which tiles lie in a
+    chain of 4 or more (trusted for the first homography)."""
     n = len(uv)
     parent = list(range(n))
 
@@ -181,22 +182,28 @@ def _first_guess(uv: np.ndarray, pitch: float) -> tuple[np.ndarray, np.ndarray]:
     chains: dict[int, list[int]] = {}
     for i in range(n):
         chains.setdefault(root(i), []).append(i)
-    heights = sorted((float(np.median(uv[m, 1])), m) for m in chains.values())
-    rows = np.empty(n, int)
+    long_chain = np.zeros(n, bool)
+    for members in chains.values():
+        long_chain[members] = len(members) >= 4
+    if long_chain.sum() < 8:  # too few long chains to go by: every tile counts
+        long_chain[:] = True
+    heights = sorted((float(np.median(uv[m, 1])), m) for m in chains.values() if long_chain[m[0]])
+    rows = np.full(n, -1)  # short chains (a stray box, the jokers) are placed by the homography, not here
     row, last = -1, -np.inf
     for height, members in heights:
         if height - last > 0.6 * pitch:
             row += 1
         rows[members] = row
         last = height
-    cols = np.empty(n, int)
-    for r in np.unique(rows):
+    cols = np.full(n, -1)
+    for r in np.unique(rows[rows >= 0]):
         members = np.where(rows == r)[0]
         u = uv[members, 0]
         steps = np.diff(np.sort(u))
         step = float(np.median(steps[steps > 0.5 * pitch])) if (steps > 0.5 * pitch).any() else pitch
-        cols[members] = np.round((u - u.min()) / step).astype(int)
-    return cols, rows
+        start = u.min()
+        cols[members] = np.round((u - start) / step).astype(int)
+    return cols, rows, long_chain
 
 
 def fit_grid(boxes: np.ndarray, angles_deg: np.ndarray) -> GridFit:
@@ -204,9 +211,9 @@ def fit_grid(boxes: np.ndarray, angles_deg: np.ndarray) -> GridFit:
     their mean says which way the grid is turned in the photo."""
     centres = np.column_stack([(boxes[:, 0] + boxes[:, 2]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2]).astype(np.float64)
     uv, pitch = _frame(centres, _circular_mean_deg(angles_deg))
-    cols, rows = _first_guess(uv, pitch)
+    cols, rows, trusted = _first_guess(uv, pitch)
     grid = np.column_stack([cols, rows]).astype(np.float64)
-    homography, _ = cv2.findHomography(grid, centres, cv2.RANSAC, 0.3 * pitch)
+    homography, _ = cv2.findHomography(grid[trusted], centres[trusted], cv2.RANSAC, 0.3 * pitch)
     if homography is None:
         raise EnrolmentError("the tiles do not form a grid of rows and columns: see rummikub-referee enrol --layout")
     for _ in range(3):  # assign to the nearest cell, refit on the tiles that sit in theirs
