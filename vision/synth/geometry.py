@@ -44,12 +44,17 @@ class Camera:
         roll_deg: float = 0.0,
         k1: float = 0.0,
         k2: float = 0.0,
+        up: tuple[float, float, float] | None = None,
     ) -> Camera:
+        """``up``: the world direction that points up in the image (a camera facing a standing rack: +z);
+        None: away from seat 0 (world +y), as for a camera looking down at the table."""
         focal = (width / 2) / math.tan(math.radians(horizontal_fov_deg) / 2)
         forward = np.subtract(target, position).astype(float)
         forward /= np.linalg.norm(forward)
         # "Up" in the image is away from seat 0 (world +y) unless the camera looks straight down along it.
         world_up = np.array([0.0, 1.0, 0.0]) if abs(forward[1]) < 0.99 else np.array([0.0, 0.0, 1.0])
+        if up is not None:
+            world_up = np.asarray(up, float)
         right = np.cross(forward, world_up)
         if np.linalg.norm(right) < 1e-6:
             right = np.array([1.0, 0.0, 0.0])

@@ -316,3 +316,59 @@ def lay_out_rack(
         pose = TilePose(float(x), float(y), angle, z=lift, tilt_deg=tilt, width=w, height=h, thickness=7.0 * scale)
         placed.append(PlacedTile(tile, pose, RACK_SET, index, seat))
     return placed, body.corners()
+
+
+@dataclass(frozen=True, slots=True)
+class RevealedRack:
+    """A rack turned to the camera at the end of a game: tiles standing on one or two ledges, faces to -y."""
+
+    tiles: list[PlacedTile]
+    bodies: list[np.ndarray]
+    """8 box corners (world mm) of each part of the rack, back part first (drawn far to near)."""
+    length: float
+    height: float
+    """How high the tiles reach (mm above the table)."""
+    rows: int
+
+
+def lay_out_revealed_rack(tiles: list[list[Tile]], rng: np.random.Generator, scale: float) -> RevealedRack:
+    """A rack centred at the origin along x, the table's edge at -y, its tiles' faces looking at -y (towards a
+    camera in front of it) and leaning back 65-82 degrees; ``tiles`` holds each row's tiles, front row first.
+
+    The front row stands on a low ledge; a second row stands behind it on a step, high enough that its digits
+    show above the front row's tops (its lower part may be hidden: the labels measure what is visible)."""
+    w, h, thickness = TILE_WIDTH_MM * scale, TILE_HEIGHT_MM * scale, 7.0 * scale
+    placed: list[PlacedTile] = []
+    bodies: list[np.ndarray] = []
+    spans = [_row_offsets(len(row), w, rng) for row in tiles]
+    length = max(300.0, max((float(np.ptp(s)) + w for s in spans if len(s)), default=0.0) + 30.0)
+    ledge, back, top, front_tilt = 12.0, 0.0, 0.0, 90.0
+    for row_index, (row, offsets) in enumerate(zip(tiles, spans, strict=True)):
+        tilt = float(rng.uniform(65, 82))
+        if row_index:
+            # The step behind the front row: it starts behind the front row's leaning tops.
+            step_front = back + h * math.cos(math.radians(front_tilt - 5)) + 3.0
+            ledge = top - float(rng.uniform(0.05, 0.2)) * h
+            depth = thickness + h + 8.0
+            bodies.insert(
+                0, TilePose(0.0, step_front + depth / 2, 0.0, width=length, height=depth, thickness=ledge).corners()
+            )
+            back = step_front + thickness + 2.0
+        else:
+            bodies.append(TilePose(0.0, -8.0, 0.0, width=length, height=40.0, thickness=ledge).corners())
+        centre = (offsets.max() + offsets.min()) / 2 if len(offsets) else 0.0
+        for tile, offset in zip(row, offsets, strict=True):
+            lean = tilt + float(rng.normal(0, 0.8))
+            lift = ledge + h / 2 * math.sin(math.radians(lean))
+            pose = TilePose(float(offset - centre), back, 0.0, z=lift, tilt_deg=lean, width=w, height=h,
+                            thickness=thickness)  # fmt: skip
+            placed.append(PlacedTile(tile, pose, RACK_SET, len(placed), 0))
+        top, front_tilt = ledge + h * math.sin(math.radians(tilt)), tilt
+    return RevealedRack(placed, bodies, length, top, len(tiles))
+
+
+def _row_offsets(n: int, width: float, rng: np.random.Generator) -> np.ndarray:
+    """Centres of a row's tiles along the rack: touching or nearly, sometimes a gap between groups."""
+    steps = width + rng.uniform(0.3, 1.5, max(n - 1, 0))
+    steps += np.where(rng.random(max(n - 1, 0)) < 0.15, rng.uniform(8, 30, max(n - 1, 0)), 0.0)
+    return np.concatenate([[0.0], np.cumsum(steps)]) if n else np.zeros(0)

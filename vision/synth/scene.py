@@ -32,9 +32,11 @@ from vision.synth.layout import (
     LayoutParams,
     Occupancy,
     PlacedTile,
+    RevealedRack,
     lay_out,
     lay_out_pool,
     lay_out_rack,
+    lay_out_revealed_rack,
 )
 
 LABEL_INDEX = {label: i for i, label in enumerate(ALL_LABELS)}
@@ -82,6 +84,10 @@ class SceneParams:
     """``default`` (mostly warm indoor light) or ``wide`` (2700-7500 K, any white balance, more glare and shadow)."""
     sensor: str = "default"
     """``default`` or ``phone`` (a phone camera: chroma noise, sharpening halos, denoise smear, low JPEG)."""
+    rack_view_probability: float = 0.0
+    """Share of scenes showing a rack revealed at the end of a game, tiles standing in one or two rows, seen
+    from the front or obliquely (20-55 degrees to the side) instead of a table from above. 0 (the default)
+    draws nothing for it, so default scenes render exactly as before."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +134,8 @@ class RenderedScene:
 
 def render_scene(seed: int, params: SceneParams) -> RenderedScene:
     rng = np.random.default_rng(seed)
+    if params.rack_view_probability > 0 and rng.random() < params.rack_view_probability:
+        return _render_rack_view(seed, rng, params)
     table = random_table(rng, params.content)
     area = Area(-420.0, -300.0, 420.0, 300.0) if rng.random() < 0.5 else Area(-360.0, -360.0, 360.0, 360.0)
     placed, occupancy, scale = lay_out(table, area, rng, params.layout)
@@ -173,6 +181,86 @@ def render_scene(seed: int, params: SceneParams) -> RenderedScene:
         ],
     }
     return RenderedScene(image, labelled, table, instance_map, meta)
+
+
+RACK_COLOURS = ((30, 30, 34), (52, 50, 48), (150, 178, 196), (40, 70, 120))
+"""Rack bodies (BGR): black, dark grey, cream, brown wood."""
+DECK = (*NUMBER_TILES, *NUMBER_TILES, JOKER, JOKER)
+
+
+def _render_rack_view(seed: int, rng: np.random.Generator, params: SceneParams) -> RenderedScene:
+    """A rack turned to the camera at the end of a game (players reveal what they hold), seen from its front or
+    obliquely, on the table's edge; the same drawing, lighting, sensor and labels as a table scene."""
+    scale = float(rng.uniform(*params.layout.tile_scale))
+    rows = 1 if rng.random() < 0.5 else 2
+    counts = [int(rng.integers(3, 16)) for _ in range(rows)]
+    drawn = rng.choice(len(DECK), size=sum(counts), replace=False)  # never more copies than the set holds
+    tiles = [DECK[i] for i in drawn]
+    rack = lay_out_revealed_rack([tiles[: counts[0]], tiles[counts[0] :]][:rows], rng, scale)
+    camera, view = _rack_camera(rng, params, rack)
+    style = _styles(params)[int(rng.integers(params.style_pool))]
+    placed = rack.tiles
+    if style.face_aspect != faces.DEFAULT_FACE_ASPECT:
+        placed = [replace(p, pose=_reshaped(p.pose, style.face_aspect)) for p in placed]
+    colour = RACK_COLOURS[int(rng.integers(len(RACK_COLOURS)))]
+    material = str(rng.choice(textures.TABLE_MATERIALS[params.split]))
+    lighting = effects.sample_lighting(rng, params.split, params.lighting)
+    sensor = effects.sample_sensor(rng, params.size, params.sensor)
+    canvas = Canvas(camera, rng)
+    canvas.draw_table(material, Area(-rack.length / 2 - 600, -60.0, rack.length / 2 + 600, 900.0))
+    canvas.draw_shadows(placed, rack.bodies, lighting)
+    for body in rack.bodies:
+        canvas.draw_box(body, colour, lighting)
+    tile_ids = canvas.draw_tiles(placed, style, lighting)
+    labelled = _labels(camera, placed, tile_ids, canvas, params)
+    image, instance_map = canvas.finish(lighting, sensor)
+    meta = {
+        "seed": seed,
+        "split": params.split,
+        "view": view,
+        "camera": camera.describe(),
+        "lighting": lighting.describe(),
+        "sensor": sensor.describe(),
+        "style": style.describe(),
+        "material": material,
+        "objects": [],
+        "face_down_tiles": 0,
+        "sets": [],
+        "rack": {"rows": rack.rows, "tiles": [str(t) for t in tiles], "colour_bgr": list(colour)},
+    }
+    return RenderedScene(image, labelled, Table.of(loose=tiles), instance_map, meta)
+
+
+def _rack_camera(rng: np.random.Generator, params: SceneParams, rack: RevealedRack) -> tuple[Camera, dict[str, Any]]:
+    """A camera in front of the rack (the table's edge is at -y): head-on, or 20-55 degrees to a side."""
+    oblique = bool(rng.random() < 0.5)
+    azimuth = float(rng.uniform(20, 55)) * (1 if rng.random() < 0.5 else -1) if oblique else float(rng.normal(0, 5))
+    elevation = float(rng.uniform(12, 45))  # flatter, and the table top is not drawn (Canvas.draw_table)
+    fov = float(rng.uniform(*params.camera.horizontal_fov_deg))
+    fill = float(rng.uniform(0.7, 1.25))
+    seen = rack.length * max(math.cos(math.radians(azimuth)), 0.6) + 60
+    distance = max(250.0, (seen / fill) / 2 / math.tan(math.radians(fov) / 2))
+    target = np.array([float(rng.normal(0, 15)), 10.0, rack.height / 2])
+    az, el = math.radians(azimuth), math.radians(elevation)
+    position = target + distance * np.array([math.sin(az) * math.cos(el), -math.cos(az) * math.cos(el), math.sin(el)])
+    k1 = float(rng.uniform(*params.camera.k1)) if rng.random() < 0.5 else 0.0
+    camera = Camera.looking_at(
+        width=params.size[0],
+        height=params.size[1],
+        horizontal_fov_deg=fov,
+        position=(float(position[0]), float(position[1]), float(position[2])),
+        target=(float(target[0]), float(target[1]), float(target[2])),
+        roll_deg=float(rng.normal(0, min(params.camera.roll_deg, 4.0))),
+        k1=k1,
+        up=(0.0, 0.0, 1.0),
+    )
+    view = {
+        "kind": "rack-oblique" if oblique else "rack-front",
+        "azimuth_deg": round(azimuth, 2),
+        "elevation_deg": round(elevation, 2),
+        "rows": rack.rows,
+    }
+    return camera, view
 
 
 def _styles(params: SceneParams) -> tuple[faces.TileStyle, ...]:
