@@ -241,7 +241,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         commands,
         "eval",
         cmd_eval,
-        "Evaluate recognition on a labelled YOLO folder: per-image rows, headline numbers from the rows.",
+        "Evaluate recognition on a labelled YOLO folder: per-image rows, headline numbers from the rows, and a table"
+        " per tile edition (a synthetic folder's sidecars; any other folder is one group).",
         f"{PROG} eval --data ../shared/data --split val --csv rows.csv",
     )
     evaluate.add_argument("--data", required=True, type=Path, metavar="DIR", help="YOLO folder (images/, labels/)")
