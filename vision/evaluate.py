@@ -40,6 +40,7 @@ CONFIDENT = 0.8
 """A label read at this confidence or more is not marked uncertain: read wrong, it can lead to a wrong ruling."""
 LEGACY_EDITION = "legacy"
 """The group of a synthetic image whose style names no edition (datasets drawn before editions existed)."""
+NUMBER_LABELS = frozenset(label for label in ALL_LABELS if label != "joker")
 BLEND_MARK, BLEND_GROUP = "~", "mix"
 """A blend of two editions is named ``a~b@t`` by the renderer; blends are one group, as recipes name them."""
 
@@ -75,7 +76,7 @@ class Row:
     confident_wrong: int = 0
     """Matched boxes read as another label with confidence >= ``CONFIDENT``."""
     colour_flipped: bool = False
-    """Half or more of some colour's matched tiles read as another colour (as ``bench colour`` counts)."""
+    """Half or more of some colour's matched tiles read as number tiles of another colour."""
 
     def to_csv(self) -> dict[str, Any]:
         data = asdict(self)
@@ -209,10 +210,11 @@ def _colour(label: str) -> str:
 
 
 def flips_a_colour(pairs: Iterable[tuple[str, str]]) -> bool:
-    """Half or more of some colour's matched tiles (jokers aside) read in another colour."""
+    """Half or more of some colour's matched tiles read as number tiles of another colour. Jokers aside, both
+    ways: a number read as a joker is a misread shape, not a colour (``bench colour`` counts it as one)."""
     by_colour: dict[str, list[str]] = {}
     for true, predicted in pairs:
-        if true in ALL_LABELS and true != "joker":
+        if true in NUMBER_LABELS and predicted in NUMBER_LABELS:
             by_colour.setdefault(_colour(true), []).append(_colour(predicted))
     return any(sum(c != colour for c in seen) * 2 >= len(seen) for colour, seen in by_colour.items())
 
@@ -422,6 +424,6 @@ def format_groups(groups: Sequence[dict[str, Any]]) -> list[str]:
         lines.append(f"{g['group']:<{width}} " + " ".join(f"{c!s:>10}" for c in cells))
     lines.append(
         f"wrong>=0.8: matched tiles read as another label with confidence >= {CONFIDENT} (share of true tiles);"
-        " flipped: images with half or more of a colour's tiles read as another colour"
+        " flipped: images with half or more of a colour's tiles read as numbers of another colour"
     )
     return lines

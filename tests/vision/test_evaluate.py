@@ -148,6 +148,9 @@ def test_confident_wrong_labels_and_whole_colour_flips_are_counted() -> None:
         1,
         False,
     )
+    # Numbers read as jokers are misread shapes, not a flipped colour.
+    jokers = Detections.of_boxes(boxes[:3], [0.9, 0.9, 0.9], ["joker", "joker", "blue-3"])
+    assert not score_image(sample3, jokers, 1.0).colour_flipped
     summary = summarize([result])
     assert summary["confident_wrong"] == {"count": 1, "share_of_tiles": 0.25} and summary["colour_flipped_images"] == 1
 
