@@ -348,7 +348,7 @@ def lay_out_revealed_rack(tiles: list[list[Tile]], rng: np.random.Generator, sca
         if row_index:
             # The step behind the front row: it starts behind the front row's leaning tops.
             step_front = back + h * math.cos(math.radians(front_tilt - 5)) + 3.0
-            ledge = top - float(rng.uniform(0.05, 0.2)) * h
+            ledge = top - float(rng.uniform(0.15, 0.35)) * h  # the front row hides the back row's lower part
             depth = thickness + h + 8.0
             bodies.insert(
                 0, TilePose(0.0, step_front + depth / 2, 0.0, width=length, height=depth, thickness=ledge).corners()
