@@ -429,8 +429,10 @@ class TileClassifier:
                     angles[start : start + count] = np.asarray(outputs[angle_index]).reshape(-1)[:count]
                 if features_index is not None:
                     features.append(np.asarray(outputs[features_index], np.float32)[:count])
+        enrolled = {}
         if self.head is not None and features:  # an enrolled set: its head reads the labels from the features
             probs = self.head.probs(np.concatenate(features))
+            enrolled["tile_confidence"] = self.head.tile_confidence(np.concatenate(features))
         return detections.with_(
             class_id=probs.argmax(axis=1) if n else np.zeros(0, np.int64),
             confidence=probs.max(axis=1) if n else np.zeros(0, np.float32),
@@ -465,8 +467,10 @@ def tile_scale_region(shape: tuple[int, int], boxes: Detections, input_size: int
 
 
 def tile_likelihood(tiles: Detections) -> np.ndarray:
-    """Detector confidence x classifier confidence of classified tiles: low for texture, glare, a tile's edge."""
-    return np.asarray(tiles.data["detector_confidence"], np.float64) * np.asarray(tiles.confidence, np.float64)
+    """Detector confidence x classifier confidence of classified tiles: low for texture, glare, a tile's edge. An
+    enrolled head's confidence before its (safety) temperature, where it gave one."""
+    sure = tiles.data.get("tile_confidence", tiles.confidence)
+    return np.asarray(tiles.data["detector_confidence"], np.float64) * np.asarray(sure, np.float64)
 
 
 class TileReader:
