@@ -29,6 +29,8 @@ class EnrolmentHead:
     """(53, D) float32."""
     bias: np.ndarray
     """(53,) float32."""
+    temperature: float = 1.0
+    """Folded into ``weight`` and ``bias``; :meth:`tile_confidence` undoes it."""
 
     def logits(self, features: np.ndarray) -> np.ndarray:
         return np.asarray(features, np.float32) @ self.weight.T + self.bias
@@ -36,9 +38,19 @@ class EnrolmentHead:
     def probs(self, features: np.ndarray) -> np.ndarray:
         return softmax(self.logits(features))
 
+    def tile_confidence(self, features: np.ndarray) -> np.ndarray:
+        """The top probability before the temperature: how sure the fit is that a crop is one of the set's tiles
+        (what the not-a-tile rule weighs; the tempered ``probs`` say how sure the label is)."""
+        return softmax(self.logits(features) * self.temperature).max(axis=1)
+
     def save(self, path: Path) -> None:
         with path.open("wb") as out:
-            np.savez(out, weight=self.weight.astype(np.float32), bias=self.bias.astype(np.float32))
+            np.savez(
+                out,
+                weight=self.weight.astype(np.float32),
+                bias=self.bias.astype(np.float32),
+                temperature=np.float32(self.temperature),
+            )
 
     @classmethod
     def load(cls, path: Path, labels: int, features: int | None = None) -> EnrolmentHead:
@@ -46,6 +58,7 @@ class EnrolmentHead:
         try:
             with np.load(path, allow_pickle=False) as data:
                 weight, bias = np.asarray(data["weight"], np.float32), np.asarray(data["bias"], np.float32)
+                temperature = float(data["temperature"]) if "temperature" in data.files else 1.0
         except (OSError, ValueError, KeyError, EOFError) as error:
             raise HeadLoadError(
                 f"{path}: cannot load the enrolment head ({str(error).splitlines()[0][:120]})"
@@ -56,9 +69,9 @@ class EnrolmentHead:
                 f"{path}: the enrolment head does not fit this classifier (weights {weight.shape}, expected"
                 f" ({labels}, {features or 'D'})): enrol again with these models"
             )
-        if not (np.isfinite(weight).all() and np.isfinite(bias).all()):
+        if not (np.isfinite(weight).all() and np.isfinite(bias).all() and 0 < temperature < 100):
             raise HeadLoadError(f"{path}: the enrolment head holds non-finite weights: enrol again")
-        return cls(weight, bias)
+        return cls(weight, bias, temperature)
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:

@@ -499,7 +499,7 @@ def with_temperature(head: EnrolmentHead, features: np.ndarray, labels: np.ndarr
     grid = [round(float(t), 2) for t in np.arange(1.0, MAX_TEMPERATURE + 0.01, 0.1)]
     best = min(grid, key=nll)
     t = next((t for t in grid if t >= best and wrong_confident(t) <= SAFE_WRONG_SHARE), grid[-1])
-    return EnrolmentHead(head.weight / t, head.bias / t), t
+    return EnrolmentHead(head.weight / t, head.bias / t, t), t
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from referee.tiles import ALL_LABELS
 from vision.crops import crop_boxes, to_input
 from vision.detections import UNCLASSIFIED, Detections
 from vision.enrolhead import FEATURES_OUTPUT, HEAD_FILE, EnrolmentHead, HeadLoadError
+from vision.familiarity import Familiarity, FamiliarityLoadError, load_familiarity
 from vision.imagefile import ImageReadError, NativeMessages, check_image_size, header_size
 from vision.inkcolour import check_colours, frame_balance, frame_body, global_balance, ink_features
 
@@ -491,8 +492,14 @@ class TileReader:
         rescale: bool = False,
         providers: Sequence[str] = DEFAULT_PROVIDERS,
         colour: TableColour | None = None,
+        familiarity: bool = True,
     ) -> None:
         self.colour = TableColour() if colour is None else colour
+        self.use_familiarity = familiarity
+        """Cap unfamiliar-looking tiles' confidence (:mod:`vision.familiarity`) when the model folder holds the
+        statistics and the classifier reads with its own label head (an enrolment head is the venue's own set)."""
+        self._familiarity: Familiarity | None = None
+        self._familiarity_loaded = False
         self.not_a_tile = PHOTO_NOT_A_TILE if not_a_tile is None else not_a_tile
         self.models_dir = Path(models_dir) if models_dir is not None else default_models_dir()
         self.detector = TileDetector(
@@ -512,6 +519,20 @@ class TileReader:
             if not model.path.is_file():
                 _session(model.path, ())
             model.session  # noqa: B018 - loads the model now (sessions are otherwise made on first use)
+        self.familiarity  # noqa: B018 - a damaged statistics file fails here too
+
+    @property
+    def familiarity(self) -> Familiarity | None:
+        """The familiarity statistics beside the classifier, loaded on first use; None: the step is off (turned
+        off, an enrolment head, no statistics file, or one fitted to another classifier: logged)."""
+        if not self._familiarity_loaded:
+            if self.use_familiarity and self.classifier.head is None:
+                try:
+                    self._familiarity = load_familiarity(self.classifier.path)
+                except FamiliarityLoadError as error:
+                    raise ModelLoadError(str(error)) from None
+            self._familiarity_loaded = True
+        return self._familiarity
 
     def _detect(self, image_bgr: np.ndarray, region: Region | None) -> Detections:
         if region is None:
@@ -555,13 +576,17 @@ class TileReader:
             tiles = check_colours(tiles, ink_features(balanced)).detections
         end = time.perf_counter()
         colour_s += classified - cropped + end - colour_start
+        familiarity = self.familiarity
+        if familiarity is not None:
+            tiles = familiarity.check(tiles)
         self.last_timings_ms = {
             "detect": (middle - start) * 1e3,
             "classify": (colour_start - classified) * 1e3,
             "colour": colour_s * 1e3,
+            "familiarity": (time.perf_counter() - end) * 1e3,
         }
         """The colour step (:mod:`vision.inkcolour`) apart from classification; a second detection under a
-        strong cast counts as detection."""
+        strong cast counts as detection; the familiarity check (:mod:`vision.familiarity`)."""
         return tiles
 
 
