@@ -95,7 +95,7 @@ def test_the_shipped_classifier_gives_the_features_its_label_head_reads() -> Non
 def test_reader_combines_both_and_times_them(models: Path) -> None:
     reader = TileReader(models, not_a_tile=0.0)
     read = reader.read(tiles_photo())
-    assert len(read) == 2 and set(reader.last_timings_ms) == {"detect", "classify", "colour"}
+    assert len(read) == 2 and set(reader.last_timings_ms) == {"detect", "classify", "colour", "familiarity"}
     assert len(reader.classifier.classify(tiles_photo(), read[:0])) == 0  # no boxes, no session call
 
 
