@@ -234,3 +234,22 @@ def test_layout_prints_the_grid(capsys: pytest.CaptureFixture) -> None:
     assert main(["enrol", "--layout"]) == 0
     text = capsys.readouterr().out
     assert "row 2 red       1   2   3" in text and "row 5 jokers    J   J" in text
+
+
+def test_the_head_keeps_its_temperature_and_the_not_a_tile_rule_weighs_before_it(tmp_path: Path) -> None:
+    from vision.detections import Detections
+    from vision.recognition import tile_likelihood
+
+    rng = np.random.default_rng(0)
+    head = EnrolmentHead(
+        rng.normal(0, 1, (len(ALL_LABELS), 8)).astype(np.float32) / 2, np.zeros(len(ALL_LABELS), np.float32), 2.0
+    )
+    head.save(tmp_path / HEAD_FILE)
+    loaded = EnrolmentHead.load(tmp_path / HEAD_FILE, len(ALL_LABELS))
+    assert loaded.temperature == 2.0
+    features = rng.normal(0, 3, (5, 8)).astype(np.float32)
+    assert (loaded.tile_confidence(features) > loaded.probs(features).max(axis=1)).all()
+    tiles = Detections.of_boxes(np.tile([0.0, 0.0, 10.0, 10.0], (5, 1)), np.ones(5)).with_(
+        confidence=np.full(5, 0.2), detector_confidence=np.ones(5), tile_confidence=np.full(5, 0.9)
+    )
+    assert np.allclose(tile_likelihood(tiles), 0.9)
