@@ -93,7 +93,9 @@ class Familiarity:
 
     def scores(self, features: np.ndarray, class_id: np.ndarray) -> np.ndarray:
         """(N,) squared distance of each feature row to the mean of its label."""
-        z = np.asarray(features, np.float32) @ self.whiten
+        # einsum, not @: a small product through a multithreaded BLAS waits for cores that ONNX Runtime's threads
+        # still spin on after a run (measured 24 ms for 30 tiles on 2 busy cores; einsum 0.2-0.6 ms)
+        z = np.einsum("nd,de->ne", np.asarray(features, np.float32), self.whiten)
         labels = np.clip(np.asarray(class_id, np.int64), 0, len(self.means) - 1)
         return ((z - self.means[labels]) ** 2).sum(axis=1)
 
