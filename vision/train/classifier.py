@@ -1128,3 +1128,33 @@ def _jsonable(value: Any) -> Any:
     if hasattr(value, "__dataclass_fields__"):
         return _jsonable(asdict(value))
     return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m vision.train.classifier reexport SRC.onnx OUT.onnx``: export a classifier again with every
+    output in :data:`OUTPUT_NAMES` (an export made before ``features`` existed), checked on the real held-out
+    photos' crops; prints the check as JSON."""
+    import argparse
+    import sys
+
+    from vision import realdata
+
+    parser = argparse.ArgumentParser(prog="python -m vision.train.classifier", description=main.__doc__)
+    parser.add_argument("command", choices=("reexport",))
+    parser.add_argument("source")
+    parser.add_argument("target")
+    args = parser.parse_args(argv)
+    from vision.train.onnxinit import OnnxWeightsError
+
+    try:
+        crops, _ = real_crops(realdata.load_photos(split="val"))
+        result = reexport_onnx(args.source, args.target, crops)
+    except (OnnxWeightsError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2))
+    return 0 if result["top1_identical"] and result["max_abs_dprob"] < 1e-5 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
