@@ -59,8 +59,8 @@ FIT_STEPS = 300
 L2_TO_SHIPPED = 1e-4
 """Weight of the pull towards the shipped head (per weight, squared)."""
 CONFIDENT = 0.9
-SAFE_WRONG_SHARE = 0.002
-"""Wrong labels at confidence >= 0.8 the head may give on held-out crops (the temperature is raised until so)."""
+SAFE_WRONG_SHARE = 0.0
+"""Wrong labels at confidence >= 0.8 the head may give on held-out crops (the temperature is raised until so): none."""
 MAX_TEMPERATURE = 6.0
 """A reading this confident that contradicts the grid is evidence about the layout (see :func:`check_readings`)."""
 
