@@ -441,6 +441,7 @@ class TileClassifier:
             angle_deg=np.mod(angles, 360.0),
             detector_confidence=detections.confidence,
             **({"features": np.concatenate(features)} if features else {}),
+            **enrolled,
         )
 
 
