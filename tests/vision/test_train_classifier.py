@@ -174,3 +174,23 @@ def test_synthetic_seed_picks_which_tiles_of_each_scene(tmp_path: Path, monkeypa
         with pytest.raises(Built):
             C.train_classifier(path, tmp_path / "out")
         assert seeds.pop() == expected  # the recipe's seed still draws the dev splits
+
+
+def test_reexport_adds_the_features_output_and_keeps_the_readings(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    onnx = pytest.importorskip("onnx")
+    import torch
+
+    torch.manual_seed(0)
+    net = C.build_model(0.25).eval()
+    source, target = tmp_path / "old.onnx", tmp_path / "new.onnx"
+    C.export_onnx(net, 1.3, source)
+    model = onnx.load(str(source))  # an export from before the features output: drop it
+    kept = [o for o in model.graph.output if o.name != "features"]
+    del model.graph.output[:]
+    model.graph.output.extend(kept)
+    onnx.save(model, str(source))
+    crops = np.random.default_rng(0).integers(0, 256, (6, 64, 64, 3), dtype=np.uint8)
+    result = C.reexport_onnx(source, target, crops)
+    assert result["max_abs_dprob"] < 1e-6 and result["top1_identical"] and result["temperature"] == pytest.approx(1.3)
+    assert [o.name for o in C.onnx_session(target).get_outputs()] == list(C.OUTPUT_NAMES)
