@@ -156,8 +156,8 @@ def load_familiarity(classifier_path: Path) -> Familiarity | None:
         log.warning("no %s beside %s: unfamiliar-looking tiles are not marked uncertain", path.name, classifier_path)
         return None
     familiarity = Familiarity.load(path)
-    stale = familiarity.classifier_sha256 and Path(classifier_path).is_file()
-    if stale and familiarity.classifier_sha256 != file_sha256(Path(classifier_path)):
+    checkable = familiarity.classifier_sha256 and Path(classifier_path).is_file()
+    if checkable and familiarity.classifier_sha256 != file_sha256(Path(classifier_path)):
         log.warning("%s was fitted to another classifier: ignored (%s)", path, FIT_COMMAND)
         return None
     return familiarity
