@@ -259,7 +259,10 @@ def _why_not_run(tiles: Sequence[Tile]) -> str:
             if min(first, last) < MIN_NUMBER:
                 return f"run would need a tile below {MIN_NUMBER} for its jokers"
             return f"run would pass {MAX_NUMBER} (13 is never followed by 1)"
-    step = 1 if positions[-1][1] >= n0 else -1  # the way the set was laid, to name the first break
+    # the way the set was laid (its first two numbers, else its ends), to name the first break
+    step = 1 if positions[-1][1] >= n0 else -1
+    if len(positions) > 1 and positions[1][1] != n0:
+        step = 1 if positions[1][1] > n0 else -1
     for (i, a), (j, b) in pairwise(positions):
         if b - a != step * (j - i):
             gap = f"{a} then {b}" if j == i + 1 else f"{a} and {b} with {j - i - 1} joker(s) between"

@@ -47,6 +47,8 @@ def test_ambiguous_set_takes_the_run_when_it_is_worth_more() -> None:
         ("j j r1 r2", "below 1"),
         ("r5 r7 r8", "5 then 7"),
         ("r8 r7 r5", "7 then 5"),  # laid descending: the break is named that way
+        ("o6 o7 o8 o2", "8 then 2"),  # a tile added at the wrong end: the break is where the run stops
+        ("r9 r8 r7 r12", "7 then 12"),
         ("r5 j r8", "joker(s) between"),
         ("r1 b2 o3", "neither a run nor a group"),
     ],
