@@ -9,23 +9,16 @@ scenes of :mod:`vision.enrol_bench` show the same tile set, as a venue's one set
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from referee.table import Table
 from referee.tiles import Tile
-from vision.synth import effects, faces, textures
+from vision.synth import faces
 from vision.synth.geometry import TILE_HEIGHT_MM, TILE_WIDTH_MM, Camera, TilePose
 from vision.synth.layout import LOOSE_SET, Area, PlacedTile
-from vision.synth.scene import (
-    Canvas,
-    RenderedScene,
-    SceneParams,
-    _labels,
-    _reshaped,
-    _styles,
-)
+from vision.synth.scene import RenderedScene, SceneParams, _styles, draw_scene
 
 COLUMN_GAP_MM = 5.0
 ROW_GAP_MM = 16.0
@@ -82,28 +75,18 @@ def render_grid_scene(
     area = Area(-7 * pitch_x - 40, -2 * pitch_y - 40, 7 * pitch_x + 40, 3 * pitch_y + 40)
     camera = _grid_camera(rng, params.size, area)
     style = _styles(params)[int(rng.integers(params.style_pool))]
-    if style.face_aspect != faces.DEFAULT_FACE_ASPECT:
-        placed = [replace(p, pose=_reshaped(p.pose, style.face_aspect)) for p in placed]
-    material = str(rng.choice(textures.TABLE_MATERIALS[params.split]))
-    lighting = effects.sample_lighting(rng, params.split, params.lighting)
-    sensor = effects.sample_sensor(rng, params.size, params.sensor)
-    canvas = Canvas(camera, rng)
     table_area = Area(area.x0 - 200, area.y0 - 200, area.x1 + 200, area.y1 + 200)
-    canvas.draw_table(material, table_area)
-    canvas.draw_shadows(placed, [], lighting)
-    tile_ids = canvas.draw_tiles(placed, style, lighting)
-    labelled = _labels(camera, placed, tile_ids, canvas, params)
-    image, instance_map = canvas.finish(lighting, sensor)
+    drawn = draw_scene(rng, params, camera, placed, style, table_area)
     meta = {
         "seed": seed,
         "split": params.split,
         "camera": camera.describe(),
-        "lighting": lighting.describe(),
+        "lighting": drawn.lighting.describe(),
         "style": style.describe(),
-        "material": material,
+        "material": drawn.material,
     }
     table = Table.of(loose=[p.tile for p in placed if p.tile is not None])
-    return RenderedScene(image, labelled, table, instance_map, meta)
+    return RenderedScene(drawn.image, drawn.tiles, table, drawn.instance_map, meta)
 
 
 def _grid_camera(rng: np.random.Generator, size: tuple[int, int], area: Area) -> Camera:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -132,6 +133,50 @@ class RenderedScene:
         return [t for t in self.tiles if t.readable]
 
 
+@dataclass(frozen=True)
+class DrawnScene:
+    """What :func:`draw_scene` drew: the image, its labels, and the draws a sidecar records."""
+
+    image: np.ndarray
+    instance_map: np.ndarray
+    tiles: list[LabelledTile]
+    material: str
+    lighting: effects.Lighting
+    sensor: effects.Sensor
+    decorated: Any = None
+    """What ``decorate`` returned (the distractors' log of a table scene)."""
+
+
+def draw_scene(
+    rng: np.random.Generator,
+    params: SceneParams,
+    camera: Camera,
+    placed: list[PlacedTile],
+    style: faces.TileStyle,
+    table_area: Area,
+    boxes: Sequence[tuple[Any, tuple[int, int, int]]] = (),
+    decorate: Callable[[Canvas, effects.Lighting], Any] | None = None,
+) -> DrawnScene:
+    """Every kind of scene drawn the same way, in the same order of random draws: faces reshaped to the style,
+    then the table's material, the light and the sensor; the table, shadows, ``boxes`` (rack bodies with their
+    BGR colour), the tiles, ``decorate`` (objects lying on the table), labels, and the camera's finish."""
+    if style.face_aspect != faces.DEFAULT_FACE_ASPECT:
+        placed = [replace(p, pose=_reshaped(p.pose, style.face_aspect)) for p in placed]
+    material = str(rng.choice(textures.TABLE_MATERIALS[params.split]))
+    lighting = effects.sample_lighting(rng, params.split, params.lighting)
+    sensor = effects.sample_sensor(rng, params.size, params.sensor)
+    canvas = Canvas(camera, rng)
+    canvas.draw_table(material, table_area)
+    canvas.draw_shadows(placed, [body for body, _ in boxes], lighting)
+    for body, colour in boxes:
+        canvas.draw_box(body, colour, lighting)
+    tile_ids = canvas.draw_tiles(placed, style, lighting)
+    decorated = decorate(canvas, lighting) if decorate is not None else None
+    labelled = _labels(camera, placed, tile_ids, canvas, params)
+    image, instance_map = canvas.finish(lighting, sensor)
+    return DrawnScene(image, instance_map, labelled, material, lighting, sensor, decorated)
+
+
 def render_scene(seed: int, params: SceneParams) -> RenderedScene:
     rng = np.random.default_rng(seed)
     if params.rack_view_probability > 0 and rng.random() < params.rack_view_probability:
@@ -151,36 +196,26 @@ def render_scene(seed: int, params: SceneParams) -> RenderedScene:
             racks.append(body)
     camera = _sample_camera(rng, params, area, placed)
     style = _styles(params)[int(rng.integers(params.style_pool))]
-    if style.face_aspect != faces.DEFAULT_FACE_ASPECT:
-        placed = [replace(p, pose=_reshaped(p.pose, style.face_aspect)) for p in placed]
-    material = str(rng.choice(textures.TABLE_MATERIALS[params.split]))
-    lighting = effects.sample_lighting(rng, params.split, params.lighting)
-    sensor = effects.sample_sensor(rng, params.size, params.sensor)
-    canvas = Canvas(camera, rng)
-    canvas.draw_table(material, table_area)
-    canvas.draw_shadows(placed, racks, lighting)
-    for body in racks:
-        canvas.draw_box(body, (30, 30, 34), lighting)
-    tile_ids = canvas.draw_tiles(placed, style, lighting)
-    distractor_log = canvas.draw_objects(occupancy, params, lighting)
-    labelled = _labels(camera, placed, tile_ids, canvas, params)
-    image, instance_map = canvas.finish(lighting, sensor)
+    drawn = draw_scene(
+        rng, params, camera, placed, style, table_area, [(body, RACK_COLOURS[0]) for body in racks],
+        decorate=lambda canvas, lighting: canvas.draw_objects(occupancy, params, lighting),
+    )  # fmt: skip
     meta = {
         "seed": seed,
         "split": params.split,
         "camera": camera.describe(),
-        "lighting": lighting.describe(),
-        "sensor": sensor.describe(),
+        "lighting": drawn.lighting.describe(),
+        "sensor": drawn.sensor.describe(),
         "style": style.describe(),
-        "material": material,
-        "objects": distractor_log,
+        "material": drawn.material,
+        "objects": drawn.decorated,
         "face_down_tiles": sum(p.set_id == POOL_SET for p in placed),
         "sets": [
             {"id": i, "labels": [str(t) for t in s], "valid": check_set(s.tiles, get_profile("pl-championship")).valid}
             for i, s in enumerate(table.sets)
         ],
     }
-    return RenderedScene(image, labelled, table, instance_map, meta)
+    return RenderedScene(drawn.image, drawn.tiles, table, drawn.instance_map, meta)
 
 
 RACK_COLOURS = ((30, 30, 34), (52, 50, 48), (150, 178, 196), (40, 70, 120))
@@ -199,36 +234,24 @@ def _render_rack_view(seed: int, rng: np.random.Generator, params: SceneParams) 
     rack = lay_out_revealed_rack([tiles[: counts[0]], tiles[counts[0] :]][:rows], rng, scale)
     camera, view = _rack_camera(rng, params, rack)
     style = _styles(params)[int(rng.integers(params.style_pool))]
-    placed = rack.tiles
-    if style.face_aspect != faces.DEFAULT_FACE_ASPECT:
-        placed = [replace(p, pose=_reshaped(p.pose, style.face_aspect)) for p in placed]
     colour = RACK_COLOURS[int(rng.integers(len(RACK_COLOURS)))]
-    material = str(rng.choice(textures.TABLE_MATERIALS[params.split]))
-    lighting = effects.sample_lighting(rng, params.split, params.lighting)
-    sensor = effects.sample_sensor(rng, params.size, params.sensor)
-    canvas = Canvas(camera, rng)
-    canvas.draw_table(material, Area(-rack.length / 2 - 600, -60.0, rack.length / 2 + 600, 900.0))
-    canvas.draw_shadows(placed, rack.bodies, lighting)
-    for body in rack.bodies:
-        canvas.draw_box(body, colour, lighting)
-    tile_ids = canvas.draw_tiles(placed, style, lighting)
-    labelled = _labels(camera, placed, tile_ids, canvas, params)
-    image, instance_map = canvas.finish(lighting, sensor)
+    table_area = Area(-rack.length / 2 - 600, -60.0, rack.length / 2 + 600, 900.0)
+    drawn = draw_scene(rng, params, camera, rack.tiles, style, table_area, [(body, colour) for body in rack.bodies])
     meta = {
         "seed": seed,
         "split": params.split,
         "view": view,
         "camera": camera.describe(),
-        "lighting": lighting.describe(),
-        "sensor": sensor.describe(),
+        "lighting": drawn.lighting.describe(),
+        "sensor": drawn.sensor.describe(),
         "style": style.describe(),
-        "material": material,
+        "material": drawn.material,
         "objects": [],
         "face_down_tiles": 0,
         "sets": [],
         "rack": {"rows": rack.rows, "tiles": [str(t) for t in tiles], "colour_bgr": list(colour)},
     }
-    return RenderedScene(image, labelled, Table.of(loose=tiles), instance_map, meta)
+    return RenderedScene(drawn.image, drawn.tiles, Table.of(loose=tiles), drawn.instance_map, meta)
 
 
 def _rack_camera(rng: np.random.Generator, params: SceneParams, rack: RevealedRack) -> tuple[Camera, dict[str, Any]]:
