@@ -369,6 +369,7 @@ def test_served_in_a_thread(game: Game) -> None:
 
 
 def test_setup_offers_enrolment_and_names_the_models_in_use(game: Game, tmp_path: Path) -> None:
+    assert 'href="/setup"' in client_for(game).get("/").text  # the game page offers the setup step
     page = client_for(game).get("/setup")
     assert page.status_code == 200
     assert "row 2 red" in page.text and "rummikub-referee enrol copy1.jpg copy2.jpg" in page.text
