@@ -169,7 +169,7 @@ DEFAULT_SCENES = {
         "3a3ba0a8abb7c7b5c1cbaca8cfaca8a4737298a09b9aab9da59da29eb1aaa6a1a6acb0b3b4b5dab1afa1878fa6a8a39da1aab0b0b3c6babb"
         "b8b1acb7c4a59f9998a3b3aaadc7b1c0cad3c6acac9e9892",
         "784769acd1f4e0fb",
-        "6d04131a21d4eb0d",
+        "35a07f3781d4ae8d",
     ),
     1: (
         "b9bbbdbfbdb9b49496a0a7b4b1aea979bbbdc0c4bba0a8bcb7a498b4b2af4527bcbec3cad4ddd4d6b6a7afb4b2b07e6cbcbfc4cddbdfebe7"
@@ -177,7 +177,7 @@ DEFAULT_SCENES = {
         "baa0a3aebbc4c5c1b5a494a1ab9ca0a7b7a8a0968dbabbb9b6b3b0aca9a7a6a5b4b4b4a9a0b2b8b7b5b3b0ada9a7a5a4afb0b1aa9a8eb1b7"
         "b5b3a1929ea6a4a2aaabadb1b3b1b6b5b4b1a39293a3a1a0",
         "c67dfbf5d96daf33",
-        "f6ae11387d1030c8",
+        "0dd1401ebd548fbb",
     ),
     2: (
         "2538545658595c6b645e5f6d9d895c58273e575d5f756e91667f86606062615d294358686b686793647b7c6791676360294859666f6a6291"
@@ -185,14 +185,15 @@ DEFAULT_SCENES = {
         "29545765605b6f66605f6164656148372c525660788478625f605e5e5c5a3c302d4f54616d5e5f605c74795a5856322e2e4a4f625170746b"
         "57746b55535133312d43474b4d5354595155554f4d4b2e27",
         "7f04f1b0ba587dd0",
-        "1253053b9f9f6281",
+        "7855d8a4e634bfff",
     ),
 }
 """Default scenes: a 16x12 grey thumbnail (area means of 80x80-pixel blocks, hex) and the labels' hash as rendered
 before editions existed (commit 5e87322), and the hash of every draw the scene records (camera, lighting, tile style
-with its font and inks, sensor) since editions (c496af6). Labels and draws must match exactly (NumPy's generators
-are bit-exact everywhere); the thumbnail within 2 grey levels, because OpenCV's SIMD paths differ in the last bit
-between CPUs (an exact image hash failed on CI's machine), while a scene drawn differently moves its blocks more."""
+with its font and inks, sensor) since style names stopped depending on where fonts are installed. Labels and draws
+must match exactly (NumPy's generators are bit-exact everywhere); the thumbnail within 2 grey levels, because
+OpenCV's SIMD paths may differ in the last bit between CPUs, and a style's faces were re-seeded once (their wear and
+noise moved the thumbnails by at most 1 level), while a scene drawn differently moves its blocks far more."""
 
 
 @pytest.mark.parametrize("seed", sorted(DEFAULT_SCENES))
@@ -206,3 +207,15 @@ def test_default_scenes_render_as_before_editions(seed: int) -> None:
     thumbnail = cv2.resize(grey, (16, 12), interpolation=cv2.INTER_AREA).astype(int).reshape(-1)
     expected = np.frombuffer(bytes.fromhex(thumbnail_hex), np.uint8).astype(int)
     assert np.abs(thumbnail - expected).max() <= 2
+
+
+def test_a_style_renders_the_same_wherever_its_fonts_are_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A style's name seeds its faces' wear and noise: it must not hold the font's folder (a PyPI font lives in
+    the virtual environment, so a clone elsewhere rendered other datasets from the same seeds)."""
+    here = faces.sample_style(np.random.default_rng(3), "train")
+    for getter in ("available_fonts", "available_wordmark_fonts"):
+        found = getattr(faces, getter)
+        moved = lambda *args, found=found: tuple((k, f"/elsewhere/venv/{Path(p).name}") for k, p in found(*args))  # noqa: E731
+        monkeypatch.setattr(faces, getter, moved)
+    there = faces.sample_style(np.random.default_rng(3), "train")
+    assert there.font_path != here.font_path and there.name == here.name

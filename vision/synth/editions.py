@@ -24,7 +24,6 @@ colour classes (``faces.COLOUR_NAMES``); the ink range of a class is what that e
 
 from __future__ import annotations
 
-import hashlib
 import zlib
 from dataclasses import dataclass, fields, replace
 
@@ -419,8 +418,7 @@ def sample_edition_style(rng: np.random.Generator, edition: Edition, split: str 
         fields_["joker_scale"] = _uniform(rng, edition.joker_scale) / fields_["recess_radius"]
     else:
         fields_["joker_scale"] = 0.82
-    digest = hashlib.sha1(repr(sorted(fields_.items())).encode()).hexdigest()[:8]
-    return faces.TileStyle(name=f"{split}-{edition.name}-{font_key}-{digest}", **fields_)
+    return faces.TileStyle(name=f"{split}-{edition.name}-{font_key}-{faces.style_digest(fields_)}", **fields_)
 
 
 def edition_pool(split: str, size: int, names: tuple[str, ...]) -> tuple[faces.TileStyle, ...]:

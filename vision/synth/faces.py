@@ -75,6 +75,7 @@ import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -396,8 +397,14 @@ def sample_style(rng: np.random.Generator, split: str = "train", fonts: str = "b
         "gloss": float(rng.uniform(0.0, 1.0)),
         "back_variant": str(rng.choice(["plain", "dimple"])),
     }
-    digest = hashlib.sha1(repr(sorted(fields.items())).encode()).hexdigest()[:8]
-    return TileStyle(name=f"{split}-{font_key}-{digest}", **fields)
+    return TileStyle(name=f"{split}-{font_key}-{style_digest(fields)}", **fields)
+
+
+def style_digest(fields: dict[str, Any]) -> str:
+    """A style's short hash, which also seeds its faces' wear and noise: font files by name only, so a style
+    renders the same wherever the fonts are installed (a PyPI font lives in the virtual environment's folder)."""
+    portable = {k: Path(v).name if k.endswith("font_path") else v for k, v in fields.items()}
+    return hashlib.sha1(repr(sorted(portable.items())).encode()).hexdigest()[:8]
 
 
 def face_size(style: TileStyle) -> tuple[int, int]:
