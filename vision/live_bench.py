@@ -63,14 +63,7 @@ def run_live_benchmark(folder: Path, out: Path, reader: Any, *, minutes: float |
     from vision.gamelog import read_log
 
     game = open_bench_game(folder, out, reader)
-    header, truth, session, log, log_path, ruled_at = (
-        game.header,
-        game.truth,
-        game.session,
-        game.log,
-        game.log_path,
-        game.ruled_at,
-    )
+    session, ruled_at = game.session, game.ruled_at
     timer = threading.Timer(minutes * 60, session.stop) if minutes else None
     if timer:
         timer.start()
@@ -79,22 +72,22 @@ def run_live_benchmark(folder: Path, out: Path, reader: Any, *, minutes: float |
     finally:
         if timer:
             timer.cancel()
-        log.close()
+        game.log.close()
     played_s = session.latest_time_s
-    events = read_log(log_path)
-    scores = score_game([t for t in truth if t.get("settle_s", 0.0) < played_s - 3.0], events)
-    settled = {t["index"]: t["settle_s"] for t in truth if t["event"] == "move"}
+    events = read_log(game.log_path)
+    scores = score_game([t for t in game.truth if t.get("settle_s", 0.0) < played_s - 3.0], events)
+    settled = {t["index"]: t["settle_s"] for t in game.truth if t["event"] == "move"}
     shown = session.playback_started
     wall = [
         ruled_at[row["number"]] - shown - settled[row["index"]]
         for row in scores["rows"]
         if row["found"] and row["number"] in ruled_at and shown is not None
     ]
-    fps = float(header.get("fps", 30.0))
+    fps = float(game.header.get("fps", 30.0))
     return {
         "folder": str(folder),
         "played_s": round(played_s, 1),
-        "frame_size": header["size"],
+        "frame_size": game.header["size"],
         "fps": fps,
         "scores": summarise([scores]),
         "wall_latency_s_median": round(statistics.median(wall), 3) if wall else None,
