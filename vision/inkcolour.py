@@ -81,7 +81,7 @@ class Balance:
 
     def apply(self, image: np.ndarray) -> np.ndarray:
         """The image with the gains applied (the same array when they are neutral)."""
-        if self.is_identity:
+        if self.is_identity or image.size == 0:  # nothing to balance (no crops: cv2.LUT would return None)
             return image
         table = np.clip(np.arange(256, dtype=np.float32)[:, None] * self.gains[None, :] + 0.5, 0, 255)
         flat = np.ascontiguousarray(image).reshape(-1, image.shape[-2], 3)  # a photo, or a stack of crops

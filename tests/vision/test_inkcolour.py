@@ -224,3 +224,9 @@ def test_jokers_and_unmeasured_tiles_are_left_alone() -> None:
 def test_no_tiles() -> None:
     check = check_colours(Detections.empty(), ink_features(np.zeros((0, 64, 64, 3), np.uint8)))
     assert len(check.detections) == 0 and len(check.doubted) == 0
+
+
+def test_a_balance_applied_to_no_crops_gives_no_crops() -> None:
+    """A photo whose boxes were all dropped as not tiles leaves an empty stack of crops to balance."""
+    empty = np.zeros((0, 64, 64, 3), np.uint8)
+    assert Balance(np.array([1.1, 1.0, 0.9], np.float32), None).apply(empty).shape == empty.shape
