@@ -62,10 +62,9 @@ class FamiliarityLoadError(ValueError):
 class FitConfig:
     """How :func:`fit_familiarity` sets the statistics and thresholds."""
 
-    tile_quantile: float = 0.995
-    """Share of correct confident real training tiles (out of fold) that stay familiar. 0.99 for classifier v4;
-    0.995 since v6, whose held-out real cost at 0.99 was 1.3 % (0.96 % at 0.995, wrong at >= 0.8 on held-out
-    editions 0.24 % -> 0.26 %)."""
+    tile_quantile: float = 0.99
+    """Share of correct confident real training tiles (out of fold) that stay familiar (classifiers v4 and v7;
+    v6 needed 0.995 to keep its cost on the real held-out photos under 1 %)."""
     frame_quantile: float = 0.99
     frame_margin: float = 1.1
     """``frame_threshold`` = this times the ``frame_quantile`` of the training photos' median distances."""
