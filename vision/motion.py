@@ -5,7 +5,8 @@ Two comparisons on a downscaled, blurred grayscale copy of the play area:
 - *motion*: the share of play-area pixels that changed since the previous sample (hands moving, tiles sliding);
 - *arm*: a region that differs from the background (the frame of the last stable table) and touches the play
   area's border. Arms reach in from a player's side, so a hand resting still on the table still counts, while
-  tiles put down inside the area do not. The side it touches names the seat the hands came from.
+  tiles put down inside the area do not. The side it touches, and where along it, name the seat the hands came
+  from (:func:`vision.seats.seat_at`).
 
 Brightness is normalised by the ratio of mean levels before comparing, so a lamp switched on or a cloud does
 not look like a move; a change over most of the area at once is reported as ``global_change`` instead.
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from vision.seats import Edge
+
 WORK_WIDTH = 320
 """Width in pixels of the image the comparisons run on."""
 MOTION_LEVEL = 14
@@ -28,8 +31,6 @@ ARM_MIN_SHARE = 0.012
 """Smallest region (share of the play area) touching the border that counts as an arm."""
 GLOBAL_SHARE = 0.6
 """A change over more than this share of the play area at once is lighting or a camera bump, not a hand."""
-SEAT_SIDES = ("bottom", "right", "top", "left")
-"""Seat numbers by the frame side their arms come from: seat 0 sits at the bottom of the picture."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +41,12 @@ class Activity:
     """Share of the play area that differs from the background."""
     arm: bool
     """Something reaches over the border of the play area."""
-    seat: int | None
-    """The seat whose side the arm comes from (see :data:`SEAT_SIDES`)."""
+    edge: Edge | None
+    """The side of the play area the arm reaches in over."""
     global_change: bool
     """Most of the area changed at once: lighting or a camera bump."""
+    along: float | None = None
+    """Where along that side the arm crosses it, 0 to 1 (as :attr:`vision.seats.Seat.along` counts)."""
 
     @property
     def busy(self) -> bool:
@@ -54,7 +57,8 @@ class Activity:
             "motion": round(self.motion, 4),
             "foreground": round(self.foreground, 4),
             "arm": self.arm,
-            "seat": self.seat,
+            "edge": None if self.edge is None else self.edge.label,
+            "along": None if self.along is None else round(self.along, 3),
             "global_change": self.global_change,
         }
 
@@ -76,6 +80,11 @@ class ActivityMeter:
         self.border = self.mask - cv2.erode(self.mask, np.ones((5, 5), np.uint8), borderValue=0)
         ys, xs = np.nonzero(self.mask)
         self.centre = (float(xs.mean()), float(ys.mean())) if len(xs) else (self.shape[1] / 2, self.shape[0] / 2)
+        self.extent = (
+            (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
+            if len(xs)
+            else (0.0, 0.0, self.shape[1] - 1.0, self.shape[0] - 1.0)
+        )
         self.previous: np.ndarray | None = None
         self.background: np.ndarray | None = None
 
@@ -98,8 +107,10 @@ class ActivityMeter:
         foreground_mask = self._changed(current, self.background, FOREGROUND_LEVEL)
         foreground = float(foreground_mask.sum()) / self.area
         global_change = foreground > GLOBAL_SHARE or motion > GLOBAL_SHARE
-        arm, seat = (False, None) if global_change else self._arm(foreground_mask)
-        return Activity(motion, foreground, arm, seat, global_change)
+        crossing = None if global_change else self._arm(foreground_mask)
+        if crossing is None:
+            return Activity(motion, foreground, False, None, global_change)
+        return Activity(motion, foreground, True, crossing[0], global_change, crossing[1])
 
     def _changed(self, current: np.ndarray, reference: np.ndarray, level: float) -> np.ndarray:
         inside = self.mask.astype(bool)
@@ -107,7 +118,8 @@ class ActivityMeter:
         changed = (np.abs(current - reference * gain) > level).astype(np.uint8) & self.mask
         return cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
 
-    def _arm(self, foreground: np.ndarray) -> tuple[bool, int | None]:
+    def _arm(self, foreground: np.ndarray) -> tuple[Edge, float] | None:
+        """Where the largest region touching the border crosses it (side, and where along it); None: no arm."""
         count, labels, stats, _ = cv2.connectedComponentsWithStats(foreground, connectivity=8)
         best, best_area = 0, 0
         for label in range(1, count):
@@ -115,15 +127,19 @@ class ActivityMeter:
             if area > best_area and area >= ARM_MIN_SHARE * self.area and np.any((labels == label) & (self.border > 0)):
                 best, best_area = label, area
         if not best:
-            return False, None
+            return None
         ys, xs = np.nonzero((labels == best) & (self.border > 0))
-        return True, self._seat_of(float(xs.mean()), float(ys.mean()))
+        x, y = float(xs.mean()), float(ys.mean())
+        edge = self._edge_of(x, y)
+        x0, y0, x1, y1 = self.extent
+        along = (x - x0) / max(x1 - x0, 1.0) if edge in (Edge.BOTTOM, Edge.TOP) else (y - y0) / max(y1 - y0, 1.0)
+        return edge, min(1.0, max(0.0, along))
 
-    def _seat_of(self, x: float, y: float) -> int:
+    def _edge_of(self, x: float, y: float) -> Edge:
         """The side of the play area nearest the point where the arm crosses its border."""
         height, width = self.shape
         cx, cy = self.centre
         dx, dy = (x - cx) / width, (y - cy) / height
         if abs(dy) >= abs(dx):
-            return 0 if dy > 0 else 2
-        return 1 if dx > 0 else 3
+            return Edge.BOTTOM if dy > 0 else Edge.TOP
+        return Edge.RIGHT if dx > 0 else Edge.LEFT

@@ -29,9 +29,8 @@ from referee.moves import check_move, unsure_of_left_out
 from referee.profiles import get_profile
 from referee.table import LOOSE, Table
 from referee.tiles import Tile
+from vision.seats import PLAYERS, Seat, seating
 
-SEATS_BY_PLAYERS: dict[int, tuple[int, ...]] = {2: (0, 2), 3: (0, 1, 2), 4: (0, 1, 2, 3)}
-"""Where the players sit: seat 0 at the bottom of the picture, then right, top, left (see vision.motion)."""
 _USE_PROFILE = object()
 
 
@@ -84,9 +83,10 @@ class GameKeeper:
     def __post_init__(self) -> None:
         if not isinstance(self.profile, str):
             raise GameStateError(f"a profile is a name, not {self.profile!r}")
-        get_profile(self.profile)  # an unknown profile fails here, before any frame is read
-        if not _is_int(self.players) or self.players not in SEATS_BY_PLAYERS:
-            raise GameStateError(f"a game has 2 to 4 players, not {self.players!r}")
+        rules = get_profile(self.profile)  # an unknown profile fails here, before any frame is read
+        most = min(rules.max_players, PLAYERS[-1])
+        if not _is_int(self.players) or not PLAYERS[0] <= self.players <= most:
+            raise GameStateError(f"{rules.name} is played by {PLAYERS[0]} to {most} players, not {self.players!r}")
         if not _is_int(self.first_player) or not 0 <= self.first_player < self.players:
             raise GameStateError(
                 f"the first player is 0 to {self.players - 1} (0-based) at a {self.players}-player table,"
@@ -100,12 +100,19 @@ class GameKeeper:
         self.player = self.first_player
 
     # -- views ----------------------------------------------------------------------------------
+    @property
+    def seating(self) -> tuple[Seat, ...]:
+        """Each player's seat around the table, in turn order (see :mod:`vision.seats`)."""
+        return seating(self.players)
+
     def seat_of(self, player: int) -> int:
-        return SEATS_BY_PLAYERS[self.players][player]
+        """The player's seat number, as the log writes it."""
+        return self.seating[player].number
 
     def player_at(self, seat: int | None) -> int | None:
-        seats = SEATS_BY_PLAYERS[self.players]
-        return seats.index(seat) if seat in seats else None
+        """The player in seat number ``seat``; None for an empty seat (or none given)."""
+        numbers = [s.number for s in self.seating]
+        return numbers.index(seat) if seat in numbers else None
 
     def status(self) -> dict[str, Any]:
         return {

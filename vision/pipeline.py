@@ -36,6 +36,7 @@ from vision.layout import SetFinder, group_tiles
 from vision.motion import Activity, ActivityMeter
 from vision.moves import GameKeeper
 from vision.recognition import NOT_A_TILE, TILE_PX, Region, tile_likelihood
+from vision.seats import seat_at
 from vision.track import fuse, unanimous
 
 Event = dict[str, Any]
@@ -145,6 +146,7 @@ class TablePipeline:
         """Time of the frame last read while settling."""
         self.activity_start: float | None = None
         self.seats: Counter[int] = Counter()
+        """Samples with an arm over the table, by the seat number it reaches in from."""
         self.hands = False
         self.last_verify = -1e9
         self.last_camera_check = -1e9
@@ -256,10 +258,7 @@ class TablePipeline:
 
     def _active(self, time_s: float, frame: int, activity: Activity) -> list[Event]:
         events: list[Event] = []
-        if activity.arm:
-            self.hands = True
-            if activity.seat is not None:
-                self.seats[activity.seat] += 1
+        self._count_hands(activity)
         if activity.busy or activity.global_change:
             self.busy_s = time_s
             started = self.activity_start if self.activity_start is not None else time_s
@@ -326,11 +325,16 @@ class TablePipeline:
             self.hands = False
         events = self.keeper.activity(time_s=time_s, frame=frame) if self.phase == "stable" else []
         self.phase, self.readings, self.state_readings, self.busy_s = "active", [], [], time_s
-        if activity.arm:
-            self.hands = True
-            if activity.seat is not None:
-                self.seats[activity.seat] += 1
+        self._count_hands(activity)
         return events
+
+    def _count_hands(self, activity: Activity) -> None:
+        """An arm over the table counts for the seat it reaches in from (by seat number, as the game logs it)."""
+        if not activity.arm:
+            return
+        self.hands = True
+        if activity.edge is not None:
+            self.seats[seat_at(self.keeper.players, activity.edge, activity.along).number] += 1
 
     # -- helpers --------------------------------------------------------------------------------
     def _read(self, image: np.ndarray) -> Detections:

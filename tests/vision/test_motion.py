@@ -1,4 +1,5 @@
-"""ActivityMeter: motion, arms reaching in from a side (and whose seat that is), lighting that is not a move."""
+"""ActivityMeter: motion, arms reaching in from a side (which side, and where along it), lighting that is not a
+move."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from vision.motion import SEAT_SIDES, ActivityMeter
+from vision.motion import ActivityMeter
+from vision.seats import Edge
 
 TABLE = "[red-5 red-6 red-7] [black-9 blue-9 orange-9]"
 
@@ -26,20 +28,20 @@ def test_a_still_table_is_quiet(scenes: Any) -> None:
     meter = settled_meter(scene)
     for _ in range(3):
         activity = meter.measure(scene.frame())
-        assert (activity.motion, activity.arm, activity.seat, activity.global_change) == (0.0, False, None, False)
+        assert (activity.motion, activity.arm, activity.edge, activity.global_change) == (0.0, False, None, False)
         assert not activity.busy
 
 
-@pytest.mark.parametrize("side", SEAT_SIDES)
-def test_an_arm_names_the_seat_on_the_side_it_comes_from(scenes: Any, side: str) -> None:
+@pytest.mark.parametrize("side", [edge.label for edge in Edge])
+def test_an_arm_names_the_side_it_comes_from(scenes: Any, side: str) -> None:
     scene = scenes.TableScene()
     scene.show(TABLE)
     meter = settled_meter(scene)
     scene.arm = side
     activity = meter.measure(scene.frame())
     assert activity.arm and activity.busy and not activity.global_change
-    assert activity.seat == SEAT_SIDES.index(side)
-    assert activity.to_json()["seat"] == SEAT_SIDES.index(side)
+    assert activity.edge == Edge[side.upper()] and activity.to_json()["edge"] == side
+    assert activity.along is not None and abs(activity.along - 0.5) < 0.1  # the scene's arm comes in mid-side
 
 
 @pytest.mark.parametrize(("side", "along"), [("bottom", 0.15), ("bottom", 0.85), ("left", 0.2), ("right", 0.8)])
@@ -48,7 +50,23 @@ def test_an_arm_near_a_corner_still_names_its_own_side(scenes: Any, side: str, a
     scene.show(TABLE)
     meter = settled_meter(scene)
     scene.arm, scene.arm_at, scene.arm_reach = side, along, 0.3
-    assert meter.measure(scene.frame()).seat == SEAT_SIDES.index(side)
+    activity = meter.measure(scene.frame())
+    assert activity.edge == Edge[side.upper()]
+    assert activity.along is not None and abs(activity.along - along) < 0.1  # where along it too
+
+
+@pytest.mark.parametrize(("side", "along"), [("bottom", 0.25), ("bottom", 0.75), ("top", 0.3), ("top", 0.7)])
+def test_two_players_on_one_edge_are_told_apart_by_where_their_arms_come_in(
+    scenes: Any, side: str, along: float
+) -> None:
+    scene = scenes.TableScene()
+    scene.show(TABLE)
+    meter = settled_meter(scene)
+    scene.arm, scene.arm_at = side, along
+    for _ in range(3):  # the arm wiggles sideways as hands work
+        activity = meter.measure(scene.frame())
+        assert activity.edge == Edge[side.upper()] and activity.along is not None
+        assert abs(activity.along - along) < 0.08 and (activity.along < 0.5) == (along < 0.5)
 
 
 def test_a_hand_resting_still_on_the_table_still_counts(scenes: Any) -> None:
@@ -60,7 +78,7 @@ def test_a_hand_resting_still_on_the_table_still_counts(scenes: Any) -> None:
     for _ in range(5):
         activity = meter.measure(scene.frame())
         assert activity.motion == 0.0  # nothing moves...
-        assert activity.arm and activity.seat == 1 and activity.busy  # ...but the table is not free
+        assert activity.arm and activity.edge == Edge.RIGHT and activity.busy  # ...but the table is not free
 
 
 def test_tiles_put_down_inside_the_area_are_motion_but_not_an_arm(scenes: Any) -> None:
@@ -94,7 +112,7 @@ def test_an_arm_is_found_in_dim_light_too(scenes: Any) -> None:
     meter = settled_meter(scene)
     scene.arm = "top"
     activity = meter.measure(scene.frame())
-    assert activity.arm and activity.seat == 2
+    assert activity.arm and activity.edge == Edge.TOP
 
 
 def test_a_change_over_most_of_the_picture_is_global_not_an_arm() -> None:
@@ -107,7 +125,7 @@ def test_a_change_over_most_of_the_picture_is_global_not_an_arm() -> None:
     meter.measure(stripes)
     bumped = np.roll(stripes, 16, axis=1)  # the camera was knocked sideways by one stripe
     activity = meter.measure(bumped)
-    assert activity.global_change and not activity.arm and activity.seat is None
+    assert activity.global_change and not activity.arm and activity.edge is None
 
 
 def test_only_the_play_area_counts(scenes: Any) -> None:
@@ -122,4 +140,4 @@ def test_only_the_play_area_counts(scenes: Any) -> None:
     assert not outside.arm and outside.motion == 0.0 and not outside.busy
     scene.arm_reach = 0.4  # it reaches over the play area's right border: that side's seat
     inside = meter.measure(scene.frame())
-    assert inside.arm and inside.seat == 1
+    assert inside.arm and inside.edge == Edge.RIGHT

@@ -185,6 +185,26 @@ def test_seats_follow_the_number_of_players() -> None:
     assert two.player_at(2) == 1 and two.player_at(1) is None and two.player_at(None) is None
 
 
+def test_six_players_take_turns_round_the_table_and_share_the_long_edges() -> None:
+    keeper = GameKeeper("official-6p", 6)
+    keeper.settled(T(""), time_s=0.0, frame=0, start_s=None, seat=None, hands=False)
+    assert [keeper.seat_of(p) for p in range(6)] == [4, 5, 1, 6, 7, 3]
+    assert [s.name for s in keeper.seating][:2] == ["bottom left", "bottom right"]
+    assert keeper.player_at(0) is None  # the bottom edge's middle: nobody sits there at a table of six
+    seats = (4, 5, 1, 6, 7, 3)
+    moves = [only_move(settle(keeper, "", 10.0 * (k + 1), seat=seat)) for k, seat in enumerate(seats)]  # draws
+    assert [(m["player"], m["seat"], m["turn_order_player"]) for m in moves] == [(p, s, p) for p, s in enumerate(seats)]
+    assert keeper.player == 0  # round again
+
+
+def test_hands_from_the_other_seat_on_a_shared_edge_make_it_that_players_move() -> None:
+    keeper = GameKeeper("official-6p", 5)
+    keeper.settled(T(""), time_s=0.0, frame=0, start_s=None, seat=None, hands=False)
+    move = only_move(settle(keeper, OPENING, 10.0, seat=5))  # player 0 (bottom left) on move; bottom right reached
+    assert (move["player"], move["seat"], move["hands_seat"], move["turn_order_player"]) == (1, 5, 5, 0)
+    assert keeper.opened == [False, True, False, False, False]
+
+
 def test_a_move_on_a_reverted_table_by_the_next_player_is_ruled_not_taken_for_a_restore() -> None:
     keeper = new_keeper()
     settle(keeper, "[red-1 red-2 red-3]", 10.0)  # player 0 reverted; player 1 on move
@@ -401,7 +421,8 @@ def test_a_resumed_game_goes_on_where_it_stopped() -> None:
 @pytest.mark.parametrize(
     ("players", "profile", "error"),
     [
-        (5, "official", GameStateError),  # no seat for a fifth player
+        (5, "official", GameStateError),  # official is played by 2 to 4
+        (7, "official-6p", GameStateError),  # no seat for a seventh player
         (1, "official", GameStateError),
         (2, "no-such-rules", ProfileError),  # fails before any frame is read
     ],
