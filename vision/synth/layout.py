@@ -1,8 +1,8 @@
 """Laying tiles on the table plane: sets as rows of touching tiles facing a seat, gaps between sets,
 loose tiles, the pool of face-down tiles and racks at the table's edges.
 
-Seats: 0 at the bottom edge (y < 0), 1 at the right, 2 at the top, 3 at the left. A tile read from seat k
-has its face's up pointing away from that seat: ``angle_deg = 90 * k``.
+Seats (:mod:`vision.seats`): 0 at the bottom edge (y < 0), 1 at the right, 2 at the top, 3 at the left. A tile
+read from the edge k has its face's up pointing away from that edge: ``angle_deg = 90 * k``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import numpy as np
 
 from referee.table import Table
 from referee.tiles import Tile
+from vision.seats import MIDDLE, Edge, Seat
 from vision.synth.geometry import TILE_HEIGHT_MM, TILE_WIDTH_MM, TilePose, rotated_rect_corners
 
 LOOSE_SET = -1
@@ -281,9 +282,11 @@ def lay_out_pool(
 
 
 def lay_out_rack(
-    seat: int, table_area: Area, tiles: list[Tile], rng: np.random.Generator, scale: float
+    seat: Seat, table_area: Area, tiles: list[Tile], rng: np.random.Generator, scale: float
 ) -> tuple[list[PlacedTile], np.ndarray]:
-    """A player's rack at the table edge: tiles standing on a ledge, faces towards the player.
+    """A player's rack at the table edge, where the player sits along it: tiles standing on a ledge, faces
+    towards the player. An edge's middle seat's rack lies anywhere within 60 mm of the middle; a rack on a shared
+    edge within 6 mm of its place, so the two on that edge keep apart.
 
     Returns the tiles and the rack body's 8 box corners (world mm) for drawing.
     """
@@ -294,13 +297,17 @@ def lay_out_rack(
     # In the seat's frame, the rack sits along its edge; the face looks back at the player (tilt > 90).
     centre_along = float(rng.uniform(-60, 60))
     inset = float(rng.uniform(25, 60))
+    if seat.along != MIDDLE:  # picture left to right (or top to bottom) is world +x (or -y)
+        centre_along *= 0.1
+        place = (seat.along - MIDDLE) * (a.width if seat.edge in (Edge.BOTTOM, Edge.TOP) else a.height)
+        centre_along += place if seat.edge in (Edge.BOTTOM, Edge.LEFT) else -place
     frames = {
-        0: ((a.x0 + a.x1) / 2 + centre_along, a.y0 + inset, 0.0),
-        1: (a.x1 - inset, (a.y0 + a.y1) / 2 + centre_along, 90.0),
-        2: ((a.x0 + a.x1) / 2 - centre_along, a.y1 - inset, 180.0),
-        3: (a.x0 + inset, (a.y0 + a.y1) / 2 - centre_along, 270.0),
+        Edge.BOTTOM: ((a.x0 + a.x1) / 2 + centre_along, a.y0 + inset, 0.0),
+        Edge.RIGHT: (a.x1 - inset, (a.y0 + a.y1) / 2 + centre_along, 90.0),
+        Edge.TOP: ((a.x0 + a.x1) / 2 - centre_along, a.y1 - inset, 180.0),
+        Edge.LEFT: (a.x0 + inset, (a.y0 + a.y1) / 2 - centre_along, 270.0),
     }
-    cx, cy, angle = frames[seat]
+    cx, cy, angle = frames[seat.edge]
     body = TilePose(cx, cy, angle, width=length, height=depth, thickness=18.0)
     rad = math.radians(angle)
     along = np.array([math.cos(rad), math.sin(rad)])
@@ -314,7 +321,7 @@ def lay_out_rack(
         tilt = float(rng.uniform(65, 80))
         lift = 10.0 + h / 2 * math.sin(math.radians(tilt))
         pose = TilePose(float(x), float(y), angle, z=lift, tilt_deg=tilt, width=w, height=h, thickness=7.0 * scale)
-        placed.append(PlacedTile(tile, pose, RACK_SET, index, seat))
+        placed.append(PlacedTile(tile, pose, RACK_SET, index, seat.number))
     return placed, body.corners()
 
 

@@ -23,6 +23,7 @@ from referee.profiles import get_profile
 from referee.sets import check_set
 from referee.table import Table
 from referee.tiles import ALL_LABELS, JOKER, NUMBER_TILES
+from vision.seats import SEATS
 from vision.synth import distractors, editions, effects, faces, textures
 from vision.synth.content import ContentParams, random_table
 from vision.synth.geometry import Camera, TilePose, polygon_outline
@@ -191,7 +192,7 @@ def render_scene(seed: int, params: SceneParams) -> RenderedScene:
     if rng.random() < params.rack_probability:
         for seat in rng.choice(4, size=int(rng.integers(1, 4)), replace=False):
             rack_tiles = [ALL_TILES[i] for i in rng.integers(0, len(ALL_TILES), int(rng.integers(6, 16)))]
-            tiles_on_rack, body = lay_out_rack(int(seat), table_area, rack_tiles, rng, scale)
+            tiles_on_rack, body = lay_out_rack(SEATS[int(seat)], table_area, rack_tiles, rng, scale)  # a middle seat
             placed += tiles_on_rack
             racks.append(body)
     camera = _sample_camera(rng, params, area, placed)

@@ -28,6 +28,7 @@ import numpy as np
 from referee.sets import TileSet
 from referee.table import Table
 from referee.tiles import Tile
+from vision.seats import MIDDLE, Edge, Seat, seating
 from vision.synth import distractors, effects, textures
 from vision.synth.dataset import Progress
 from vision.synth.game import SimGame, simulate_game
@@ -49,7 +50,9 @@ from vision.synth.scene import Canvas, style_pool
 JITTER_PX = 3
 """Margin rendered around the frame so the camera can shake by up to this many pixels."""
 HAND_RATE_HZ = 10.0
-SEATS_BY_PLAYERS = {2: (0, 2), 3: (0, 1, 2), 4: (0, 1, 2, 3)}
+RACK_SHOWN = 20
+"""Most tiles drawn on a rack at an edge's middle; on a shared edge :data:`SHARED_RACK_SHOWN` (two racks fit)."""
+SHARED_RACK_SHOWN = 18
 TRUTH_FORMAT = "rummikub-referee/synth-game-video/1"
 
 
@@ -60,7 +63,7 @@ class Segment:
     start_s: float
     end_s: float
     state: int
-    hands_seat: int | None = None
+    hands_seat: Seat | None = None
 
 
 class LayoutKeeper:
@@ -78,6 +81,7 @@ class LayoutKeeper:
         self.rng = np.random.default_rng(seed)
 
     def place(self, table: Table, seat: int) -> list[PlacedTile]:
+        """The table's tiles where they lie; a new set faces the edge ``seat`` (0-3, :class:`vision.seats.Edge`)."""
         occupancy = Occupancy(self.area)
         unused = list(self.previous)
         placements: list[SetPlacement | None] = [None] * len(table.sets)
@@ -239,20 +243,20 @@ def play_area_px(camera: Camera) -> list[list[float]]:
 
 def timeline(
     game: SimGame, rng: np.random.Generator
-) -> tuple[list[Segment], list[dict[str, Any]], list[tuple[Table, int]]]:
-    """Segments of video, the truth lines, and the table states (with the seat that made each)."""
-    states: list[tuple[Table, int]] = []
+) -> tuple[list[Segment], list[dict[str, Any]], list[tuple[Table, Seat]]]:
+    """Segments of video, the truth lines (seats by number), and the table states (with the seat that made each)."""
+    states: list[tuple[Table, Seat]] = []
     segments: list[Segment] = []
     truth: list[dict[str, Any]] = []
     now = 0.0
 
-    def state_of(table: Table, seat: int) -> int:
+    def state_of(table: Table, seat: Seat) -> int:
         if states and states[-1][0] == table:
             return len(states) - 1
         states.append((table, seat))
         return len(states) - 1
 
-    seats = SEATS_BY_PLAYERS[game.players]
+    seats = seating(game.players)
     for number, move in enumerate(game.moves):
         seat = seats[move.player]
         before = state_of(move.before, seat)
@@ -267,7 +271,14 @@ def timeline(
         segments.append(Segment(switch, settled, after, seat))
         segments.append(Segment(settled, end, after))
         truth.append(
-            {"event": "move", **move.to_json(), "seat": seat, "start_s": start, "settle_s": settled, "end_s": end}
+            {
+                "event": "move",
+                **move.to_json(),
+                "seat": seat.number,
+                "start_s": start,
+                "settle_s": settled,
+                "end_s": end,
+            }
         )
         now = end
         if move.verdict != "ok":
@@ -281,7 +292,7 @@ def timeline(
                 truth.append(
                     {
                         "event": "restore",
-                        "seat": seat,
+                        "seat": seat.number,
                         "after_move": move.index,
                         "start_s": now,
                         "settle_s": now + duration * 0.85,
@@ -366,12 +377,12 @@ def write_game(
 class _StillCache:
     """Renders each table state once (with the racks and the pool as they are then), keeps the last few."""
 
-    def __init__(self, film: GameFilm, game: SimGame, states: list[tuple[Table, int]], seed: int) -> None:
+    def __init__(self, film: GameFilm, game: SimGame, states: list[tuple[Table, Seat]], seed: int) -> None:
         self.film, self.game, self.states = film, game, states
         self.keeper = LayoutKeeper(PLAY_AREA, seed, 1.0, film.params)
         self.layouts: dict[int, list[PlacedTile]] = {}
         self.cache: dict[int, np.ndarray] = {}
-        self.pool = _pool_heap(np.random.default_rng(seed + 3))
+        self.pool = _pool_heap(np.random.default_rng(seed + 3), seating(game.players))
         self.racks = self._rack_contents()
 
     def _rack_contents(self) -> dict[int, list[Tile]]:
@@ -383,13 +394,15 @@ class _StillCache:
     def get(self, state: int) -> np.ndarray:
         if state not in self.cache:
             for earlier in range(len(self.layouts), state + 1):  # layouts must be made in order
-                self.layouts[earlier] = self.keeper.place(self.states[earlier][0], self.states[earlier][1])
+                table, seat = self.states[earlier]
+                self.layouts[earlier] = self.keeper.place(table, seat.edge)
             placed = list(self.layouts[state])
-            seats = SEATS_BY_PLAYERS[self.game.players]
+            seats = seating(self.game.players)
             racks = []
             rng = np.random.default_rng(self.film.seed + 5)
             for player, tiles in self.racks.items():
-                rack_tiles, body = lay_out_rack(seats[player], TABLE_AREA, tiles[:20], rng, 1.0)
+                shown = RACK_SHOWN if seats[player].along == MIDDLE else SHARED_RACK_SHOWN
+                rack_tiles, body = lay_out_rack(seats[player], TABLE_AREA, tiles[:shown], rng, 1.0)
                 placed += rack_tiles
                 racks.append(body)
             placed += self.pool[: max(8, 40 - state // 2)]
@@ -399,11 +412,16 @@ class _StillCache:
         return self.cache[state]
 
 
-def _pool_heap(rng: np.random.Generator) -> list[PlacedTile]:
-    centre = np.array([PLAY_AREA.x1 + 95.0, PLAY_AREA.y1 + 70.0])  # outside the play area, as at a tournament
+def _pool_heap(rng: np.random.Generator, seats: tuple[Seat, ...]) -> list[PlacedTile]:
+    """Face-down tiles outside the play area (as at a tournament), in the top right corner: nearer the play area
+    and tighter where two racks share the top edge, so the heap stays off them."""
+    if any(seat.edge is Edge.TOP and seat.along != MIDDLE for seat in seats):
+        centre, spread = np.array([PLAY_AREA.x1 + 98.0, PLAY_AREA.y1 + 42.0]), 14.0
+    else:
+        centre, spread = np.array([PLAY_AREA.x1 + 95.0, PLAY_AREA.y1 + 70.0]), 20.0
     heap = []
     for _ in range(40):
-        x, y = centre + rng.normal(0, 20, 2)
+        x, y = centre + rng.normal(0, spread, 2)
         heap.append(PlacedTile(None, TilePose(float(x), float(y), float(rng.uniform(0, 360)), face_up=False), POOL_SET))
     return heap
 
@@ -445,11 +463,16 @@ def _with_hand(still: np.ndarray, segment: Segment, t: float, film: GameFilm, rn
     """The still frame with the player's arm reaching over the table (drawn in its bounding region only)."""
     h, w = still.shape[:2]
     seat = segment.hands_seat
+    assert seat is not None
+    number = seat.number
     phase = (t - segment.start_s) / max(segment.end_s - segment.start_s, 1e-3)
     reach = 0.35 + 0.25 * math.sin(math.pi * min(1.0, phase * 1.2))
-    sway = 0.5 + 0.18 * math.sin(2 * math.pi * (t * 0.4 + seat * 0.3))
+    sway = 0.5 + 0.18 * math.sin(2 * math.pi * (t * 0.4 + number * 0.3))
+    if seat.along != MIDDLE:  # in the player's own frame (left to right as they sit): about their place, half the sway
+        own = seat.along if seat.edge in (Edge.BOTTOM, Edge.LEFT) else 1 - seat.along
+        sway = own + (sway - 0.5) * 0.5
     entries = {0: (sway * w, h + 5), 1: (w + 5, (1 - sway) * h), 2: ((1 - sway) * w, -5), 3: (-5, sway * h)}
-    ex, ey = entries[seat]
+    ex, ey = entries[seat.edge]
     centre = (w / 2, h / 2)
     tip = (ex + (centre[0] - ex) * reach * 1.6, ey + (centre[1] - ey) * reach * 1.6)
     ppm = film.camera.focal_px / film.camera.position[2]
@@ -459,16 +482,19 @@ def _with_hand(still: np.ndarray, segment: Segment, t: float, film: GameFilm, rn
     frame = still.copy()
     roi = frame[y0:y1, x0:x1]
     mask = np.zeros(roi.shape[:2], np.uint8)
-    hand_rng = np.random.default_rng(zlib.crc32(f"hand/{seat}/{int(t * HAND_RATE_HZ)}".encode()))
+    hand_rng = np.random.default_rng(zlib.crc32(f"hand/{number}/{int(t * HAND_RATE_HZ)}".encode()))
     distractors.draw_hand(
         roi, mask, hand_rng, entry=(ex - x0, ey - y0), tip=(tip[0] - x0, tip[1] - y0), px_per_mm=ppm,
-        skin_bgr=_SKINS[seat], sleeve_bgr=_SLEEVES[seat],
+        skin_bgr=_SKINS[number], sleeve_bgr=_SLEEVES[number],
     )  # fmt: skip
     return frame
 
 
-_SKINS = {0: (150, 180, 225), 1: (95, 125, 170), 2: (120, 155, 205), 3: (70, 95, 140)}
-_SLEEVES = {0: (140, 60, 30), 1: (40, 40, 40), 2: (30, 110, 200), 3: (90, 140, 60)}
+_SKINS = {0: (150, 180, 225), 1: (95, 125, 170), 2: (120, 155, 205), 3: (70, 95, 140), 4: (135, 170, 215),
+          5: (85, 110, 160), 6: (110, 145, 195), 7: (160, 190, 230)}  # fmt: skip
+_SLEEVES = {0: (140, 60, 30), 1: (40, 40, 40), 2: (30, 110, 200), 3: (90, 140, 60), 4: (60, 60, 150),
+            5: (120, 120, 120), 6: (40, 90, 40), 7: (150, 40, 110)}  # fmt: skip
+"""By seat number (:data:`vision.seats.SEATS`)."""
 
 
 class _AsyncWriter:
