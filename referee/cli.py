@@ -126,6 +126,20 @@ POSITIVE = NumberArg(above=0)
 SHARE = NumberArg(minimum=0, maximum=1)
 SEED = NumberArg(whole=True)
 """A random seed: any whole number."""
+PLAYERS = NumberArg(whole=True, minimum=2, maximum=max(p.max_players for p in PROFILES.values()))
+"""``--players``: 2 to the largest table any profile is played at; :func:`players_under` bounds it by the chosen
+profile."""
+
+
+def players_under(profile: str, players: int) -> int:
+    """``players`` when ``profile`` is played by that many; else a one-line :class:`CommandError` naming the
+    profile's limit (and the profiles that take that many)."""
+    most = PROFILES[profile].max_players
+    if players <= most:
+        return players
+    larger = [name for name, p in PROFILES.items() if p.max_players >= players]
+    hint = f"; for {players}: --profile {' or '.join(larger)}" if larger else ""
+    raise CommandError(f"--players {players}: profile {profile} is played by 2 to {most} players{hint}")
 
 
 def _add_profile(parser: argparse.ArgumentParser) -> None:

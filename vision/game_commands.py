@@ -79,7 +79,10 @@ def _time_limit(text: str) -> Any:
 
 def _add_game_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", choices=list(PROFILES), default="official", metavar="P", help="rule profile")
-    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=4, help="players at the table (default 4)")
+    parser.add_argument(
+        "--players", type=rules_cli.PLAYERS, default=4, metavar="N",
+        help="players at the table, 2 to the profile's most (default 4; 5-6: --profile official-6p)",
+    )  # fmt: skip
     parser.add_argument(
         "--first-player", type=FIRST_PLAYER, default=1, metavar="K", help="who moves first, 1-N (default 1)"
     )
@@ -101,6 +104,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from vision.pipeline import pipeline_reader
     from vision.stopping import StopSignals
 
+    rules_cli.players_under(args.profile, args.players)
     first_player = _first_player(args)
     _check_calibration_file(args.calibration)
     reader = pipeline_reader(args.models)  # a missing model fails before the video is opened
@@ -178,6 +182,8 @@ def cmd_live(args: argparse.Namespace) -> int:
     from vision.live import LiveOptions, LiveSession
     from vision.pipeline import pipeline_reader
 
+    if not args.resume:  # a resumed game is played at the table its log names
+        rules_cli.players_under(args.profile, args.players)
     _check_calibration_file(args.calibration)
     reader = pipeline_reader(args.models)
     if args.serve:

@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from vision.seats import PLAYERS
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: no advisory locks, one writer per log is up to the referee
     fcntl = None  # type: ignore[assignment]
 
 LOG_FORMAT = "rummikub-referee/game-log/1"
-PLAYERS = (2, 3, 4)
-"""Players a logged game may have (as ``vision.moves.SEATS_BY_PLAYERS``)."""
 
 
 class GameLogError(ValueError):
@@ -214,8 +214,11 @@ class GameSetup:
             known = ", ".join(PROFILES)
             raise GameLogError(f"{where}: the start line's profile is {_shown(profile)}, not one of {known}")
         players = start.get("players", MISSING)
-        if not _is_int(players) or players not in PLAYERS:
-            raise GameLogError(f"{where}: the start line's players is {_shown(players)}, not 2, 3 or 4")
+        most = min(PROFILES[profile].max_players, PLAYERS[-1])
+        if not _is_int(players) or not PLAYERS[0] <= players <= most:
+            raise GameLogError(
+                f"{where}: the start line's players is {_shown(players)}, not {PLAYERS[0]} to {most} ({profile})"
+            )
         first = start.get("first_player", 0)
         if not _is_int(first) or not 0 <= first < players:
             raise GameLogError(

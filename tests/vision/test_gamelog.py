@@ -274,7 +274,8 @@ def test_a_log_discarded_before_its_game_started_leaves_nothing_behind(tmp_path:
         ({"profile": [], "players": 2}, "profile is []"),  # a list, not a name
         ({"profile": "no-such-rules", "players": 2}, 'profile is "no-such-rules", not one of'),
         ({"profile": "official"}, "players is missing"),
-        ({"profile": "official", "players": 5}, "players is 5, not 2, 3 or 4"),
+        ({"profile": "official", "players": 5}, "players is 5, not 2 to 4 (official)"),  # a table of 2-4
+        ({"profile": "official-6p", "players": 7}, "players is 7, not 2 to 6 (official-6p)"),
         ({"profile": "official", "players": True}, "players is true"),
         ({"profile": "official", "players": 2, "first_player": 2}, "first_player is 2, not 0 to 1"),
         ({"profile": "official", "players": 2, "first_player": -1}, "first_player is -1"),
@@ -297,3 +298,6 @@ def test_a_good_start_line_gives_the_games_setup(tmp_path: Path) -> None:
     start = {"profile": "przasnysz", "players": 4, "first_player": 3, "time_limit_s": 90}
     assert GameSetup.from_start(start, tmp_path) == GameSetup("przasnysz", 4, 3, 90.0)
     assert GameSetup.from_start({**start, "time_limit_s": "none"}, tmp_path).time_limit == "none"
+    for players in (5, 6):  # the 5-6 player edition
+        six = {"profile": "official-6p", "players": players, "first_player": players - 1}
+        assert GameSetup.from_start(six, tmp_path) == GameSetup("official-6p", players, players - 1, None)

@@ -278,3 +278,44 @@ def test_live_refuses_to_overwrite_a_log_and_to_resume_a_missing_one(
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1 and "Traceback" not in err
     assert log.read_text().count("\n") == 1
+
+
+def record_seated(path: Path, scenes: Any, start: str, script: list[tuple[str, float, str | None, int]]) -> Path:
+    """As :func:`record`, each arm coming in at a place along its side (a share of it, as the picture runs)."""
+    scene = scenes.TableScene()
+    scene.show(start)
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, scene.size)
+    for side, along, table, count in script:
+        scene.arm, scene.arm_at = side or None, along
+        for k in range(count):
+            if table is not None and k == count // 2:
+                scene.show(table)
+            writer.write(scene.frame())
+    writer.release()
+    return path
+
+
+def test_a_six_player_game_is_refereed_by_seat_and_resumes_from_its_log(
+    tmp_path: Path, scenes: Any, stand_in_reader: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two players share each long edge: where an arm comes in along it says whose move it is."""
+    bottom_right = ("bottom", 0.75, OPENED, 20)  # player 1 (0-based; seat 5) opens, out of turn
+    first = record_seated(
+        tmp_path / "first.avi", scenes, START, [("", 0.5, None, 20), bottom_right, ("", 0.5, None, 30)]
+    )
+    top_left = ("top", 0.25, f"{OPENED} [black-11 blue-11 orange-11]", 20)  # player 4 (seat 7) opens, out of turn
+    second = record_seated(
+        tmp_path / "second.avi", scenes, OPENED, [("", 0.5, None, 20), top_left, ("", 0.5, None, 30)]
+    )
+    log = tmp_path / "six.jsonl"
+    assert main(live_command(first, "--log", str(log), "--players", "6", "--profile", "official-6p")) == 0
+    capsys.readouterr()
+    assert main(live_command(second, "--resume", str(log))) == 0
+    events = read_log(log)
+    resume = next(e for e in events if e["event"] == "resume")
+    assert resume["status"]["player"] == 2 and resume["status"]["opened"] == [False, True, False, False, False, False]
+    moves = moves_of(events)
+    assert [(m["player"], m["seat"], m["turn_order_player"], m["ruling"]["verdict"]) for m in moves] == [
+        (1, 5, 0, "ok"),
+        (4, 7, 2, "ok"),
+    ]

@@ -5,7 +5,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from referee.cli import COUNT, POSITIVE, SEED, SHARE, NumberArg, add_command, add_json_option, emit
+from referee.cli import (
+    COUNT,
+    PLAYERS,
+    POSITIVE,
+    SEED,
+    SHARE,
+    NumberArg,
+    add_command,
+    add_json_option,
+    emit,
+    players_under,
+)
 from referee.profiles import DEFAULT_PROFILE, PROFILES
 
 
@@ -50,6 +61,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
 def cmd_synth_game(args: argparse.Namespace) -> int:
     from vision.synth.video import write_game
 
+    players_under(args.profile, args.players)
     summary = write_game(
         Path(args.out), players=args.players, seed=args.seed, violation_rate=args.violations, profile=args.profile,
         minutes=args.minutes, size=args.size, fps=args.fps, progress=not args.json,
@@ -89,7 +101,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "rummikub-referee synth-game --out cache/game --players 4 --seed 1 --violations 0.1 --minutes 3",
     )
     game.add_argument("--out", required=True, help="output folder (created)")
-    game.add_argument("--players", type=int, choices=[2, 3, 4], default=4)
+    game.add_argument(
+        "--players", type=PLAYERS, default=4, metavar="N", help="2 to the profile's most (default 4; 5-6: official-6p)"
+    )
     game.add_argument("--seed", type=SEED, default=0)
     game.add_argument("--violations", type=SHARE, default=0.1, help="share of moves with an injected violation")
     game.add_argument("--profile", choices=list(PROFILES), default=DEFAULT_PROFILE, metavar="P")

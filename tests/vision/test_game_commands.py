@@ -1,0 +1,61 @@
+"""``--players`` of the game commands (``live``, ``analyze``, ``synth-game``): 2 to 6, bounded by the profile's
+``max_players``; a table the profile is not played at is refused in one line (exit 2) before anything starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vision.cli import main
+
+COMMANDS = {
+    "analyze": ["analyze", "{video}", "--out", "{out}", "--quiet", "--calibration", "frame"],
+    "live": ["live", "--source", "{video}", "--log", "{out}.jsonl", "--fast", "--calibration", "frame"],
+    "synth-game": ["synth-game", "--out", "{out}", "--minutes", "0.05", "--size", "64x64"],
+}
+
+
+def command(name: str, tmp_path: Path, *more: str) -> list[str]:
+    """The command, its files in ``tmp_path`` (the video is never there: a refusal comes before it is opened)."""
+    places = {"video": str(tmp_path / "game.mp4"), "out": str(tmp_path / "out")}
+    return [part.format(**places) for part in COMMANDS[name]] + list(more)
+
+
+def refusal(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    try:
+        status = main(argv)
+    except SystemExit as refused:  # argparse's own one-line error
+        status = refused.code
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+@pytest.mark.parametrize(
+    ("more", "message"),
+    [
+        (["--players", "6", "--profile", "official"], "--players 6: profile official is played by 2 to 4 players;"
+         " for 6: --profile official-6p"),
+        (["--players", "5", "--profile", "pl-championship"], "profile pl-championship is played by 2 to 4 players"),
+        (["--players", "7", "--profile", "official-6p"], "argument --players: must be a whole number between 2 and 6"),
+        (["--players", "1"], "argument --players: must be a whole number between 2 and 6, not 1"),
+    ],
+)  # fmt: skip
+def test_a_table_the_profile_is_not_played_at_is_one_line(
+    name: str, more: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = refusal(command(name, tmp_path, *more), capsys)
+    assert message in err
+    assert not list(tmp_path.iterdir())  # nothing started: no log, no analysis folder, no video
+
+
+def test_five_and_six_players_are_filmed_with_the_5_6_player_edition(tmp_path: Path) -> None:
+    for players in ("5", "6"):
+        out = tmp_path / players
+        argv = ["synth-game", "--out", str(out), "--players", players, "--profile", "official-6p", "--minutes", "0.3",
+                "--size", "160x90", "--fps", "4", "--json"]  # fmt: skip
+        assert main(argv) == 0
+        header = (out / "truth.jsonl").read_text().splitlines()[0]
+        assert f'"players": {players}' in header and '"profile": "official-6p"' in header
