@@ -66,6 +66,7 @@ from referee.sets import TileSet
 from referee.table import LOOSE, Table, TableError
 from referee.tiles import Tile, TileError
 from vision.moves import GameKeeper
+from vision.seats import seat_numbered
 from vision.station_access import (
     DEFAULT_PORT,
     Guard,
@@ -113,8 +114,6 @@ MAX_WS_MESSAGE_BYTES = 64 * 1024
 ACTIONS = ("accept", "ok", "revert", "correct", "undo")
 MAX_LABEL_CHARS = 40
 """Longer than any way of writing a tile's label: a longer one is refused before it is parsed or quoted."""
-SEAT_NAMES = ("bottom", "right", "top", "left")
-"""Seats as :data:`vision.moves.SEATS_BY_PLAYERS` numbers them, as seen in the camera picture."""
 
 logger = logging.getLogger(__name__)
 
@@ -427,7 +426,7 @@ class Station:
             "players": keeper.players,
             "player": keeper.player,
             "seat": keeper.seat_of(keeper.player),
-            "seats": [SEAT_NAMES[keeper.seat_of(p)] for p in range(keeper.players)],
+            "seats": [seat.name for seat in keeper.seating],  # as seen in the camera picture
             "opened": list(keeper.opened),
             "moves": keeper.moves,
             "clock_mode": keeper.clock_mode,
@@ -473,7 +472,7 @@ class Station:
         view: dict[str, Any] = {
             "number": number,
             "player": move["player"],
-            "seat": SEAT_NAMES[move["seat"]] if move.get("seat") is not None else None,
+            "seat": seat.name if (seat := seat_numbered(move.get("seat"))) is not None else None,
             "kind": move.get("kind", ruling.get("kind")),
             "time_s": move.get("time_s"),
             "elapsed_s": move.get("elapsed_s"),

@@ -47,19 +47,21 @@ class Game:
     """A real :class:`LiveSession` without a camera: the test settles tables; queued commands are handled
     (as the live loop does between frames) by :meth:`handle`."""
 
-    def __init__(self, path: Path) -> None:
-        self.log = GameLog.create(path, {"profile": PROFILE, "players": 2, "mode": "live"}, sync=False)
-        self.keeper = GameKeeper(PROFILE, 2)
-        options = LiveOptions(source="test", profile=PROFILE, players=2)
+    def __init__(self, path: Path, profile: str = PROFILE, players: int = 2) -> None:
+        self.log = GameLog.create(path, {"profile": profile, "players": players, "mode": "live"}, sync=False)
+        self.keeper = GameKeeper(profile, players)
+        options = LiveOptions(source="test", profile=profile, players=players)
         self.session = LiveSession(options, None, self.log, self.keeper)
         self.session.pipeline = TablePipeline(None, self.keeper, (640, 480), on_event=self.session.record)
         self.time_s = 0.0
 
-    def settle(self, table: str | dict[str, Any], *, hands: bool = True) -> list[dict[str, Any]]:
+    def settle(
+        self, table: str | dict[str, Any], *, hands: bool = True, seat: int | None = None
+    ) -> list[dict[str, Any]]:
         self.time_s += 10.0
         self.session.latest_time_s = self.time_s
         parsed = Table.parse(table) if isinstance(table, str) else Table.from_json(table)
-        events = self.keeper.settled(parsed, time_s=self.time_s, frame=0, start_s=None, seat=None, hands=hands)
+        events = self.keeper.settled(parsed, time_s=self.time_s, frame=0, start_s=None, seat=seat, hands=hands)
         self.session.pipeline.phase = "stable"  # as the pipeline is once a table has settled (the clock key rules)
         for event in events:
             self.session.record(event)
@@ -233,6 +235,19 @@ def test_state_before_any_move(game: Game) -> None:
     chips = state["table"]["sets"][0]["tiles"]
     assert [(c["colour"], c["text"]) for c in chips] == [("black", "1"), ("black", "2"), ("black", "3")]
     assert [e["event"] for e in state["events"]] == ["table", "start"]  # newest first, the log's start included
+
+
+def test_six_players_are_shown_in_their_seats_two_on_each_long_edge(tmp_path: Path) -> None:
+    game = Game(tmp_path / "six.jsonl", "official-6p", 6)
+    game.settle(START, hands=False)
+    client = client_for(game)
+    status = client.get("/api/state").json()["status"]
+    assert status["players"] == 6 and status["opened"] == [False] * 6
+    assert status["seats"] == ["bottom left", "bottom right", "right", "top right", "top left", "left"]
+    game.settle(START, seat=6)  # hands from the top right: player 3 (0-based) draws, out of turn
+    move = client.get("/api/moves/1").json()
+    assert (move["player"], move["seat"]) == (3, "top right")
+    assert client.get("/api/state").json()["status"]["player"] == 4
 
 
 def test_a_revert_shows_the_layout_to_restore_and_what_to_move(game: Game) -> None:

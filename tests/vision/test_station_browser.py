@@ -74,10 +74,11 @@ class Game:
     """A :class:`LiveSession` without a camera: the test lays tables; a thread handles the queued clock presses
     and overrides as the live loop does (one lock: one writer of the game at a time)."""
 
-    def __init__(self, path: Path) -> None:
-        self.log = GameLog.create(path, {"profile": PROFILE, "players": 2, "mode": "live"}, sync=False)
-        self.keeper = GameKeeper(PROFILE, 2)
-        self.session = LiveSession(LiveOptions(source="test", profile=PROFILE, players=2), None, self.log, self.keeper)
+    def __init__(self, path: Path, profile: str = PROFILE, players: int = 2) -> None:
+        self.log = GameLog.create(path, {"profile": profile, "players": players, "mode": "live"}, sync=False)
+        self.keeper = GameKeeper(profile, players)
+        options = LiveOptions(source="test", profile=profile, players=players)
+        self.session = LiveSession(options, None, self.log, self.keeper)
         self.session.pipeline = TablePipeline(None, self.keeper, (1280, 720), on_event=self.session.record)
         self.lock = threading.Lock()
         self.time_s = 0.0
@@ -346,6 +347,30 @@ def test_a_real_live_session(browser: Any, tmp_path: Path, scenes: Any) -> None:
     events = read_log(log.path)
     (override,) = [e for e in events if e["event"] == "override"]
     assert has(override, {"action": "revert", "move": 1, "player": 0, "by": "station"})
+
+
+def test_six_players_fit_the_header_in_their_seats(browser: Any, tmp_path: Path) -> None:
+    game = Game(tmp_path / "six.jsonl", "official-6p", 6)
+    game.settle(START, hands=False)
+    server = serve_in_thread(game.session, "127.0.0.1:0", announce=lambda _: None)
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    try:
+        page = context.new_page()
+        page.goto(server.url)
+        page.wait_for_selector("#current-table .chip")
+        names = page.locator("#players .player .name")
+        sync_api.expect(names).to_have_count(6)
+        assert names.all_inner_texts() == ["P1 · bottom left", "P2 · bottom right", "P3 · right", "P4 · top right",
+                                           "P5 · top left", "P6 · left"]  # fmt: skip
+        sync_api.expect(page.locator("#player-seat")).to_contain_text("bottom left of the picture")
+        boxes = [box for box in (name.bounding_box() for name in names.all()) if box]
+        assert len(boxes) == 6 and all(box["height"] < 1.6 * 24 for box in boxes)  # each on one line (24 px type)
+        assert all(box["x"] >= 0 and box["x"] + box["width"] <= 1920 for box in boxes)  # none cut off
+        screenshot(page, tmp_path, "six-players.png")
+    finally:
+        context.close()
+        server.stop()
+        game.close()
 
 
 def test_a_restarted_station_gives_the_open_page_its_new_token(browser: Any, game: Game) -> None:
