@@ -7,6 +7,8 @@ truth header as the calibration (what an operator gives when a table has no mark
 - a detected move matches a true move when it is ruled between the true move's settling and
   :data:`MATCH_WINDOW_S` later (each used once); *moves found* = matched / true moves, *with the right
   tables* when its before and after tables equal the truth's (a group's order does not count);
+- *by the right player*: found moves ruled for the player who made them (the seat the hands came from, or the
+  turn order);
 - *precision* = matched / detected moves (a detected move at the wrong time is a phantom);
 - per injected code: moves carrying it, moves flagged (verdict not ``ok``), moves ruled with that code;
 - *false revert*: a ``revert`` where the truth's verdict is not ``revert`` (phantom moves included);
@@ -113,6 +115,7 @@ def summarise(games: list[dict[str, Any]]) -> dict[str, Any]:
         "move_recall": _ratio(len(found), len(rows)),
         "move_precision": _ratio(len(found), detected),
         "moves_with_right_tables": len(right_tables),
+        "moves_by_the_right_player": sum(1 for r in found if r["player_right"]),
         "right_tables_share": _ratio(len(right_tables), len(rows)),
         "verdict_accuracy": _ratio(sum(1 for r in found if r["verdict"] == r["true_verdict"]), len(found)),
         "verdict_accuracy_right_tables": _ratio(
@@ -220,7 +223,8 @@ def format_pipeline_benchmark(result: dict[str, Any]) -> str:
         f" = {s['speed_x_real_time']}x real time ({s['sampled_frames_per_s']} sampled frames/s)",
         f"moves: {s['true_moves']} true, {s['detected_moves']} detected; found {s['moves_found']}"
         f" (recall {s['move_recall']}, precision {s['move_precision']}); with the right before/after tables"
-        f" {s['moves_with_right_tables']} ({s['right_tables_share']})",
+        f" {s['moves_with_right_tables']} ({s['right_tables_share']}), by the right player"
+        f" {s['moves_by_the_right_player']}",
         f"verdict accuracy {s['verdict_accuracy']} on found moves, {s['verdict_accuracy_right_tables']} where the"
         f" tables were read right; true->ruled {s['verdicts']}",
         f"false reverts {s['false_reverts']}, phantom moves {s['phantom_moves']}",

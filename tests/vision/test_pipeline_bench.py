@@ -104,12 +104,13 @@ def test_the_summary_counts_false_reverts_phantoms_and_each_injected_code() -> N
         detected(2, 20.5, verdict="revert", codes=("invalid-set",)),
         detected(3, 30.5, verdict="review"),
         detected(4, 45.0, verdict="revert", codes=("no-tile-from-rack",)),  # a phantom revert
-        detected(5, 50.5, verdict="revert", codes=("joker-kept",)),
+        detected(5, 50.5, verdict="revert", codes=("joker-kept",), player=1),  # ruled for the wrong player
     ]
     game = score_game(truths, events)
     summary = summarise([game, score_game([truth(0, 5.0)], [])])
     assert (summary["games"], summary["true_moves"], summary["detected_moves"]) == (2, 6, 5)
     assert (summary["moves_found"], summary["phantom_moves"]) == (4, 1)
+    assert summary["moves_by_the_right_player"] == 3
     assert summary["move_recall"] == pytest.approx(4 / 6, abs=1e-4)
     assert summary["move_precision"] == pytest.approx(4 / 5)
     assert summary["false_reverts"] == 2  # the ok move sent back, and the phantom revert
@@ -136,6 +137,7 @@ def test_the_benchmark_text_names_the_headline_numbers() -> None:
     summary.update(video_s=60.0, analyze_s=12.0, **speed)
     text = format_pipeline_benchmark({"summary": summary, "games": []})
     assert "5.0x real time" in text and "recall 1.0" in text and "false reverts 0" in text and "invalid-set" in text
+    assert "by the right player 1" in text
 
 
 def test_a_game_is_analysed_again_into_the_benchs_own_folder(tmp_path: Path, scenes: Any) -> None:
