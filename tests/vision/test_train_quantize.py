@@ -74,7 +74,7 @@ def test_a_quantized_detector_reads_close_to_the_float_one_at_any_size(tmp_path:
     for shape in [(64, 96), (96, 160)]:  # a size it was not calibrated on, too
         image = feeds(1, shape)[0]
         expected, got = float_session.run(None, image)[0], int8_session.run(None, image)[0]
-        assert got.shape == expected.shape and np.abs(got - expected).max() < 0.05
+        assert got.shape == expected.shape and np.abs(got - expected).max() < 0.03  # 0.053 with 8-bit weights on AVX2
 
 
 def test_no_calibration_input_is_an_error(tmp_path: Path) -> None:
