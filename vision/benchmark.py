@@ -2,9 +2,9 @@
 
 Frames are rendered synthetic tables at the sizes a referee meets (a 1280x960 photo, a 1080p camera, a 4K
 camera); each figure is the median and maximum over repeats, and the 1280x960 figure is also given as a
-ratio to the 150 ms budget of the recognition issue. Beside it, the reader of ``--tiled`` (a second reading
-at tile scale when the tiles come out small): its time as a ratio to the default reader's in the same run,
-and the tiles it finds.
+ratio to the 120 ms budget of the tile-editions issue. The default reader reads a photo of small tiles a second
+time at tile scale; beside it, the reader of ``--one-pass`` (one reading at the detector's input size): its time
+as a ratio to the default reader's in the same run, and the tiles it finds.
 """
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ from pathlib import Path
 from typing import Any
 
 FRAME_SIZES = ((1280, 960), (1920, 1080), (3840, 2160))
-BUDGET_MS = {(1280, 960): 150.0}
+BUDGET_MS = {(1280, 960): 120.0}
 
 
 def run_recognition_benchmark(models_dir: Path | None = None, repeats: int = 7, seed: int = 0) -> list[dict[str, Any]]:
     from vision.recognition import TileReader
     from vision.synth.scene import SceneParams, render_scene
 
-    reader, tiled = TileReader(models_dir), TileReader(models_dir, rescale=True)
+    reader, one_pass = TileReader(models_dir), TileReader(models_dir, rescale=False)
     rows = []
     for size in FRAME_SIZES:
         scene = render_scene(seed, SceneParams(size=size, hand_probability=0.0))
         timed = _time_reader(reader, scene.image, repeats)
-        second = _time_reader(tiled, scene.image, repeats)
+        second = _time_reader(one_pass, scene.image, repeats)
         median = timed["median_ms"]
         budget = BUDGET_MS.get(size)
         rows.append(
@@ -36,9 +36,9 @@ def run_recognition_benchmark(models_dir: Path | None = None, repeats: int = 7, 
                 "tiles_in_frame": len(scene.readable()),
                 **timed,
                 "ratio_to_budget": round(median / budget, 2) if budget else None,
-                "tiled_found": second["tiles_found"],
-                "tiled_median_ms": second["median_ms"],
-                "tiled_ratio": round(second["median_ms"] / median, 2),
+                "one_pass_found": second["tiles_found"],
+                "one_pass_median_ms": second["median_ms"],
+                "one_pass_ratio": round(second["median_ms"] / median, 2),
             }
         )
     return rows
@@ -64,16 +64,16 @@ def _time_reader(reader: Any, image: Any, repeats: int) -> dict[str, Any]:
 
 def format_recognition_benchmark(rows: list[dict[str, Any]]) -> str:
     header = ("frame", "tiles", "found", "median ms", "max ms", "detect", "classify", "/budget")
-    header += ("tiled", "ms", "x")
+    header += ("1-pass", "ms", "x")
     lines = ["{:<11} {:>5} {:>5} {:>9} {:>7} {:>7} {:>8} {:>7} {:>6} {:>7} {:>7}".format(*header)]
     for r in rows:
         ratio = "" if r["ratio_to_budget"] is None else f"{r['ratio_to_budget']:.2f}"
         lines.append(
             f"{r['frame']:<11} {r['tiles_in_frame']:>5} {r['tiles_found']:>5} {r['median_ms']:>9.1f}"
             f" {r['max_ms']:>7.1f} {r['detect_median_ms']:>7.1f} {r['classify_median_ms']:>8.1f} {ratio:>7}"
-            f" {r['tiled_found']:>6} {r['tiled_median_ms']:>7.1f} {r['tiled_ratio']:>7.2f}"
+            f" {r['one_pass_found']:>6} {r['one_pass_median_ms']:>7.1f} {r['one_pass_ratio']:>7.2f}"
         )
-    lines.append("tiled: --tiled (small tiles read again at tile scale), found / ms / x the default reader's time")
+    lines.append("1-pass: --one-pass (never read again at tile scale), found / ms / x the default reader's time")
     return "\n".join(lines)
 
 

@@ -21,39 +21,41 @@ def _add_models(parser: argparse.ArgumentParser) -> None:
         "--models", metavar="DIR", type=Path, help="folder with tile-detector.onnx and tile-classifier.onnx"
     )
     parser.add_argument(
-        "--tiled", action="store_true",
-        help="small tiles (a whole table, a 4K frame): read again at tile scale, in windows (slower)",
+        "--one-pass", action="store_true",
+        help="read each photo once at the detector's input size (faster; by default a photo of small tiles, such as"
+        " a whole table, is read again at tile scale)",
     )  # fmt: skip
+    parser.add_argument("--tiled", action="store_true", help=argparse.SUPPRESS)  # the default since 2026-11-25
 
 
 def _add_annotate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--annotate", metavar="OUT.png", type=Path, help="write the photo with boxes and labels")
 
 
-def _reader(models: Path | None, tiled: bool = False) -> Any:
+def _reader(models: Path | None, one_pass: bool = False) -> Any:
     from vision.recognition import default_models_dir
 
-    return _cached_reader((models or default_models_dir()).resolve(), tiled)
+    return _cached_reader((models or default_models_dir()).resolve(), one_pass)
 
 
 @cache
-def _cached_reader(models: Path, tiled: bool) -> Any:
+def _cached_reader(models: Path, one_pass: bool) -> Any:
     """One reader per models folder, so ``check`` loads the models once for both photos."""
     from vision.recognition import TileReader
 
-    reader = TileReader(models, rescale=tiled)
+    reader = TileReader(models, rescale=not one_pass)
     reader.check_models()
     return reader
 
 
-def read_photo_table(path: str, models: Path | None = None, tiled: bool = False) -> rules_cli.TableFromFile:
+def read_photo_table(path: str, models: Path | None = None, one_pass: bool = False) -> rules_cli.TableFromFile:
     """The table in a photo: detect, classify, group into sets (low-confidence tiles marked uncertain), with
     the count of boxes left out as most likely not tiles (``check`` then rules REVIEW rather than REVERT)."""
     from vision.layout import group_tiles
     from vision.recognition import load_image
 
     image = load_image(path)
-    reader = _reader(models, tiled)
+    reader = _reader(models, one_pass)
     return rules_cli.TableFromFile(group_tiles(reader.read(image)), reader.last_left_out)
 
 
@@ -89,7 +91,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
         raise rules_cli.CommandError("--annotate takes a single IMAGE")
     check_annotation_target(args.annotate)
     images = [(path, load_image(path)) for path in args.images]  # every file checked before the slow part
-    reader = _reader(args.models, args.tiled)
+    reader = _reader(args.models, args.one_pass)
     results, lines = [], []
     for path, image in images:
         found = reader.read(image)
@@ -110,7 +112,7 @@ def cmd_read(args: argparse.Namespace) -> int:
 
     check_annotation_target(args.annotate)
     image = load_image(args.image)
-    reader = _reader(args.models, args.tiled)
+    reader = _reader(args.models, args.one_pass)
     table = group_tiles(reader.read(image))
     if args.annotate:
         _write_annotation(args.annotate, image, table)
@@ -121,7 +123,7 @@ def cmd_read(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from vision import evaluate
 
-    reader = _reader(args.models, args.tiled)
+    reader = _reader(args.models, args.one_pass)
     rows, summary = evaluate.evaluate(reader, args.data, split=args.split, limit=args.limit, match_iou=args.match_iou)
     if args.csv:
         evaluate.write_csv(rows, args.csv)
@@ -164,13 +166,13 @@ def cmd_enrol(args: argparse.Namespace) -> int:
 
 
 def _check_with_models(check: Any) -> Any:
-    """``check`` reading photos with the models of ``--models`` (and ``--tiled``)."""
+    """``check`` reading photos with the models of ``--models`` (and ``--one-pass``)."""
 
     def run(args: argparse.Namespace) -> int:
         from functools import partial
 
         for suffix in rules_cli.IMAGE_SUFFIXES:
-            rules_cli.TABLE_READERS[suffix] = partial(read_photo_table, models=args.models, tiled=args.tiled)
+            rules_cli.TABLE_READERS[suffix] = partial(read_photo_table, models=args.models, one_pass=args.one_pass)
         return check(args)
 
     return run

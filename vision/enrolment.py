@@ -672,7 +672,7 @@ def enrol(
 
     start = time.perf_counter()
     check_out_folder(out, models)
-    reader = TileReader(models, not_a_tile=0.0, colour=TableColour(balance=True, check=False))
+    reader = TileReader(models, not_a_tile=0.0, colour=TableColour(balance=True, check=False), rescale=False)
     reader.classifier.head = None  # enrolment starts from the classifier's own head, whatever the folder holds
     reader.check_models()
     features_of = FeatureReader(reader.classifier.session)

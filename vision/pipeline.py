@@ -58,7 +58,7 @@ def pipeline_reader(models: Any = None) -> Any:
     """The tile reader for table frames (models checked now, so a missing file fails before any frame)."""
     from vision.recognition import TileReader
 
-    reader = TileReader(models, iou=OVERHEAD_NMS_IOU, not_a_tile=0.0)  # read_table leaves them out after fusion
+    reader = TileReader(models, iou=OVERHEAD_NMS_IOU, not_a_tile=0.0, rescale=False)  # frames: regions; fused later
     reader.check_models()
     return reader
 

@@ -29,6 +29,6 @@ def test_bench_recognition_reports_every_frame_size(
     assert [r["frame"] for r in rows] == ["320x240", "480x270"]
     assert rows[0]["tiles_found"] == 2 and rows[0]["ratio_to_budget"] is not None and rows[1]["ratio_to_budget"] is None
     assert all(r["median_ms"] <= r["max_ms"] for r in rows)
-    # beside it, --tiled (the stand-in's tiles are big: no second pass, the same tiles)
-    assert all(r["tiled_found"] == r["tiles_found"] and r["tiled_ratio"] > 0 for r in rows)
-    assert main(["bench", "recognition"]) == 0 and "--tiled" in capsys.readouterr().out
+    # beside it, --one-pass (the stand-in's tiles are big: no second pass by default either, the same tiles)
+    assert all(r["one_pass_found"] == r["tiles_found"] and r["one_pass_ratio"] > 0 for r in rows)
+    assert main(["bench", "recognition"]) == 0 and "--one-pass" in capsys.readouterr().out

@@ -21,11 +21,21 @@ TILE_BOXES = [(100, 100, 140, 160), (150, 100, 190, 160), (200, 100, 240, 160)]
 """Three tiles in a row of a 640x480 photo, 10 px apart (a crop then holds no neighbour)."""
 
 
+def standin(make: Callable, make_output: Callable, imgsz: int) -> Path:
+    """Stand-in models whose detector finds :data:`TILE_BOXES` in a 640x480 photo letterboxed to ``imgsz``."""
+    scale = imgsz / 640
+    pad = (imgsz - 480 * scale) / 2
+    letterboxed = [
+        ((x0 + x1) / 2 * scale, (y0 + y1) / 2 * scale + pad, (x1 - x0) * scale, (y1 - y0) * scale)
+        for x0, y0, x1, y1 in TILE_BOXES
+    ]
+    return make(make_output(letterboxed, [0.9, 0.9, 0.9]), imgsz=imgsz)
+
+
 @pytest.fixture
 def models(standin_models: Callable, make_yolo_output: Callable) -> Path:
-    # A 640x480 photo in a 320 input: scale 0.5, 40 px of padding above and below.
-    letterboxed = [((x0 + x1) / 4, (y0 + y1) / 4 + 40, (x1 - x0) / 2, (y1 - y0) / 2) for x0, y0, x1, y1 in TILE_BOXES]
-    return standin_models(make_yolo_output(letterboxed, [0.9, 0.9, 0.9]))
+    """A 448 input: the 40-px tiles come out 28 px wide, big enough to be read once (see SMALL_TILE_PX)."""
+    return standin(standin_models, make_yolo_output, 448)
 
 
 def photo(path: Path, colours: list[tuple[int, int, int]]) -> Path:
@@ -152,3 +162,25 @@ def test_eval_without_a_dataset_is_a_one_line_error(models: Path, tmp_path: Path
 def test_eval_with_a_match_iou_out_of_range_is_a_one_line_error(models: Path, tmp_path: Path, capsys) -> None:
     code, _, err = run(["eval", "--data", str(tmp_path), "--models", str(models), "--match-iou", "1.5"], capsys)
     assert code == 2 and "argument --match-iou: must be more than 0 and at most 1" in err and err.count("\n") == 1
+
+
+def test_a_photo_of_small_tiles_is_read_again_at_tile_scale_unless_one_pass(
+    tmp_path: Path, standin_models: Callable, make_yolo_output: Callable, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    from vision.recognition import TileDetector
+
+    models = standin(standin_models, make_yolo_output, 320)  # the 40-px tiles come out 20 px wide: small
+    image = photo(tmp_path / "table.png", [RED, GREEN, BLUE])
+    regions = []
+    detect_region = TileDetector.detect_region
+    monkeypatch.setattr(
+        TileDetector,
+        "detect_region",
+        lambda self, img, region: regions.append(region) or detect_region(self, img, region),
+    )
+    code, stdout, _ = run(["detect", str(image), "--models", str(models), "--json", "--one-pass"], capsys)
+    assert code == 0 and regions == []
+    assert [t["label"] for t in json.loads(stdout)["images"][0]["tiles"]] == ["red-5", "red-6", "red-7"]
+    code, _, _ = run(["detect", str(image), "--models", str(models), "--json"], capsys)
+    assert code == 0 and [r.width_px for r in regions] == [512]  # 640 px scaled: 40-px tiles to PHOTO_TILE_PX

@@ -305,14 +305,15 @@ def test_sample_detector_export_runs_on_a_non_square_frame() -> None:
 
 def test_small_tiles_are_read_again_at_tile_scale_and_large_ones_are_not() -> None:
     from vision.detections import Detections
-    from vision.recognition import SMALL_TILE_PX, TILE_PX, tile_scale_region
+    from vision.recognition import PHOTO_TILE_PX, SMALL_TILE_PX, tile_scale_region
 
     def boxes(side: float) -> Detections:
         return Detections.of_boxes([[10 * k, 10, 10 * k + side, 10 + side * 1.35] for k in range(5)], [0.9] * 5)
 
-    # 1280x960 photo, 448-px detector: a 40-px tile shrinks to 14 px -> read at 28 px: the photo scaled by 0.7
+    # 1280x960 photo, 448-px detector: a 40-px tile shrinks to 14 px -> read at 32 px: the photo scaled by 0.8
     region = tile_scale_region((960, 1280), boxes(40.0), 448)
     assert region is not None and (region.x0, region.y0, region.x1, region.y1) == (0, 0, 1280, 960)
-    assert region.width_px == round(1280 * TILE_PX / 40.0)
+    assert region.width_px == round(1280 * PHOTO_TILE_PX / 40.0) == 1024
+    assert tile_scale_region((960, 1280), boxes(1280 * SMALL_TILE_PX / 448 - 1), 448) is not None  # still small
     assert tile_scale_region((960, 1280), boxes(1280 * SMALL_TILE_PX / 448 + 1), 448) is None  # big enough
     assert tile_scale_region((960, 1280), boxes(40.0)[:2], 448) is None  # too few tiles to tell their size

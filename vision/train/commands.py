@@ -70,7 +70,7 @@ def cmd_quantize(args: argparse.Namespace) -> int:
         from vision.train.quantize import calibration_reads, quantize_detector, record_detector_inputs, write_card_entry
 
         reads = calibration_reads(args.photos, args.seed, game, args.frames)
-        reader = TileReader(args.models)  # its classifier; the detector read with is the FP32 source
+        reader = TileReader(args.models, rescale=False)  # its classifier; the detector read with is the FP32 source
         reader.detector = TileDetector(source)
         feeds = record_detector_inputs(reader, reads)
         with tempfile.TemporaryDirectory() as work:
