@@ -141,3 +141,58 @@ def test_only_the_play_area_counts(scenes: Any) -> None:
     scene.arm_reach = 0.4  # it reaches over the play area's right border: that side's seat
     inside = meter.measure(scene.frame())
     assert inside.arm and inside.edge == Edge.RIGHT
+
+
+BEIGE_BGR = (150, 160, 165)
+"""A grey-beige table top."""
+SKIN_BGR = (120, 150, 200)
+"""Skin as bright as that table in grey levels (on ``synth-game --seed 6``'s grey-beige table arms were 17 apart,
+under the meter's grey threshold): only its colour tells it from the table."""
+
+
+def beige_table(arm_from_right: bool = False) -> np.ndarray:
+    image = np.empty((360, 480, 3), np.uint8)
+    image[:] = BEIGE_BGR
+    image[100:132, 150:174] = image[100:132, 179:203] = (225, 230, 235)  # two tiles
+    if arm_from_right:
+        image[150:210, 260:] = SKIN_BGR
+    return image
+
+
+def test_an_arm_as_bright_as_the_table_is_seen_by_its_colour() -> None:
+    import cv2
+
+    table, arm = beige_table(), beige_table(arm_from_right=True)
+    grey_table, grey_arm = (float(cv2.cvtColor(np.array([[c]], np.uint8), cv2.COLOR_BGR2GRAY)[0, 0]) for c in
+                            (BEIGE_BGR, SKIN_BGR))  # fmt: skip
+    assert abs(grey_table - grey_arm) < 3  # the premise: grey alone cannot tell them apart
+    meter = ActivityMeter((480, 360))
+    meter.measure(table)
+    meter.measure(table)
+    for _ in range(3):  # resting still too: it stays an arm, not a one-off motion
+        activity = meter.measure(arm)
+        assert activity.arm and activity.edge == Edge.RIGHT and activity.busy and not activity.global_change
+
+
+@pytest.mark.parametrize("tint", [(0.85, 1.0, 1.1), (1.1, 1.0, 0.9)])  # a warmer bulb, a cooler daylight
+def test_light_of_another_colour_is_not_an_arm(tint: tuple[float, float, float]) -> None:
+    table = beige_table()
+    meter = ActivityMeter((480, 360))
+    meter.measure(table)
+    meter.measure(table)
+    tinted = np.clip(table * np.array(tint), 0, 255).astype(np.uint8)
+    for _ in range(3):
+        activity = meter.measure(tinted)
+        assert not activity.arm and not activity.busy and not activity.global_change, activity
+
+
+def test_a_grey_camera_is_metered_in_grey() -> None:
+    import cv2
+
+    table, arm = (cv2.cvtColor(beige_table(), cv2.COLOR_BGR2GRAY), cv2.cvtColor(beige_table(), cv2.COLOR_BGR2GRAY))
+    arm[150:210, 260:] = 60  # a dark sleeve
+    meter = ActivityMeter((480, 360))
+    meter.measure(table)
+    meter.measure(table)
+    activity = meter.measure(arm)
+    assert activity.arm and activity.edge == Edge.RIGHT
