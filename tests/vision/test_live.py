@@ -220,17 +220,8 @@ def stand_in_reader(monkeypatch: pytest.MonkeyPatch, scenes: Any) -> None:
 
 
 def record(path: Path, scenes: Any, start: str, script: Script) -> Path:
-    scene = scenes.TableScene()
-    scene.show(start)
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, scene.size)
-    for side, table, count in script:
-        scene.arm = side or None
-        for k in range(count):
-            if table is not None and k == count // 2:
-                scene.show(table)
-            writer.write(scene.frame())
-    writer.release()
-    return path
+    """The scripted game filmed, every arm coming in at the middle of its side (:func:`record_seated`)."""
+    return record_seated(path, scenes, start, [(side, 0.5, table, count) for side, table, count in script])
 
 
 def live_command(source: Path, *more: str) -> list[str]:
