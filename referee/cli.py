@@ -142,7 +142,8 @@ def players_under(profile: str, players: int) -> int:
     raise CommandError(f"--players {players}: profile {profile} is played by 2 to {most} players{hint}")
 
 
-def _add_profile(parser: argparse.ArgumentParser) -> None:
+def add_profile_option(parser: argparse.ArgumentParser) -> None:
+    """``--profile``, the same for every command: :data:`referee.profiles.DEFAULT_PROFILE` unless given."""
     parser.add_argument(
         "--profile",
         default=DEFAULT_PROFILE,
@@ -373,6 +374,14 @@ def add_command(
     return sub
 
 
+def set_help(commands: argparse._SubParsersAction, name: str, help_: str) -> None:
+    """A registered command's text, in the main ``--help`` listing and in the command's own ``--help`` alike."""
+    commands.choices[name].description = help_
+    for action in commands._choices_actions:
+        if action.dest == name:
+            action.help = help_
+
+
 def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
     """The subcommand registry of a parser built by :func:`build_parser`, for packages that add commands."""
     return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -396,7 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"{PROG} validate red-5 joker red-7",
     )
     validate.add_argument("tiles", nargs="+", metavar="TILE", help="labels such as red-7, k13, joker")
-    _add_profile(validate)
+    add_profile_option(validate)
     add_json_option(validate)
 
     check = command(
@@ -417,7 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--time-limit", type=time_limit_arg, default=_NOT_GIVEN, metavar="SECONDS",
         help="time limit agreed at the table ('none' for no limit); default: the profile's",
     )  # fmt: skip
-    _add_profile(check)
+    add_profile_option(check)
     add_json_option(check)
 
     score = command(
@@ -427,7 +436,10 @@ def build_parser() -> argparse.ArgumentParser:
         f"{PROG} score game.json --json",
     )
     score.add_argument("game", metavar="GAME", help="game JSON: {profile, ending, players: [{name, rack, opened}]}")
-    score.add_argument("--profile", choices=list(PROFILES), metavar="P", help="override the game's profile")
+    score.add_argument(
+        "--profile", choices=list(PROFILES), metavar="P",
+        help=f"override the game's profile (default: the game's own, else {DEFAULT_PROFILE})",
+    )  # fmt: skip
     add_json_option(score)
 
     profiles = command(

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee import cli as rules_cli
-from referee.profiles import PROFILES
 
 if TYPE_CHECKING:
     from vision.capture import Damage
@@ -78,7 +77,7 @@ def _time_limit(text: str) -> Any:
 
 
 def _add_game_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", choices=list(PROFILES), default="official", metavar="P", help="rule profile")
+    rules_cli.add_profile_option(parser)
     parser.add_argument(
         "--players", type=rules_cli.PLAYERS, default=4, metavar="N",
         help="players at the table, 2 to the profile's most (default 4; 5-6: --profile official-6p)",
@@ -349,7 +348,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     rules_cli.BENCH_SUITES["live"] = _bench_live
     rules_cli.BENCH_SUITES["station"] = lambda args: __import__("vision.station_bench").station_bench.bench_suite(args)
     demo = commands.choices["demo"]
-    demo.description = "Referee the bundled game video with the shipped models: rulings, game log, report."
+    rules_cli.set_help(
+        commands, "demo",
+        "Referee the bundled game video with the shipped models: rulings, game log, report"
+        " (--rules: the rules engine alone on a sample move script).",
+    )  # fmt: skip
     demo.set_defaults(func=cmd_demo)
     demo.add_argument(
         "--out", type=Path, default=Path("demo-output"), metavar="DIR", help="where the log and report go"

@@ -14,10 +14,10 @@ from referee.cli import (
     NumberArg,
     add_command,
     add_json_option,
+    add_profile_option,
     emit,
     players_under,
 )
-from referee.profiles import DEFAULT_PROFILE, PROFILES
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -106,7 +106,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     game.add_argument("--seed", type=SEED, default=0)
     game.add_argument("--violations", type=SHARE, default=0.1, help="share of moves with an injected violation")
-    game.add_argument("--profile", choices=list(PROFILES), default=DEFAULT_PROFILE, metavar="P")
+    add_profile_option(game)
     game.add_argument(
         "--minutes", type=POSITIVE, default=10.0, help="stop the game after this much game time (default 10)"
     )
