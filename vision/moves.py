@@ -22,10 +22,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from referee.moves import check_move, unsure_of_left_out
+from referee.moves import Verdict, check_move, unsure_of_left_out
 from referee.profiles import get_profile
 from referee.table import LOOSE, Table
 from referee.tiles import Tile
@@ -79,6 +79,9 @@ class GameKeeper:
     """Hands were over the table since the last move (a clock press right after a settled move confirms it)."""
     left_out: int = 0
     """Boxes left out of the last settled table's reading as most likely not tiles (see vision.pipeline)."""
+    unread_s: float = 0.0
+    """Seconds of the camera's picture nobody looked at since the last move (``unread`` events: reading fell behind
+    the camera, or the source dropped out): a move may have come and gone unseen, so the next move is REVIEW."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.profile, str):
@@ -151,10 +154,11 @@ class GameKeeper:
             if not changed:
                 return []
             return self._emit([{"event": "table", **at, "reason": "changed during the turn", "table": _json(after)}])
-        if not hands:
-            if not changed:
-                return []  # lighting or a passing shadow: nothing happened
-            # Nobody reached over the table, yet it reads differently: a better reading, not a move.
+        if not hands and not changed:
+            return []  # lighting or a passing shadow: nothing happened
+        if not hands and not self.unread_s:
+            # Nobody reached over the table, yet it reads differently: a better reading, not a move (unless the
+            # camera went unread meanwhile: then hands may have come and gone unseen, and it is a move, REVIEW).
             return self._emit([{"event": "table", **at, "reason": "re-read, no hands seen", "table": _json(after)}])
         return self._emit([self._move(after, at, start_s=start_s, seat=seat, ended_by="settle")])
 
@@ -247,6 +251,8 @@ class GameKeeper:
             self._apply_override(event)
         elif kind == "activity":
             self.active_since_move = True
+        elif kind == "unread":
+            self.unread_s += float(event["seconds"])
 
     def replay(self, events: Iterable[dict[str, Any]]) -> None:
         for event in events:
@@ -269,6 +275,9 @@ class GameKeeper:
         limit = {} if self.time_limit_s is _USE_PROFILE else {"time_limit_s": self.time_limit_s}
         ruling = check_move(before, after, opened=opened, profile=self.profile, elapsed_s=elapsed, **limit)
         ruling = unsure_of_left_out(ruling, at.get("left_out", 0) + self.left_out)
+        if self.unread_s:
+            note = f"the camera was not read for {self.unread_s:.1f} s during this move: a person decides"
+            ruling = replace(ruling, verdict=Verdict.REVIEW, penalty_tiles=0, notes=(*ruling.notes, note))
         return {
             "event": "move",
             **at,
@@ -311,6 +320,7 @@ class GameKeeper:
         self.turn_started_s = float(event["time_s"])
         self.last_move = event
         self.active_since_move = False
+        self.unread_s = 0.0
 
     def _checked_move(self, event: dict[str, Any]) -> tuple[dict[str, Any], int, Table]:
         """A move event's ruling, player and table after, once every field the game uses is known good."""
