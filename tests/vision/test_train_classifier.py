@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
+from tests.extras import needs_torch
 from vision.crops import crop_boxes
 from vision.train import classifier as C
 
@@ -102,9 +103,8 @@ def test_hue_jitter_keeps_red_red() -> None:
         assert np.all(np.minimum(hue, 256 - hue) <= 4)  # within ~5 degrees of pure red
 
 
+@needs_torch
 def test_tiny_recipe_trains_and_onnx_matches_torch(tmp_path: Path) -> None:
-    pytest.importorskip("torch")
-    pytest.importorskip("onnxruntime")
     data = tmp_path / "synth"
     (data / "images").mkdir(parents=True)
     (data / "meta").mkdir()
@@ -156,6 +156,7 @@ def test_recipe_needs_kind(tmp_path: Path) -> None:
         C.load_recipe(path)
 
 
+@needs_torch  # train_classifier imports torch before it builds the data
 def test_synthetic_seed_picks_which_tiles_of_each_scene(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     class Built(Exception):
         pass
@@ -176,9 +177,9 @@ def test_synthetic_seed_picks_which_tiles_of_each_scene(tmp_path: Path, monkeypa
         assert seeds.pop() == expected  # the recipe's seed still draws the dev splits
 
 
+@needs_torch
 def test_reexport_adds_the_features_output_and_keeps_the_readings(tmp_path: Path) -> None:
-    pytest.importorskip("torch")
-    onnx = pytest.importorskip("onnx")
+    import onnx
     import torch
 
     torch.manual_seed(0)
