@@ -91,6 +91,7 @@ __all__ = [
     "revert_sound",
     "serve_in_thread",
     "station_address",
+    "summary_text",
 ]
 
 STATIC = Path(__file__).with_name("station_static")
@@ -294,6 +295,12 @@ def event_text(event: dict[str, Any]) -> str:
     return texts[kind](event) if kind in texts else str(kind)
 
 
+def summary_text(moves: int, verdicts: Counter[str] | dict[str, int]) -> str:
+    """``6 moves: 4 OK, 2 REVERT, 0 REVIEW``: a game's rulings in one line (the station's and the console's)."""
+    counts = ", ".join(f"{verdicts.get(v, 0)} {v.upper()}" for v in ("ok", "revert", "review"))
+    return f"{moves} move{'s' if moves != 1 else ''}: {counts}"
+
+
 def override_text(event: dict[str, Any]) -> str:
     action, move = event.get("action"), event.get("move")
     if action == "accept":
@@ -328,6 +335,9 @@ class Station:
         self.overrides: list[dict[str, Any]] = []
         """``{"event", "undone"}`` for every override the keeper acts on (the same rules as its own)."""
         self.restored: dict[int, bool] = {}
+        self.ended: dict[str, Any] | None = None
+        """The game's ``end`` event once it has come (a video watched to its end): the page then shows the summary
+        and the station refuses the clock key and overrides, as nothing is left to play them."""
         self._fanouts: dict[asyncio.AbstractEventLoop, Fanout] = {}
         self._outbox: deque[tuple[int, str]] = deque(maxlen=CLIENT_QUEUE)
         """``(seq, message)`` for the newest events, for the fan-outs to send."""
@@ -385,6 +395,10 @@ class Station:
             self.moves[int(event["number"])] = event
         elif kind == "restore" and event.get("after_move") is not None:
             self.restored[int(event["after_move"])] = bool(event.get("complete"))
+        elif kind == "end":
+            self.ended = event
+        elif kind in ("start", "resume"):
+            self.ended = None
         elif kind == "override":
             action = event.get("action")
             if action == "undo":
@@ -530,6 +544,22 @@ class Station:
             banner["still_to_rack"], banner["still_to_table"] = guide["to_rack"], guide["to_table"]
         return banner
 
+    def summary(self) -> dict[str, Any] | None:
+        """The game's summary once it has ended (None before): why, how many moves, the verdicts as they stand
+        after the referee's overrides, the restores."""
+        with self._lock:
+            if self.ended is None:
+                return None
+            verdicts = Counter(self.move_view(n)["verdict"] for n in self.moves)
+            return {
+                "reason": str(self.ended.get("reason") or "stopped"),
+                "time_s": self.ended.get("time_s"),
+                "moves": len(self.moves),
+                "verdicts": {v: verdicts[v] for v in ("ok", "revert", "review")},
+                "restores": sum(1 for done in self.restored.values() if done),
+                "text": summary_text(len(self.moves), verdicts),
+            }
+
     def state(self) -> dict[str, Any]:
         """Everything the page shows (built afresh: pages get :meth:`state_json`, built once per seq)."""
         return {"status": self.status(), **self._state_core()}
@@ -547,6 +577,7 @@ class Station:
                 "moves": [self.move_view(n) for n in sorted(self.moves, reverse=True)[:LOG_MOVES]],
                 "events": list(reversed(self.recent)),
                 "undo": None if last is None else override_text(last["event"]),
+                "ended": self.summary(),
                 "log": str(getattr(getattr(self.session, "log", None), "path", "") or ""),
             }
 
@@ -906,10 +937,14 @@ def create_app(
         return Response(view, media_type=JSON_TYPE, headers=NO_STORE)
 
     async def clock(request: Request) -> Response:
+        if station.ended is not None:
+            return JSONResponse({"error": "the game is over: no clock to press"}, status_code=409)
         station.session.press_clock()
         return JSONResponse({"queued": "clock"}, status_code=202)
 
     async def override(request: Request) -> Response:
+        if station.ended is not None:
+            return JSONResponse({"error": "the game is over: overrides go in a new game log"}, status_code=409)
         try:
             body = parse_override(await read_body(request))
         except StationError as error:

@@ -299,6 +299,26 @@ def test_moves_by_number(game: Game) -> None:
     assert client.get("/api/moves/2").status_code == 404
 
 
+def test_an_ended_game_keeps_its_last_ruling_with_the_summary_and_refuses_actions(game: Game) -> None:
+    game.settle(f"{START} [red-10 red-11 red-12]")  # move 1: OK
+    client = client_for(game)
+    assert client.get("/api/state").json()["ended"] is None
+    game.session.record({"event": "end", "time_s": 25.0, "reason": "end of the video", "moves": 1})
+    state = client.get("/api/state").json()
+    assert state["banner"]["verdict"] == "ok" and state["banner"]["number"] == 1  # the last ruling stays
+    ended = state["ended"]
+    assert ended == {"reason": "end of the video", "time_s": 25.0, "moves": 1, "restores": 0, "text": ended["text"],
+                     "verdicts": {"ok": 1, "revert": 0, "review": 0}}  # fmt: skip
+    assert ended["text"] == "1 move: 1 OK, 0 REVERT, 0 REVIEW"
+    assert client.post("/api/clock").status_code == 409
+    refused = client.post("/api/override", json={"action": "revert", "move": 1})
+    assert refused.status_code == 409 and "game is over" in refused.json()["error"]
+    assert game.session.commands.qsize() == 0
+    game.session.record({"event": "resume", "time_s": 25.0, "moves": 1})  # the same log goes on: a game again
+    assert client.get("/api/state").json()["ended"] is None
+    assert client.post("/api/clock").status_code == 202
+
+
 def test_a_resumed_game_is_shown_from_its_log(game: Game) -> None:
     game.settle(f"{START} [red-10 red-11 red-12]")
     game.session.listeners.clear()

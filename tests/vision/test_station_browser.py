@@ -2,8 +2,13 @@
 REVERT with the layout to restore and a REVIEW with its uncertain tiles, the clock key (button and space bar)
 ends moves, and the referee's overrides land in the game log. One test serves a real live session.
 
-Screenshots go to ``$STATION_SCREENSHOTS`` (default: the test's tmp_path). CI needs ``pip install playwright``
-and Debian's ``chromium``; without either these tests are skipped.
+The REVERT is laid out on every screen a referee may bring (laptops from 1280 x 720, Full HD, 4K, a tablet held
+upright): the verdict, the tiles to send back and the layout to restore must be in view without scrolling, readable,
+and not covered by the buttons; the referee can rule from the keyboard alone; a game that has ended stays on the page.
+
+Screenshots go to ``$STATION_SCREENSHOTS`` (default: ``build/screenshots`` in the repository, which git ignores), for CI
+to keep as artifacts. CI needs ``pip install playwright`` and Debian's ``chromium``; without either these tests are
+skipped.
 """
 
 from __future__ import annotations
@@ -46,8 +51,9 @@ WAIT_MS = 10_000
 INK_BGR = {"black": (20, 20, 20), "red": (30, 20, 200), "blue": (190, 70, 10), "orange": (0, 120, 240)}
 
 
-def shots_folder(tmp_path: Path) -> Path:
-    folder = Path(os.environ.get("STATION_SCREENSHOTS") or tmp_path)
+def shots_folder() -> Path:
+    default = Path(__file__).resolve().parents[2] / "build" / "screenshots"
+    folder = Path(os.environ.get("STATION_SCREENSHOTS") or default)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -180,18 +186,18 @@ def seq_after(page: Any, seq: int) -> None:
     wait_until(page, f"Number(document.body.dataset.seq) > {seq}")
 
 
-def screenshot(page: Any, tmp_path: Path, name: str) -> None:
+def screenshot(page: Any, name: str) -> None:
     """The whole page, once the camera view has caught up with the table."""
     frames = int(page.evaluate("document.body.dataset.frames"))
     wait_until(page, f"Number(document.body.dataset.frames) >= {frames + 2}")
-    page.screenshot(path=str(shots_folder(tmp_path) / name))
+    page.screenshot(path=str(shots_folder() / name))
 
 
 def seq(page: Any) -> int:
     return int(page.evaluate("document.body.dataset.seq"))
 
 
-def test_the_page_follows_the_game(page: Any, game: Game, tmp_path: Path) -> None:
+def test_the_page_follows_the_game(page: Any, game: Game) -> None:
     expect = sync_api.expect
     expect(page.locator("#player-name")).to_have_text("Player 1")
     expect(page.locator("#current-table .chip")).to_have_count(13)
@@ -213,10 +219,10 @@ def test_the_page_follows_the_game(page: Any, game: Game, tmp_path: Path) -> Non
     frames = int(page.evaluate("document.body.dataset.frames"))
     wait_until(page, f"Number(document.body.dataset.frames) >= {frames + 2}")
     assert page.locator("#frame").screenshot() != before  # the camera view shows the new table
-    screenshot(page, tmp_path, "station-normal.png")
+    screenshot(page, "station-normal.png")
 
 
-def test_a_revert_shows_the_layout_to_restore(page: Any, game: Game, tmp_path: Path) -> None:
+def test_a_revert_shows_the_layout_to_restore(page: Any, game: Game) -> None:
     expect = sync_api.expect
     shown = seq(page)
     game.settle(BROKEN)
@@ -231,7 +237,7 @@ def test_a_revert_shows_the_layout_to_restore(page: Any, game: Game, tmp_path: P
     expect(page.locator("#current-table .chip.to-rack")).to_have_count(2)  # red-3 and blue-3 go back
     expect(page.locator("#current-table .set.changed")).to_have_count(2)
     assert page.evaluate("document.body.dataset.sounds") == "1"  # the REVERT sound played
-    screenshot(page, tmp_path, "station-revert.png")
+    screenshot(page, "station-revert.png")
 
     shown = seq(page)
     game.settle(START)  # the table is put back
@@ -239,7 +245,7 @@ def test_a_revert_shows_the_layout_to_restore(page: Any, game: Game, tmp_path: P
     expect(page.locator(".restore-state")).to_have_text("Table restored ✓")
 
 
-def test_a_review_names_the_uncertain_tiles(page: Any, game: Game, tmp_path: Path) -> None:
+def test_a_review_names_the_uncertain_tiles(page: Any, game: Game) -> None:
     expect = sync_api.expect
     shown = seq(page)
     game.settle(OPENING, uncertain=("red-11",))
@@ -247,7 +253,7 @@ def test_a_review_names_the_uncertain_tiles(page: Any, game: Game, tmp_path: Pat
     expect(page.locator("#banner")).to_have_class(verdict("review"))
     expect(page.locator("#banner-body")).to_contain_text("Uncertain reading: after, set 5, tile 2: red-11?")
     expect(page.locator("#current-table .chip.uncertain")).to_have_count(1)
-    screenshot(page, tmp_path, "station-review.png")
+    screenshot(page, "station-review.png")
 
 
 def test_the_timer_warns_before_the_limit(page: Any, game: Game) -> None:
@@ -366,7 +372,7 @@ def test_six_players_fit_the_header_in_their_seats(browser: Any, tmp_path: Path)
         boxes = [box for box in (name.bounding_box() for name in names.all()) if box]
         assert len(boxes) == 6 and all(box["height"] < 1.6 * 24 for box in boxes)  # each on one line (24 px type)
         assert all(box["x"] >= 0 and box["x"] + box["width"] <= 1920 for box in boxes)  # none cut off
-        screenshot(page, tmp_path, "six-players.png")
+        screenshot(page, "six-players.png")
     finally:
         context.close()
         server.stop()
@@ -396,3 +402,145 @@ def test_a_restarted_station_gives_the_open_page_its_new_token(browser: Any, gam
             second.stop()
     finally:
         context.close()
+
+
+# -- every screen a referee may bring ---------------------------------------------------------------------------
+
+SCREENS = {
+    "1280x720": (1280, 720),  # the smallest laptop screen
+    "1366x768": (1366, 768),  # the most common laptop screen
+    "1400x900": (1400, 900),
+    "1920x1080": (1920, 1080),
+    "3840x2160": (3840, 2160),  # 4K at 100 %
+    "1024x1366": (1024, 1366),  # a tablet held upright
+}
+MEASURE = """(() => {
+  const box = (node) => { const r = node.getBoundingClientRect();
+    return {x: r.left, y: r.top, w: r.width, h: r.height, text: node.textContent.trim().slice(0, 40)}; };
+  const all = (selector) => [...document.querySelectorAll(selector)].map(box);
+  const one = (selector) => { const node = document.querySelector(selector); return node ? box(node) : null; };
+  const panel = document.getElementById("panel-restore");
+  const style = (selector) => getComputedStyle(document.querySelector(selector));
+  return {
+    viewport: [innerWidth, innerHeight],
+    page: [document.documentElement.scrollWidth, document.documentElement.scrollHeight],
+    badge: one("#banner-verdict"), banner: one("#banner"), title: one("#banner-body .banner-title"),
+    reasons: one("#banner-body ul"), sendBack: one("#send-back"), restore: one("#panel-restore"),
+    current: one("#panel-current"), buttons: all("#banner-actions button"), tag: one("#moves .move .tag"),
+    restoreChips: all("#restore-table .chip"), sendBackChips: all("#send-back .chip"),
+    restoreScrolls: panel.scrollHeight > panel.clientHeight + 1 || panel.scrollWidth > panel.clientWidth + 1,
+    badgeFont: parseFloat(style("#banner-verdict").fontSize),
+    chipFont: parseFloat(style("#restore-table .chip").fontSize),
+    playerFont: parseFloat(style("#player-name").fontSize),
+  };
+})()"""
+READABLE_PX = {"badge": 40.0, "chips": 28.0, "player": 26.0}
+"""Type sizes readable from two metres (a 40 px font is 10 mm on a 15.6-inch 1366 x 768 screen, 0.25 mm a pixel)."""
+
+
+def inside(box: dict[str, Any], width: float, height: float) -> bool:
+    return box["x"] >= -1 and box["y"] >= -1 and box["x"] + box["w"] <= width + 1 and box["y"] + box["h"] <= height + 1
+
+
+def overlap(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return (
+        a["x"] < b["x"] + b["w"] - 1
+        and b["x"] < a["x"] + a["w"] - 1
+        and a["y"] < b["y"] + b["h"] - 1
+        and (b["y"] < a["y"] + a["h"] - 1)
+    )
+
+
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_a_revert_fits_every_screen(browser: Any, game: Game, screen: str) -> None:
+    """The REVERT badge, the tiles to send back and the layout to restore in view without scrolling, large enough to
+    read from two metres, and none of them under a button; a screenshot of each screen for CI to keep."""
+    width, height = SCREENS[screen]
+    server = serve_in_thread(game.session, "127.0.0.1:0", announce=lambda _: None)
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        page.goto(server.url)
+        page.wait_for_selector("#current-table .chip")
+        shown = seq(page)
+        game.settle(BROKEN)
+        seq_after(page, shown)
+        sync_api.expect(page.locator("#banner")).to_have_class(verdict("revert"))
+        page.evaluate("document.getAnimations().forEach((a) => a.finish())")  # the REVERT flash, over
+        screenshot(page, f"station-revert-{screen}.png")
+        seen = page.evaluate(MEASURE)
+    finally:
+        context.close()
+        server.stop()
+    assert seen["viewport"] == [width, height]
+    assert seen["page"][0] <= width and seen["page"][1] <= height, f"the page scrolls: {seen['page']}"
+    assert seen["sendBack"] is not None and len(seen["sendBackChips"]) == 2  # red-3 and blue-3 back to the rack
+    assert len(seen["restoreChips"]) == 13
+    shown_whole = [seen["badge"], seen["tag"], seen["banner"], seen["sendBack"], seen["restore"]]
+    shown_whole += seen["sendBackChips"] + seen["restoreChips"] + seen["buttons"]
+    assert [b["text"] for b in shown_whole if not inside(b, width, height)] == []
+    assert not seen["restoreScrolls"], "the layout to restore is cut off in its panel"
+    assert [b["text"] for b in seen["restoreChips"] if not inside_box(b, seen["restore"])] == []
+    assert seen["badge"]["h"] < 2 * seen["badgeFont"], "REVERT does not fit on one line"
+    assert len(seen["buttons"]) == 3
+    covered = [seen[k] for k in ("badge", "title", "reasons", "sendBack", "restore", "current")]
+    assert [(b["text"], c["text"]) for b in seen["buttons"] for c in covered if overlap(b, c)] == []
+    assert seen["badgeFont"] >= READABLE_PX["badge"]
+    assert seen["chipFont"] >= READABLE_PX["chips"]
+    assert seen["playerFont"] >= READABLE_PX["player"]
+
+
+def inside_box(box: dict[str, Any], outer: dict[str, Any]) -> bool:
+    moved = {**box, "x": box["x"] - outer["x"], "y": box["y"] - outer["y"]}
+    return inside(moved, outer["w"], outer["h"])
+
+
+def test_the_keyboard_alone_rules(page: Any, game: Game) -> None:
+    """Without a mouse: O overrules the REVERT, U undoes that, A lets the revert stand; the space bar is the clock."""
+    expect = sync_api.expect
+    shown = seq(page)
+    game.settle(BROKEN)
+    seq_after(page, shown)
+    expect(page.locator("#banner-actions kbd")).to_have_text(["A", "O", "C"])
+    page.keyboard.press("o")
+    eventually(lambda: game.logged("override"))
+    assert has(game.logged("override")[0], {"action": "ok", "move": 1})
+    expect(page.locator("#banner")).to_have_class(verdict("ok"))
+    expect(page.locator("#undo")).to_be_enabled()
+    page.keyboard.press("u")
+    eventually(lambda: len(game.logged("override")) == 2)
+    expect(page.locator("#banner")).to_have_class(verdict("revert"))
+    page.keyboard.press("a")
+    eventually(lambda: len(game.logged("override")) == 3)
+    assert has(game.logged("override")[2], {"action": "accept", "move": 1})
+    page.keyboard.press("c")
+    expect(page.locator("#correct-dialog")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.locator("#correct-dialog")).to_be_hidden()
+    page.keyboard.press("x")  # no key of its own: nothing happens
+    time.sleep(0.3)
+    assert len(game.logged("override")) == 3
+
+
+def test_the_page_stays_with_the_summary_when_the_game_ends(page: Any, game: Game) -> None:
+    """A video watched to its end: the last ruling and the game's summary stay; nothing is left to press."""
+    expect = sync_api.expect
+    shown = seq(page)
+    game.settle(BROKEN)
+    seq_after(page, shown)
+    shown = seq(page)
+    with game.lock:
+        game.session.record({"event": "end", "time_s": 30.0, "reason": "end of the video", "moves": 1})
+    seq_after(page, shown)
+    expect(page.locator("#game-over")).to_be_visible()
+    expect(page.locator("#game-over")).to_contain_text("End of the video")
+    expect(page.locator("#over-summary")).to_have_text("1 move: 0 OK, 1 REVERT, 0 REVIEW")
+    expect(page.locator("#banner")).to_have_class(verdict("revert"))  # the last ruling stays
+    expect(page.locator("#banner-actions button").first).to_be_disabled()
+    expect(page.locator("#clock-key")).to_be_hidden()
+    page.keyboard.press("o")
+    page.keyboard.press("Space")
+    time.sleep(0.5)
+    assert game.logged("override") == [] and game.logged("clock") == []
+    expect(page.locator("#connection")).to_have_text("live")
+    screenshot(page, "station-game-over.png")

@@ -151,8 +151,10 @@
   }
 
   // -- the ruling banner -------------------------------------------------------------------------------------
-  function actionButton(action, move, label) {
-    return el("button", { type: "button", "data-action": action, "data-move": move, text: label });
+  function actionButton(action, move, label, key) {
+    const attrs = { type: "button", "data-action": action, "data-move": move };
+    if (!key) return el("button", { ...attrs, text: label });
+    return el("button", { ...attrs, "data-key": key, title: label + " (key " + key + ")" }, label, el("kbd", { text: key }));
   }
 
   function renderBanner(banner, table) {
@@ -175,7 +177,7 @@
       const penalty = verdict === "revert" ? " · penalty " + banner.penalty_tiles + " tile" + (banner.penalty_tiles === 1 ? "" : "s") : "";
       const played = banner.kind !== "draw" && banner.played.length ? inlineTiles(banner.played) : null;
       content.push(el("div", { class: "banner-title" }, title, " ", played, penalty));
-      const reasons = banner.violations.map((v) => el("li", {}, el("b", { text: v.code }), ": " + v.detail));
+      const reasons = banner.violations.map((v) => el("li", {}, el("b", { text: v.code }), ": ", detailText(v.detail)));
       if (verdict === "review") {
         for (const u of banner.uncertain) reasons.push(el("li", {}, "Uncertain reading: " + u.text));
       }
@@ -183,8 +185,12 @@
       if (reasons.length) content.push(el("ul", {}, reasons));
       if (verdict === "revert") {
         const waiting = banner.restore_state === "waiting";
-        if (waiting && banner.still_to_rack.length) content.push(el("div", {}, "Back to the rack: ", inlineTiles(banner.still_to_rack)));
-        if (waiting && banner.still_to_table.length) content.push(el("div", {}, "Put back on the table: ", inlineTiles(banner.still_to_table)));
+        if (waiting && (banner.still_to_rack.length || banner.still_to_table.length)) {
+          const lines = [];
+          if (banner.still_to_rack.length) lines.push(el("div", {}, "Back to the rack: ", inlineTiles(banner.still_to_rack)));
+          if (banner.still_to_table.length) lines.push(el("div", {}, "Put back on the table: ", inlineTiles(banner.still_to_table)));
+          content.push(el("div", { id: "send-back", class: "send-back" }, lines));
+        }
         content.push(el("div", { class: "restore-state " + banner.restore_state,
           text: waiting ? "Waiting for the table to be restored" : "Table restored ✓" }));
         restorePanel.hidden = false;
@@ -193,14 +199,14 @@
         $("current-title").textContent = waiting ? "On the table now" : "On the table";
         renderTable($("restore-table"), banner.restore_table);
         renderTable($("current-table"), banner.current_table);
-        actions.push(actionButton("accept", banner.number, "Revert stands"), actionButton("ok", banner.number, "Overrule: move is OK"));
+        actions.push(actionButton("accept", banner.number, "Revert stands", "A"), actionButton("ok", banner.number, "Overrule: move is OK", "O"));
       } else if (verdict === "review") {
         $("current-title").textContent = "On the table (uncertain tiles marked ?)";
-        actions.push(actionButton("ok", banner.number, "Move is OK"), actionButton("revert", banner.number, "Order a revert"));
+        actions.push(actionButton("ok", banner.number, "Move is OK", "O"), actionButton("revert", banner.number, "Order a revert", "R"));
       } else {
-        actions.push(actionButton("revert", banner.number, "Order a revert"));
+        actions.push(actionButton("revert", banner.number, "Order a revert", "R"));
       }
-      actions.push(actionButton("correct", banner.number, "Correct a tile…"));
+      actions.push(actionButton("correct", banner.number, "Correct a tile…", "C"));
     } else {
       content.push(el("div", { class: "banner-title", text: banner.title || "Waiting for the first move" }));
     }
@@ -212,6 +218,12 @@
     box.dataset.key = key;
   }
 
+  // A violation's detail, the rule it cites ("[profile: source, section]" at its end) in smaller type.
+  function detailText(detail) {
+    const cited = /^(.*?)\s*(\[[^\[\]]*\])$/.exec(detail);
+    return cited ? [cited[1] + " ", el("span", { class: "cite", text: cited[2] })] : [detail];
+  }
+
   // Chips as big as the panel allows: readable from across the room, the whole table in view if it can be.
   function fitTables() {
     for (const id of ["current-table", "restore-table"]) {
@@ -219,13 +231,18 @@
       const panel = table.parentElement;
       if (panel.hidden) continue;
       let scale = 1.6;
-      for (; scale > 0.5; scale -= 0.1) {
+      for (; scale > 0.3; scale -= 0.05) {
         table.style.setProperty("--scale", scale.toFixed(2));
         if (panel.scrollHeight <= panel.clientHeight && panel.scrollWidth <= panel.clientWidth) break;
       }
     }
   }
   window.addEventListener("resize", fitTables);
+  // A panel that changes size (the header wrapping, the banner growing) fits its chips again.
+  if (window.ResizeObserver) {
+    const observer = new ResizeObserver(() => requestAnimationFrame(fitTables));
+    for (const id of ["panel-current", "panel-restore"]) observer.observe($(id));
+  }
 
   // -- move log and events -------------------------------------------------------------------------------------
   function renderMoves(moves) {
@@ -267,7 +284,21 @@
     const undo = $("undo");
     undo.disabled = !next.undo;
     undo.title = next.undo ? "Undo: " + next.undo : "No override to undo";
+    renderEnded(next.ended);
     body.dataset.seq = next.seq;
+  }
+
+  // A video watched to its end: the page stays with the last ruling and says how the game went; nothing is left
+  // to press or overrule.
+  function renderEnded(ended) {
+    const box = $("game-over");
+    body.classList.toggle("ended", Boolean(ended));
+    box.hidden = !ended;
+    if (!ended) return;
+    $("over-reason").textContent = ended.reason === "end of the video" ? "End of the video" : ended.reason;
+    const restores = ended.restores ? " · " + ended.restores + " restore" + (ended.restores === 1 ? "" : "s") : "";
+    $("over-summary").textContent = ended.text + restores;
+    for (const button of document.querySelectorAll("button[data-action], #undo")) button.disabled = true;
   }
 
   // -- sound --------------------------------------------------------------------------------------------------
@@ -348,10 +379,21 @@
 
   // The space bar is the clock key anywhere on the page (not while typing or in the correction dialog);
   // its keyup is swallowed too, so a focused button is never "clicked" by it.
+  // The referee's word on the ruling shown, from the keyboard: the key each banner button names (A: the revert
+  // stands, O: the move is OK, R: order a revert, C: correct a tile), U: undo the last override.
   document.addEventListener("keydown", (event) => {
-    if (event.code !== "Space" || typing(event.target) || $("correct-dialog").open) return;
+    if (typing(event.target) || $("correct-dialog").open || event.ctrlKey || event.altKey || event.metaKey) return;
+    if (event.code === "Space") {
+      event.preventDefault();
+      if (!event.repeat && !body.classList.contains("ended")) pressClock();
+      return;
+    }
+    if (event.repeat || event.key.length !== 1) return;
+    const key = event.key.toUpperCase();
+    const button = key === "U" ? $("undo") : $("banner-actions").querySelector('button[data-key="' + key + '"]');
+    if (!button || button.disabled) return;
     event.preventDefault();
-    if (!event.repeat) pressClock();
+    button.click();
   });
   document.addEventListener("keyup", (event) => {
     if (event.code === "Space" && !typing(event.target) && !$("correct-dialog").open) event.preventDefault();
