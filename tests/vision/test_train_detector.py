@@ -7,7 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("ultralytics")
+from tests.extras import TRAIN_EXTRA
+
+pytest.importorskip("ultralytics", reason=f"needs ultralytics, {TRAIN_EXTRA}")
 pytest.importorskip("onnx")
 
 from vision.recognition import TileDetector

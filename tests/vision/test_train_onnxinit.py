@@ -7,7 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.extras import TRAIN_EXTRA
+
+torch = pytest.importorskip("torch", reason=f"needs torch, {TRAIN_EXTRA}")
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
@@ -131,7 +133,7 @@ def test_scope_names_follow_torch_exporter() -> None:
 
 
 def test_detector_round_trips_through_a_fused_onnx_export(tmp_path: Path) -> None:
-    pytest.importorskip("ultralytics")
+    pytest.importorskip("ultralytics", reason=f"needs ultralytics, {TRAIN_EXTRA}")
     from ultralytics.nn.tasks import DetectionModel
 
     torch.manual_seed(0)
