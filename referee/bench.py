@@ -350,6 +350,6 @@ def format_rules_benchmark(rows: Sequence[dict]) -> str:
         if row.get("note"):
             notes.append(f"{row['name']}: {row['note']}")
     if all(row.get("ilp_median_ms") is None for row in rows if row.get("n")):
-        notes.append("ILP reference unavailable (scipy missing): solver figures only")
+        notes.append('ILP reference unavailable: pip install scipy (or pip install -e ".[bench]"); solver figures only')
     lines.extend(["", *notes] if notes else [])
     return "\n".join(lines)

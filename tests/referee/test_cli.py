@@ -128,6 +128,13 @@ def test_check_human_and_json(tables: dict[str, str], capsys: pytest.CaptureFixt
         "check", tables["before"], tables["good"], "--opened", "--elapsed", "61", "--json", capsys=capsys
     )
     ruling = json.loads(out)
+    # Seed 004 restores only a manipulation not finished when the time ran out: two tables cannot say (issue 17).
+    assert ruling["verdict"] == "review" and [v["code"] for v in ruling["violations"]] == ["timeout"]
+    code, out, _ = run(
+        "check", tables["before"], tables["good"], "--opened", "--elapsed", "61", "--json", "--profile", "official",
+        capsys=capsys,
+    )  # fmt: skip
+    ruling = json.loads(out)
     assert ruling["verdict"] == "revert" and [v["code"] for v in ruling["violations"]] == ["timeout"]
     code, out, _ = run(
         "check",
@@ -151,10 +158,11 @@ def test_check_human_and_json(tables: dict[str, str], capsys: pytest.CaptureFixt
         "45",
         "--profile",
         "przasnysz",
+        "--untouched-after-limit",
         "--json",
         capsys=capsys,
     )
-    assert json.loads(out)["verdict"] == "ok" and json.loads(out)["notes"]  # valid table at timeout stands
+    assert json.loads(out)["verdict"] == "ok" and json.loads(out)["notes"]  # valid at the limit, untouched: stands
 
 
 @pytest.mark.parametrize(
@@ -199,7 +207,7 @@ def test_score_a_list_of_games_gives_a_sheet(tmp_path: Path, capsys: pytest.Capt
 
 def test_profiles_lists_all(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run("profiles", "--json", capsys=capsys)
-    assert code == 0 and len(json.loads(out)) == 7
+    assert code == 0 and len(json.loads(out)) == 8
 
 
 def test_demo_rules_on_the_bundled_game(capsys: pytest.CaptureFixture[str]) -> None:
@@ -252,9 +260,67 @@ def test_bench_rules_prints_every_row_with_its_ilp_ratio(capsys: pytest.CaptureF
     assert all(row["disagreements"] == 0 for row in rows if row.get("disagreements") is not None)
 
 
+def test_bench_rules_without_scipy_says_how_to_get_its_reference(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from referee import bench
+
+    monkeypatch.setattr(bench, "_ilp_available", lambda: False)
+    code, out, _ = run("bench", "rules", "--inputs", "1", "--repeats", "1", capsys=capsys)
+    assert code == 0 and out.strip().splitlines()[-1].startswith("ILP reference unavailable: pip install scipy")
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "referee" / "samples"
+
+
+def test_the_samples_are_named_for_what_they_are() -> None:
+    """Each sample is tested below with the command it is for; a new one needs its test."""
+    assert sorted(p.name for p in SAMPLES.iterdir()) == ["finished-game.json", "move-script.json", "tournament.json"]
+
+
+def test_score_takes_the_finished_game_sample(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run("score", str(SAMPLES / "finished-game.json"), "--json", capsys=capsys)
+    assert code == 0 and err == ""
+    (game,) = json.loads(out)["games"]
+    small = {p["name"]: p["small_points"] for p in game}
+    assert small["Anna"] == -sum(v for name, v in small.items() if name != "Anna") > 0  # the winner takes the rest
+
+
+def test_score_takes_the_tournament_sample(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run("score", str(SAMPLES / "tournament.json"), "--json", capsys=capsys)
+    result = json.loads(out)
+    assert code == 0 and len(result["games"]) == 3 and len(result["sheet"]) == 4
+
+
+def test_the_move_script_is_for_demo_not_score(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("score", str(SAMPLES / "move-script.json"), capsys=capsys)[0] == 2
+    code, out, _ = run("demo", "--json", capsys=capsys)  # referee.cli's demo: the move script, move by move
+    script = json.loads((SAMPLES / "move-script.json").read_text())
+    assert code == 0 and len(json.loads(out)["moves"]) == len(script["moves"])
+
+
 def test_output_cut_short_by_a_closed_pipe_is_not_an_error() -> None:
     # Regression: BrokenPipeError is an OSError and was reported as "error: [Errno 32] Broken pipe", status 2.
     result = subprocess.run(
         f"{sys.executable} -m referee.cli demo | head -1", shell=True, capture_output=True, text=True, check=False
     )
     assert result.stdout.startswith("--- move 1") and "error" not in result.stderr
+
+
+def test_check_rules_on_the_table_at_the_limit(tables: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    # The camera's table at the limit decides a late move (issue 17): the good table then and nothing touched after
+    # it is a move that stands; the table before (nothing laid yet) at the limit is a move not finished.
+    late = ("check", tables["before"], tables["good"], "--opened", "--elapsed", "70", "--json")
+    code, out, _ = run(*late, "--at-limit", tables["good"], "--untouched-after-limit", capsys=capsys)
+    assert code == 0 and json.loads(out)["verdict"] == "ok"
+    code, out, _ = run(*late, "--untouched-after-limit", "--profile", "przasnysz", capsys=capsys)
+    assert code == 0 and json.loads(out)["verdict"] == "ok"
+    # przasnysz rule 20: nothing laid when the time ran out, the tiles moved after it: the move is void.
+    code, out, _ = run(*late, "--at-limit", tables["before"], "--touched-after-limit", "--profile", "przasnysz",
+                       capsys=capsys)  # fmt: skip
+    ruling = json.loads(out)
+    assert code == 0 and (ruling["verdict"], ruling["penalty_tiles"]) == ("revert", 1)
+    assert "rule 20" in ruling["violations"][-1]["detail"]
+    code, _, err = run("check", tables["before"], tables["good"], "--opened", "--elapsed", "10", "--at-limit",
+                       tables["good"], capsys=capsys)  # fmt: skip
+    assert code == 2 and "over the time limit" in err and "Traceback" not in err
