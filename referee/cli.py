@@ -198,17 +198,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     if args.time_limit is not _NOT_GIVEN:
         options["time_limit_s"] = args.time_limit
-    left_out = before.left_out + after.left_out
-    if args.at_limit is not None:
-        at_limit = _read_table(args.at_limit)
-        options["table_at_limit"] = at_limit.table
-        left_out += at_limit.left_out
-    if args.touched_after_limit is not None:
-        options["touched_after_limit"] = args.touched_after_limit
     ruling = check_move(
         before.table, after.table, opened=args.opened, profile=args.profile, elapsed_s=args.elapsed, **options
     )
-    ruling = unsure_of_left_out(ruling, left_out)
+    ruling = unsure_of_left_out(ruling, before.left_out + after.left_out)
     emit(args, ruling.to_dict(), format_ruling(ruling))
     return 0
 
@@ -432,21 +425,6 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--time-limit", type=time_limit_arg, default=_NOT_GIVEN, metavar="SECONDS",
         help="time limit agreed at the table ('none' for no limit); default: the profile's",
-    )  # fmt: skip
-    late = check.add_argument_group(
-        "a move over the time limit (RULES.md §6)",
-        "What the camera saw when the time ran out. Without them, a late move whose ruling depends on that moment"
-        " (pl-championship, wejherowo, przasnysz, house) is REVIEW; the box rules restore any late move.",
-    )
-    late.add_argument("--at-limit", metavar="TABLE", help="table JSON (or photo) as it stood when the limit passed")
-    touched = late.add_mutually_exclusive_group()
-    touched.add_argument(
-        "--touched-after-limit", dest="touched_after_limit", action="store_const", const=True, default=None,
-        help="hands were over the tiles after the limit passed",
-    )  # fmt: skip
-    touched.add_argument(
-        "--untouched-after-limit", dest="touched_after_limit", action="store_const", const=False,
-        help="nothing was touched after the limit passed (the table after is the table at the limit)",
     )  # fmt: skip
     add_profile_option(check)
     add_json_option(check)
