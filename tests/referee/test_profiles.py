@@ -47,6 +47,11 @@ def test_every_profile_names_an_existing_seed() -> None:
 
 def test_describe_is_json_friendly() -> None:
     import json
+    from dataclasses import fields
+
+    from referee.profiles import Profile
 
     for profile in PROFILES.values():
-        json.dumps(profile.describe())
+        described = json.loads(json.dumps(profile.describe()))
+        assert set(described) == {f.name for f in fields(Profile)}, profile.name  # every parameter, no other key
+        assert described["name"] == profile.name and described["big_points"] == profile.big_points.value
