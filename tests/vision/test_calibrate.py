@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 import warnings
 from pathlib import Path
 
@@ -282,18 +281,6 @@ def test_a_shifted_calibration_follows_the_camera(scene: tuple[np.ndarray, np.nd
     again = Calibration.from_markers(moved, size_mm=(1000, 700))
     assert np.abs(followed.corners_px - again.corners_px).max() < 2.0
     assert not check.rebased(followed, moved).check(moved).moved
-
-
-def test_motion_check_is_cheap_on_a_full_hd_frame(scene: tuple[np.ndarray, np.ndarray]) -> None:
-    image, _ = scene
-    check = CameraMotionCheck(Calibration.from_markers(image))
-    timings = []
-    for _ in range(15):
-        start = time.perf_counter()
-        check.check(image)
-        timings.append(time.perf_counter() - start)
-    # About 2.5 ms on one core of the referee station; the bound leaves room for a busy test machine.
-    assert np.median(timings) < 0.010
 
 
 # -- printable markers -------------------------------------------------------------------------------------
