@@ -14,12 +14,13 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from vision.gamelog import GameLog
 from vision.moves import GameKeeper
@@ -48,6 +49,7 @@ class GameOptions:
 @dataclass(frozen=True, kw_only=True)
 class AnalyzeOptions(GameOptions):
     progress: bool = True
+    """A progress bar on standard error (redrawn in place on a terminal; elsewhere a line every 10 %)."""
 
 
 class OutputFolderError(ValueError):
@@ -66,8 +68,12 @@ def analyze_video(
     *,
     overwrite: bool = False,
     stop: StopCheck | None = None,
+    on_event: Callable[[Event], None] | None = None,
 ) -> dict[str, Any]:
     """Analyse ``video`` into ``out``; returns the summary (also written to ``summary.json``).
+
+    ``on_event`` hears every event as it is logged (a ruling as soon as the move is ruled, long before the end of a
+    long video); the progress bar steps aside for what it prints.
 
     ``out`` is created, or must be empty unless ``overwrite`` (then a previous analysis there is replaced and
     nothing else is touched); it is checked before the video is opened, and nothing in it changes until the video
@@ -99,6 +105,8 @@ def analyze_video(
             "size": list(source.size),
         }
         events: list[Event] = []
+        total = source.frame_count or 0
+        bar = ProgressBar(total) if options.progress and total else None
         with GameLog.create(log_path, start, sync=False) as log:
             log.append({"event": "calibration", "time_s": 0.0, "frame": 0, **calibration.to_json()})
 
@@ -109,6 +117,10 @@ def analyze_video(
                     event["snapshot"] = snapshots.save(current.image, current.index, out)
                 log.append(event)
                 events.append(event)
+                if on_event is not None:
+                    if bar is not None:
+                        bar.clear()
+                    on_event(event)
 
             pipeline = TablePipeline(
                 reader, keeper, source.size, calibration=calibration, config=options.config, on_event=record
@@ -119,7 +131,7 @@ def analyze_video(
                 nonlocal current
                 current = frame
 
-            duration, reason = _run(source, first, pipeline, options, on_frame, stop or _go_on)
+            duration, reason = _run(source, first, pipeline, options, on_frame, stop or _go_on, bar)
             damage = source.damage()
             record({"event": "end", "time_s": round(duration, 3), "reason": reason, "moves": keeper.moves,
                     "capture": _stats_json(source.stats), "damage": damage.to_json(),
@@ -263,7 +275,13 @@ def _go_on() -> str | None:
 
 
 def _run(
-    source: Any, first: Any, pipeline: TablePipeline, options: AnalyzeOptions, on_frame: Any, stop: StopCheck
+    source: Any,
+    first: Any,
+    pipeline: TablePipeline,
+    options: AnalyzeOptions,
+    on_frame: Any,
+    stop: StopCheck,
+    bar: ProgressBar | None = None,
 ) -> tuple[float, str]:
     """Feed the video through the pipeline; returns how much of it was watched (seconds) and why it ended.
 
@@ -272,8 +290,6 @@ def _run(
     fps = source.fps or 30.0
     busy_step = max(1, round(fps / options.config.sample_hz))
     still_step = max(busy_step, round(fps / STILL_SAMPLE_HZ))
-    total = source.frame_count or 0
-    bar = _progress(total) if options.progress and total else None
     frame, last_time = first, first.time_s
     done = 0
     reason = END_OF_VIDEO
@@ -300,10 +316,46 @@ def _run(
     return last_time + 1.0 / fps, reason
 
 
-def _progress(total: int) -> Any:
-    from vision.synth.dataset import Progress
+class ProgressBar:
+    """How much of the video has been read, on one line of standard error: redrawn in place on a terminal (and
+    cleared for a line printed in between, see :meth:`clear`), a line every 10 % elsewhere."""
 
-    return Progress(total, label="frames")
+    def __init__(self, total: int, stream: TextIO | None = None, *, label: str = "frames") -> None:
+        self.total, self.label = max(total, 1), label
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = self.stream.isatty()
+        self.start = time.perf_counter()
+        self.done = 0
+        self.last_decile = -1
+        self.drawn = False
+
+    def advance(self, n: int = 1) -> None:
+        self.done = min(self.total, self.done + n)
+        elapsed = time.perf_counter() - self.start
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        eta = (self.total - self.done) / rate if rate > 0 else 0.0
+        filled = 30 * self.done // self.total
+        line = f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {self.label}  ETA {eta:4.0f} s"
+        decile = 10 * self.done // self.total
+        if self.tty:
+            self.stream.write("\r" + line + "\x1b[K")
+            self.drawn = True
+        elif decile != self.last_decile:
+            self.stream.write(line + "\n")
+        else:
+            return
+        self.last_decile = decile
+        self.stream.flush()
+
+    def clear(self) -> None:
+        """Rub the bar out so a line printed now starts at the left edge (the next step draws it again)."""
+        if self.tty and self.drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.drawn = False
+
+    def close(self) -> None:
+        self.clear()
 
 
 def _stats_json(stats: Any) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 import threading
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -113,22 +114,30 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     )  # fmt: skip
     with StopSignals() as signals:  # Ctrl-C, SIGTERM: the analysis ends between frames, everything written
         summary = analyze_video(
-            args.video, args.out, options, reader, overwrite=args.overwrite, stop=lambda: signals.reason
-        )
+            args.video, args.out, options, reader, overwrite=args.overwrite, stop=lambda: signals.reason,
+            on_event=None if args.json else _print_event,
+        )  # fmt: skip
     if args.report:
         from vision.report import write_report
 
         summary["report"] = str(write_report(args.out))
-    lines = []
-    if not args.json:
-        moves = json.loads((Path(args.out) / "moves.json").read_text())
-        lines = [text for move in moves if (text := format_event(move))]
-        lines.append(
-            f"{summary['moves']} moves in {summary['video_s']:.0f} s of video, analysed in {summary['seconds']:.0f} s"
-            f" ({summary['speed_x_real_time']}x real time); verdicts {summary['verdicts']}; log {summary['log']}"
-        )
-    rules_cli.emit(args, summary, "\n".join(lines))
+    rules_cli.emit(args, summary, "\n".join(analysis_lines(summary)))
     return _analysis_status(summary, args.out)
+
+
+def analysis_lines(summary: dict[str, Any]) -> list[str]:
+    """The end of an analysis in words: the verdicts, the speed, where the log and the report are."""
+    from vision.report import summary_text
+
+    speed = summary.get("speed_x_real_time")
+    lines = [
+        f"{summary_text(summary['moves'], summary['verdicts'])} ({summary['video_s']:.0f} s of video analysed in"
+        f" {summary['seconds']:.0f} s" + (f", {speed:g}x real time)" if speed else ")"),
+        f"game log: {summary['log']}",
+    ]
+    if summary.get("report"):
+        lines.append(f"report: {summary['report']}")
+    return lines
 
 
 def _analysis_status(summary: dict[str, Any], out: Path) -> int:
@@ -194,19 +203,62 @@ def cmd_live(args: argparse.Namespace) -> int:
         time_limit_s=setup.time_limit, calibration=args.calibration, realtime=not args.fast, resume=game.resumption,
     )  # fmt: skip
     session = LiveSession(options, reader, game.log, game.keeper)
+    heard: list[dict[str, Any]] = []
+    session.subscribe(heard.append)
+    station = None
     try:
-        summary = _watch(args, session)
+        summary, station = _watch(args, session)
     except BaseException:
         if not session.started:
             game.log.discard()  # the game never started: no stub log is left to block the next try
         raise
     finally:
         game.log.close()
-    if summary.get("damage") is None:
-        return 0
-    from vision.capture import Damage, describe
+    if not args.json:
+        print(game_summary(heard, session.log.path), flush=True)
+    status = 0
+    if summary.get("damage") is not None:
+        from vision.capture import Damage, describe
 
-    return _damage_status(Damage.from_json(summary["damage"]), describe(args.source), "refereed")
+        status = _damage_status(Damage.from_json(summary["damage"]), describe(args.source), "refereed")
+    if station is not None:
+        _hold_station(station, summary["reason"])
+    return status
+
+
+def game_summary(events: list[dict[str, Any]], log: Any) -> str:
+    """A game's end in words: its rulings as they stand after the referee's overrides, the restores, the log."""
+    from vision.report import final_verdicts, summary_text
+
+    verdicts = final_verdicts(events)
+    restores = sum(1 for e in events if e.get("event") == "restore" and e.get("complete"))
+    text = summary_text(len(verdicts), Counter(verdicts.values()))
+    return f"game summary: {text}; {restores} table{'s' if restores != 1 else ''} restored; game log: {log}"
+
+
+def _hold_station(station: Any, reason: str) -> None:
+    """A video watched to its end (not a game stopped by the user): the station stays up with the last ruling and
+    the game's summary until Ctrl-C, so the referee can still read it; then it stops."""
+    from vision.stopping import SIGNAL_REASONS
+
+    try:
+        if reason not in SIGNAL_REASONS.values() and reason != "stopped":
+            print(f"{PROG}: the game is over ({reason}); the station stays up at {station.url} with the last ruling"
+                  " and the summary: Ctrl-C stops it", file=sys.stderr, flush=True)  # fmt: skip
+            _wait_for_stop()
+    finally:
+        station.stop()
+
+
+def _wait_for_stop() -> None:
+    """Until Ctrl-C or SIGTERM."""
+    import time
+
+    from vision.stopping import StopSignals
+
+    with StopSignals() as signals:
+        while signals.reason is None:
+            time.sleep(0.2)
 
 
 def _open_game(args: argparse.Namespace) -> Any:
@@ -220,19 +272,21 @@ def _open_game(args: argparse.Namespace) -> Any:
     return LoggedGame.start(args.log or Path(f"game-{_stamp()}.jsonl"), args.source, setup)
 
 
-def _watch(args: argparse.Namespace, session: Any) -> dict[str, Any]:
+def _watch(args: argparse.Namespace, session: Any) -> tuple[dict[str, Any], Any]:
     """Print events as they come (serve the station), and run the session until it ends; Ctrl-C and SIGTERM end
-    it in order (the log's end event says which)."""
+    it in order (the log's end event says which). Returns the session's summary and the station (None without
+    ``--serve``), still serving."""
     from vision.stopping import StopSignals
 
     if not args.json:
         session.subscribe(_print_event)
     else:
         session.subscribe(lambda event: print(json.dumps(event, sort_keys=True), flush=True))
+    station = None
     if args.serve:
         from vision.station import serve_in_thread
 
-        serve_in_thread(session, _station_at(args))
+        station = serve_in_thread(session, _station_at(args))
     if sys.stdin is not None and sys.stdin.isatty():
         threading.Thread(target=_enter_is_clock, args=(session,), daemon=True).start()
 
@@ -240,7 +294,7 @@ def _watch(args: argparse.Namespace, session: Any) -> dict[str, Any]:
         print(f"{PROG}: game log {session.log.path} (Ctrl-C ends the game; Enter is the clock key)", file=sys.stderr)
 
     with StopSignals(session.stop):
-        return session.run(on_start=announce)
+        return session.run(on_start=announce), station
 
 
 def _station_at(args: argparse.Namespace) -> Any:
@@ -288,24 +342,28 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"Analysing the bundled game ({header['players']} players, profile {header['profile']}, synthetic video"
               f" {header['size'][0]}x{header['size'][1]}) with the shipped models...", flush=True)  # fmt: skip
     options = AnalyzeOptions(
-        profile=header["profile"], players=header["players"], calibration=str(calibration), progress=False
-    )
-    # demo-output/ is the command's own folder: each run replaces the previous run's analysis (nothing else there)
-    summary = analyze_video(str(video), args.out, options, pipeline_reader(None), overwrite=True)
-    report = write_report(args.out)
-    moves = json.loads((Path(args.out) / "moves.json").read_text())
+        profile=header["profile"], players=header["players"], calibration=str(calibration),
+        progress=not args.json and sys.stderr.isatty(),
+    )  # fmt: skip
     expected = [t for t in truth[1:] if t["event"] == "move"]
-    if args.json:
-        rules_cli.emit(args, {"summary": summary, "moves": moves, "report": str(report)}, "")
-        return 0
-    for move in moves:
-        print(format_event(move))
-        match = next((t for t in expected if abs(t["settle_s"] - move["time_s"]) < 3), None)
-        if match is not None:
+
+    def say(event: dict[str, Any]) -> None:  # each ruling as soon as it is made, with what the game's script says
+        _print_event(event)
+        match = next((t for t in expected if abs(t["settle_s"] - event["time_s"]) < 3), None)
+        if event["event"] == "move" and match is not None:
             codes = ", ".join(v["code"] for v in match["expected"]["violations"]) or "no violation"
-            print(f"    (the game's script: {match['expected']['verdict'].upper()}, {codes})")
-    print(f"\n{summary['moves']} moves ruled in {summary['seconds']:.0f} s; game log {summary['log']}")
-    print(f"report: {report}")
+            print(f"    (the game's script: {match['expected']['verdict'].upper()}, {codes})", flush=True)
+
+    # demo-output/ is the command's own folder: each run replaces the previous run's analysis (nothing else there)
+    summary = analyze_video(
+        str(video), args.out, options, pipeline_reader(None), overwrite=True, on_event=None if args.json else say
+    )
+    summary["report"] = str(write_report(args.out))
+    if args.json:
+        moves = json.loads((Path(args.out) / "moves.json").read_text())
+        rules_cli.emit(args, {"summary": summary, "moves": moves, "report": summary["report"]}, "")
+        return 0
+    print("\n" + "\n".join(analysis_lines(summary)))
     return 0
 
 

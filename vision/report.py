@@ -43,6 +43,37 @@ IMAGE_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png",
 MOVE_KEYS = ("number", "player", "time_s", "ruling")
 
 
+def summary_text(moves: int, verdicts: Mapping[str, int]) -> str:
+    """``6 moves: 4 OK, 2 REVERT, 0 REVIEW``: a game's rulings in one line (the console's, the station's)."""
+    counts = ", ".join(f"{verdicts.get(v, 0)} {VERDICT_TITLES[v]}" for v in VERDICTS)
+    return f"{moves} move{'s' if moves != 1 else ''}: {counts}"
+
+
+def final_verdicts(events: Iterable[Mapping[str, Any]]) -> dict[int, str]:
+    """Each move's verdict as it stands after the referee's overrides (as the station shows it): ``ok`` and
+    ``revert`` decide, a correction re-rules, ``undo`` takes back the last override still in force."""
+    verdicts: dict[int, str] = {}
+    standing: list[Mapping[str, Any]] = []
+    for event in events:
+        if event.get("event") == "move":
+            verdicts[int(event["number"])] = str(event["ruling"]["verdict"])
+        elif event.get("event") == "override":
+            if event.get("action") == "undo":
+                if standing:
+                    standing.pop()
+            else:
+                standing.append(event)
+    for override in standing:
+        number, action = override.get("move"), override.get("action")
+        if number not in verdicts:
+            continue
+        if action in ("ok", "revert"):
+            verdicts[number] = str(action)
+        elif action == "correct" and isinstance(override.get("ruling"), Mapping):
+            verdicts[number] = str(override["ruling"].get("verdict", verdicts[number]))
+    return verdicts
+
+
 class ReportError(ValueError):
     """A folder that cannot be made into a report (nothing analysed there, a broken log, bad racks)."""
 

@@ -66,6 +66,7 @@ from referee.sets import TileSet
 from referee.table import LOOSE, Table, TableError
 from referee.tiles import Tile, TileError
 from vision.moves import GameKeeper
+from vision.report import summary_text
 from vision.seats import seat_numbered
 from vision.station_access import (
     DEFAULT_PORT,
@@ -293,12 +294,6 @@ def event_text(event: dict[str, Any]) -> str:
         "clock-waiting": lambda e: f"Clock key pressed {e.get('seconds')} s ago: waiting for the table to settle",
     }
     return texts[kind](event) if kind in texts else str(kind)
-
-
-def summary_text(moves: int, verdicts: Counter[str] | dict[str, int]) -> str:
-    """``6 moves: 4 OK, 2 REVERT, 0 REVIEW``: a game's rulings in one line (the station's and the console's)."""
-    counts = ", ".join(f"{verdicts.get(v, 0)} {v.upper()}" for v in ("ok", "revert", "review"))
-    return f"{moves} move{'s' if moves != 1 else ''}: {counts}"
 
 
 def override_text(event: dict[str, Any]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from referee.table import Table
-from vision.analyze import AnalyzeOptions, OutputFolderError, analyze_video
+from vision.analyze import AnalyzeOptions, OutputFolderError, ProgressBar, analyze_video
 from vision.cli import main
 from vision.gamelog import read_log
 from vision.moves import GameKeeper
@@ -106,6 +107,46 @@ def test_analysing_again_into_the_same_folder_starts_afresh_when_told_to(
     assert [e["player"] for e in events if e["event"] == "move"] == [0, 1, 0]  # the hands' sides decide
 
 
+def test_each_ruling_is_heard_as_soon_as_it_is_made(game_video: Path, tmp_path: Path, scenes: Any) -> None:
+    """``on_event`` hears a move while most of the video is still to be read, not all of them at the end."""
+    frames = [0]
+
+    def count_frames() -> None:  # asked between frames
+        frames[0] += 1
+
+    heard: list[tuple[str, int]] = []
+    analyze_video(game_video, tmp_path, options(), scenes.PixelReader(), stop=count_frames,
+                  on_event=lambda event: heard.append((event["event"], frames[0])))  # fmt: skip
+    moves = [at for kind, at in heard if kind == "move"]
+    assert len(moves) == 3 and heard[-1][0] == "end"
+    assert moves[0] < frames[0] / 2 and moves[0] < moves[1] < moves[2] < frames[0]  # move 1 at 4 s of 17
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_bar_steps_aside_for_a_ruling() -> None:
+    screen = Terminal()
+    bar = ProgressBar(100, screen)
+    bar.advance(40)
+    assert screen.getvalue().startswith("\r[############..................] 40/100 frames")
+    bar.clear()  # a ruling is printed now, from the left edge
+    assert screen.getvalue().endswith("\r\x1b[K")
+    bar.advance(10)  # and the bar is drawn again below it
+    assert "50/100 frames" in screen.getvalue().rsplit("\x1b[K", 2)[-2]
+    bar.close()
+    assert screen.getvalue().endswith("\r\x1b[K")
+
+    log = io.StringIO()  # not a terminal: a line every 10 %, nothing to rub out
+    bar = ProgressBar(100, log)
+    for _ in range(100):
+        bar.advance()
+    bar.clear()
+    assert log.getvalue().count("\n") == 11 and "\r" not in log.getvalue()
+
+
 # -- the command line ------------------------------------------------------------------------------------------
 
 
@@ -121,6 +162,22 @@ def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err and captured.err.count("\n") == 1, captured.err
     return captured.err
+
+
+def test_the_analyze_command_prints_the_rulings_then_the_report(
+    game_video: Path, tmp_path: Path, stand_in_reader: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "analysis"
+    assert main(analyze_command(game_video, out, "--profile", "official")) == 0
+    lines = capsys.readouterr().out.splitlines()
+    moves = [i for i, line in enumerate(lines) if line.startswith("[") and "] move " in line]
+    assert [lines[i].split("] ", 1)[1].split(":")[0] for i in moves] == ["move 1", "move 2", "move 3"]
+    assert "player 1 played red-10 red-11 red-12" in lines[moves[0]] and lines[moves[0]].endswith(": OK")
+    assert lines[moves[2]].endswith(": REVERT") and "invalid-set" in lines[moves[2] + 1]
+    summary = next(line for line in lines[moves[-1] :] if line.startswith("3 moves: "))
+    assert summary.startswith("3 moves: 2 OK, 1 REVERT, 0 REVIEW (17 s of video analysed in")
+    assert lines[-2:] == [f"game log: {out / 'game-log.jsonl'}", f"report: {out / 'report.html'}"]
+    assert not any("{" in line for line in lines)  # no Python dict
 
 
 def test_the_analyze_command_prints_the_summary(

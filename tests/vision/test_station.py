@@ -415,3 +415,50 @@ def test_setup_offers_enrolment_and_names_the_models_in_use(game: Game, tmp_path
     game.session.reader = type("Reader", (), {"models_dir": tmp_path})()
     text = client_for(game).get("/setup").text
     assert "enrolled 2026-11-24T20:00:00+00:00 from &lt;b&gt;a.jpg" in text
+
+
+def test_the_station_stays_up_with_the_summary_when_the_video_ends(
+    tmp_path: Path, scenes: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``live --serve`` on a video: at its end the console prints the game's summary and the station keeps serving
+    the last ruling and the summary until the user stops it (here: the stand-in for Ctrl-C)."""
+    import vision.game_commands
+    import vision.pipeline
+    import vision.station
+    from vision.cli import main
+
+    scene = scenes.TableScene()
+    scene.show("[black-5 blue-5 orange-5]")
+    video = tmp_path / "table.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, scene.size)
+    for arm, table, frames in (("", None, 15), ("bottom", "[black-5 blue-5 orange-5] [red-10 red-11 red-12]", 16),
+                               ("", None, 40)):  # fmt: skip
+        scene.arm = arm or None
+        for k in range(frames):
+            if table is not None and k == frames // 2:
+                scene.show(table)
+            writer.write(scene.frame())
+    writer.release()
+    monkeypatch.setattr(vision.pipeline, "pipeline_reader", lambda models=None: scenes.PixelReader())
+    servers: list[Any] = []
+    serve = vision.station.serve_in_thread
+    monkeypatch.setattr(vision.station, "serve_in_thread", lambda *a, **k: servers.append(serve(*a, **k)) or servers[0])
+    seen: list[dict[str, Any]] = []
+
+    def the_referee_reads_the_page_then_stops() -> None:
+        with urllib.request.urlopen(servers[0].url + "api/state", timeout=5) as response:
+            seen.append(json.loads(response.read()))
+
+    monkeypatch.setattr(vision.game_commands, "_wait_for_stop", the_referee_reads_the_page_then_stops)
+    log = str(tmp_path / "game.jsonl")
+    status = main(["live", "--source", str(video), "--fast", "--players", "2", "--profile", "official",
+                   "--calibration", "frame", "--log", log, "--serve", "127.0.0.1:0"])  # fmt: skip
+    assert status == 0
+    (state,) = seen  # the station answered after the video had ended
+    assert state["ended"]["reason"] == "end of the video"
+    assert state["ended"]["text"] == "1 move: 1 OK, 0 REVERT, 0 REVIEW"
+    assert state["banner"]["verdict"] == "ok" and state["banner"]["number"] == 1
+    captured = capsys.readouterr()
+    assert "game summary: 1 move: 1 OK, 0 REVERT, 0 REVIEW; 0 tables restored; game log: " in captured.out
+    assert "the station stays up at http://127.0.0.1:" in captured.err and "Ctrl-C stops it" in captured.err
+    assert not servers[0].thread.is_alive()  # stopped once the user asked
