@@ -114,7 +114,7 @@ def test_replay_uses_the_logged_ruling(monkeypatch: pytest.MonkeyPatch) -> None:
     def no_ruling(*_: Any, **__: Any) -> Any:
         raise AssertionError("the replay ruled again instead of reading the log")
 
-    monkeypatch.setattr("vision.moves.check_move", no_ruling)
+    monkeypatch.setattr("referee.game.check_move", no_ruling)
     assert same_state(game.keeper, game.replayed())
 
 
