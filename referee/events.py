@@ -1,0 +1,487 @@
+"""The game's events as typed, frozen values, and the one place they meet JSON: the game log's lines.
+
+Each event has ``to_json`` (the log's line, format ``rummikub-referee/game-log/1``) and :func:`event_from_json`
+reads a line back, checked (a log is data from a file): ``event_from_json(e.to_json()) == e``. Fields an event does
+not model are kept in ``extra``, so a line from another version goes back out as it came in. :func:`describe` says
+an event in one line for the console, the station and the report. The game that takes them is
+:class:`referee.game.Game`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from referee.moves import Ruling, Verdict
+from referee.table import LOOSE, Table
+
+
+class GameStateError(ValueError):
+    """A game that cannot be set up, or an event it cannot take (a move out of order, a player not at the table,
+    a field missing or not a finite number): a replayed log is data from a file."""
+
+
+# -- events ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TableRead:
+    """A reading of the table that is not a move: the first one, a re-read, a refinement, a change in a turn."""
+
+    KIND: ClassVar[str] = "table"
+    table: Table
+    reason: str = ""
+    time_s: float | None = None
+    frame: int | None = None
+    left_out: int = 0
+    """Boxes left out of the reading as most likely not tiles."""
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": self.KIND, **_at(self), "reason": self.reason, "table": _table_json(self.table),
+                **self.extra}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A move ruled: the tables before and after it, the player, and the referee's ruling."""
+
+    KIND: ClassVar[str] = "move"
+    number: int
+    player: int
+    time_s: float
+    before: Table
+    after: Table
+    ruling: Ruling
+    frame: int | None = None
+    opened: bool | None = None
+    """The player had opened before this move (None: not logged)."""
+    seat: int | None = None
+    """The player's seat number (the camera's), as logs write it."""
+    hands_seat: int | None = None
+    """The seat the hands were seen at (None: not seen, or a clock press)."""
+    turn_order_player: int | None = None
+    start_s: float | None = None
+    turn_started_s: float | None = None
+    elapsed_s: float | None = None
+    ended_by: str | None = None
+    left_out: int = 0
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def kind(self) -> str:
+        return self.ruling.kind
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"event": self.KIND, **_at(self), "number": self.number, "player": self.player}
+        for key in ("seat", "hands_seat", "turn_order_player"):
+            value = getattr(self, key)
+            if value is not None or key == "hands_seat":
+                data[key] = value
+        data["kind"] = self.kind
+        if self.opened is not None:
+            data["opened"] = self.opened
+        data["start_s"] = self.start_s
+        for key in ("turn_started_s", "elapsed_s", "ended_by"):
+            if getattr(self, key) is not None:
+                data[key] = getattr(self, key)
+        data |= {"before": _table_json(self.before), "after": _table_json(self.after), "ruling": self.ruling.to_json()}
+        return {**data, **self.extra}
+
+
+@dataclass(frozen=True, slots=True)
+class Restore:
+    """The table put back (``complete``) or partly put back after move ``after_move`` was sent back."""
+
+    KIND: ClassVar[str] = "restore"
+    table: Table
+    time_s: float
+    after_move: int | None = None
+    player: int | None = None
+    complete: bool = False
+    frame: int | None = None
+    left_out: int = 0
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": self.KIND, **_at(self), "after_move": self.after_move, "player": self.player,
+                "complete": self.complete, "table": _table_json(self.table), **self.extra}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ClockPress:
+    """The clock key; ``confirms``: the move it confirms (a press right after a move ruled at settling)."""
+
+    KIND: ClassVar[str] = "clock"
+    time_s: float | None = None
+    frame: int | None = None
+    confirms: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        confirms = {} if self.confirms is None else {"confirms": self.confirms}
+        return {"event": self.KIND, **_at(self), **confirms, **self.extra}
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """Hands came over the table (logged once per move, so a resumed game knows it too)."""
+
+    KIND: ClassVar[str] = "activity"
+    time_s: float | None = None
+    frame: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": self.KIND, **_at(self), **self.extra}
+
+
+@dataclass(frozen=True, slots=True)
+class Unread:
+    """``seconds`` of the camera's picture nobody looked at (reading fell behind the camera, or the source dropped
+    out): a move may have come and gone unseen, so the next move is REVIEW."""
+
+    KIND: ClassVar[str] = "unread"
+    seconds: float
+    time_s: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": self.KIND, **_at(self), "seconds": self.seconds, **self.extra}
+
+
+OVERRIDE_ACTIONS = ("accept", "ok", "revert", "correct")
+"""The overrides a game acts on (and :class:`Undo` can take back)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Override:
+    """The referee's word on move ``move`` (see :meth:`Game.apply` for what each ``action`` does).
+
+    ``player``, ``played``, ``restore`` and ``opened`` complete it with what the game needs when the move is no
+    longer the last one (the station fills them in); ``table``, ``place`` and ``label`` say which tile a
+    ``correct`` reads otherwise, and ``ruling`` is the move's ruling on the corrected tables (written by
+    :meth:`Game.complete`, so a replay uses it as it was). An action the game does not know is recorded and
+    changes nothing (a log from a later version still replays).
+    """
+
+    KIND: ClassVar[str] = "override"
+    action: str
+    time_s: float | None = None
+    move: int | None = None
+    player: int | None = None
+    played: tuple[str, ...] | None = None
+    restore: Table | None = None
+    opened: bool | None = None
+    table: str | None = None
+    place: tuple[Any, ...] | None = None
+    label: str | None = None
+    ruling: Ruling | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"event": self.KIND, **_at(self), "action": self.action}
+        for key in ("move", "player", "opened", "table", "label"):
+            if getattr(self, key) is not None:
+                data[key] = getattr(self, key)
+        if self.played is not None:
+            data["played"] = list(self.played)
+        if self.restore is not None:
+            data["restore"] = _table_json(self.restore)
+        if self.place is not None:
+            data["place"] = list(self.place)
+        if self.ruling is not None:
+            data["ruling"] = self.ruling.to_json()
+        return {**data, **self.extra}
+
+
+@dataclass(frozen=True, slots=True)
+class Undo:
+    """The last override not yet undone loses its effect (``undoes`` names it; :meth:`Game.complete` fills it)."""
+
+    KIND: ClassVar[str] = "override"
+    time_s: float | None = None
+    undoes: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        undoes = {} if self.undoes is None else {"undoes": dict(self.undoes)}
+        return {"event": self.KIND, **_at(self), "action": "undo", **undoes, **self.extra}
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Any other line of a game log (start, calibration, warnings, stream events, end...): the game takes it as
+    it is and nothing changes."""
+
+    kind: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def time_s(self) -> float | None:
+        value = self.fields.get("time_s")
+        return float(value) if _is_number(value) else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": self.kind, **self.fields}
+
+
+Event = TableRead | Move | Restore | ClockPress | Activity | Unread | Override | Undo | Note
+
+
+# -- the edge: JSON -----------------------------------------------------------------------------------------
+
+VERDICTS = tuple(v.value for v in Verdict)
+TIME_FIELDS = ("time_s", "elapsed_s", "start_s", "turn_started_s")
+"""Times an event may carry: each a finite number of seconds when it is there (``start_s`` may be null)."""
+
+
+def event_from_json(data: Mapping[str, Any]) -> Event:
+    """The typed event a game log's line holds; a :class:`GameStateError` naming it when the game could not
+    take it (a field missing or of the wrong type, a time that is not a finite number: Python's JSON reads
+    ``NaN``). Fields the game does not use are kept (``extra``), so ``to_json`` gives the line back."""
+    if not isinstance(data, Mapping):
+        raise GameStateError(f"an event is a JSON object, not {type(data).__name__}")
+    for key in TIME_FIELDS:
+        if key in data:
+            _seconds(data, key)
+    kind = data.get("event")
+    try:
+        if kind == "move":
+            return _move_from_json(data)
+        if kind == "table":
+            return TableRead(Table.from_json(data["table"]), str(data.get("reason", "")), _time(data),
+                             _frame(data), _count(data, "left_out"), _rest(data, TableRead))  # fmt: skip
+        if kind == "restore":
+            return Restore(
+                Table.from_json(data["table"]), _needed_time(data), _optional_int(data, "after_move"),
+                _optional_int(data, "player"), bool(data.get("complete")), _frame(data), _count(data, "left_out"),
+                _rest(data, Restore),
+            )  # fmt: skip
+        if kind == "clock":
+            confirms = _optional_int(data, "confirms")
+            if confirms is not None and "time_s" not in data:
+                raise KeyError("time_s")
+            return ClockPress(_time(data), _frame(data), confirms, _rest(data, ClockPress))
+        if kind == "activity":
+            return Activity(_time(data), _frame(data), _rest(data, Activity))
+        if kind == "unread":
+            return Unread(float(data["seconds"]), _time(data), _rest(data, Unread))
+        if kind == "override":
+            return _override_from_json(data)
+    except GameStateError:
+        raise
+    except KeyError as error:
+        raise GameStateError(f"{_what(data)} lacks {error.args[0]!r}") from None
+    except (TypeError, ValueError, IndexError, AttributeError) as error:
+        raise GameStateError(f"{_what(data)}: {error}") from None
+    return Note(str(kind), {k: v for k, v in data.items() if k != "event"})
+
+
+def _move_from_json(data: Mapping[str, Any]) -> Move:
+    number = data.get("number")
+    if not _is_int(number):
+        raise GameStateError(f"a move's number is {number!r}, not a whole number")
+    for key in ("time_s", "player", "ruling", "before", "after"):
+        if key not in data:
+            raise GameStateError(f"move {number} lacks {key!r}")
+    player = data["player"]
+    if not _is_int(player):
+        raise GameStateError(f"move {number} is by player {player!r}, not one of the players at the table")
+    ruling = data["ruling"]
+    if not isinstance(ruling, Mapping) or ruling.get("verdict") not in VERDICTS:
+        raise GameStateError(f"move {number}'s ruling has no verdict ({', '.join(VERDICTS)})")
+    try:
+        after = Table.from_json(data["after"])
+        before = Table.from_json(data["before"])
+    except (TypeError, ValueError, KeyError, AttributeError) as error:
+        raise GameStateError(f"move {number}'s tables cannot be read: {error}") from None
+    try:
+        typed = Ruling.from_json(dict(ruling))
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as error:
+        raise GameStateError(f"move {number}'s ruling cannot be read: {error}") from None
+    opened = data.get("opened")
+    return Move(
+        number=number, player=player, time_s=float(data["time_s"]), before=before, after=after, ruling=typed,
+        frame=_frame(data), opened=None if opened is None else bool(opened),
+        seat=_optional_int(data, "seat"), hands_seat=_optional_int(data, "hands_seat"),
+        turn_order_player=_optional_int(data, "turn_order_player"), start_s=_optional_time(data, "start_s"),
+        turn_started_s=_optional_time(data, "turn_started_s"), elapsed_s=_optional_time(data, "elapsed_s"),
+        ended_by=None if data.get("ended_by") is None else str(data["ended_by"]), left_out=_count(data, "left_out"),
+        extra=_rest(data, Move, also=("kind",)),
+    )  # fmt: skip
+
+
+def _override_from_json(data: Mapping[str, Any]) -> Override | Undo:
+    action = data.get("action")
+    if action == "undo":
+        undoes = data.get("undoes")
+        return Undo(_time(data), dict(undoes) if isinstance(undoes, Mapping) else None, _rest(data, Undo, ("action",)))
+    if action not in OVERRIDE_ACTIONS:
+        return Override(str(action), _time(data), extra={k: v for k, v in data.items() if k not in ("event", "action",
+                        "time_s")})  # fmt: skip
+    number = data.get("move")
+    if action in ("ok", "revert") and "move" not in data:
+        raise KeyError("move")
+    played = data.get("played")
+    restore = data.get("restore")
+    ruling = data.get("ruling")
+    place = data.get("place")
+    table = data.get("table")
+    label = data.get("label")
+    return Override(
+        action, _time(data), move=None if number is None else int(number),
+        player=None if data.get("player") is None else int(data["player"]),
+        played=None if played is None else tuple(str(t) for t in played),
+        restore=None if restore is None else Table.from_json(restore),
+        opened=None if data.get("opened") is None else bool(data["opened"]),
+        table=table if isinstance(table, str) else None,
+        place=tuple(place) if isinstance(place, list | tuple) else None,
+        label=label if isinstance(label, str) else None,
+        ruling=None if not isinstance(ruling, Mapping) else Ruling.from_json(dict(ruling)),
+        extra={k: v for k, v in data.items() if k not in _OVERRIDE_FIELDS or (k == "table" and not isinstance(v, str))
+               or (k == "label" and not isinstance(v, str)) or (k == "place" and not isinstance(v, list | tuple))},
+    )  # fmt: skip
+
+
+_OVERRIDE_FIELDS = {"event", "time_s", "action", "move", "player", "played", "restore", "opened", "table", "place",
+                    "label", "ruling"}  # fmt: skip
+
+
+def _rest(data: Mapping[str, Any], kind: type, also: Sequence[str] = ()) -> dict[str, Any]:
+    known = {"event", *getattr(kind, "__dataclass_fields__", {}), *also} - {"extra"}
+    return {k: v for k, v in data.items() if k not in known}
+
+
+def _at(event: Any) -> dict[str, Any]:
+    """The time, frame and left-out count an event writes (each only when it has one)."""
+    at: dict[str, Any] = {}
+    if event.time_s is not None:
+        at["time_s"] = event.time_s
+    if getattr(event, "frame", None) is not None:
+        at["frame"] = event.frame
+    if getattr(event, "left_out", 0):
+        at["left_out"] = event.left_out
+    return at
+
+
+def _table_json(table: Table) -> dict[str, Any]:
+    return table.to_json(with_extras=True)
+
+
+def _time(data: Mapping[str, Any]) -> float | None:
+    return None if data.get("time_s") is None else float(data["time_s"])
+
+
+def _needed_time(data: Mapping[str, Any]) -> float:
+    if data.get("time_s") is None:
+        raise KeyError("time_s")
+    return float(data["time_s"])
+
+
+def _optional_time(data: Mapping[str, Any], key: str) -> float | None:
+    return None if data.get(key) is None else float(data[key])
+
+
+def _frame(data: Mapping[str, Any]) -> int | None:
+    value = data.get("frame")
+    return value if _is_int(value) else None
+
+
+def _count(data: Mapping[str, Any], key: str) -> int:
+    return int(data.get(key) or 0)
+
+
+def _optional_int(data: Mapping[str, Any], key: str) -> int | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not _is_int(value):
+        raise GameStateError(f"{_what(data)}: {key} is {value!r}, not a whole number")
+    return int(value)
+
+
+def _seconds(data: Mapping[str, Any], key: str) -> float | None:
+    value = data.get(key)
+    if value is None and key == "start_s":
+        return None
+    if not _is_number(value) or not math.isfinite(value):
+        raise GameStateError(f"{_what(data)}: {key} is {value!r}, not a finite number of seconds")
+    return float(value)
+
+
+def _what(data: Mapping[str, Any]) -> str:
+    """An event as a message names it: "move 3", "restore event"."""
+    kind = data.get("event")
+    if kind == "move" and _is_int(data.get("number")):
+        return f"move {data['number']}"
+    return f"{kind} event" if isinstance(kind, str) else "an event"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+# -- words ----------------------------------------------------------------------------------------------------
+
+
+def describe(event: Event) -> str:
+    """One line for an event, as the console, the station and the report write it."""
+    if isinstance(event, Move):
+        ruling = event.ruling
+        what = "drew a tile" if event.kind == "draw" else "played " + (" ".join(map(str, ruling.played)) or "no tile")
+        codes = ", ".join(dict.fromkeys(ruling.codes))
+        return f"Move {event.number}: player {event.player + 1} {what}: {ruling.verdict.value.upper()}" + (
+            f" ({codes})" if codes else ""
+        )
+    if isinstance(event, Restore):
+        state = "restored" if event.complete else "partly restored"
+        return f"Table {state} after move {event.after_move}"
+    if isinstance(event, TableRead):
+        if event.reason == "first reading":
+            return f"Table read: {len(event.table)} tiles"
+        return "Reading refined" if event.reason == "refined" else f"Table {event.reason}"
+    if isinstance(event, ClockPress):
+        return "Clock key" + (f" (confirms move {event.confirms})" if event.confirms else "")
+    if isinstance(event, Activity):
+        return "Hands over the table"
+    if isinstance(event, Override | Undo):
+        return "Referee: " + describe_override(event)
+    return event.kind
+
+
+def describe_override(event: Override | Undo) -> str:
+    """What the referee said, in a few words: "move 3 is reverted", "undo (move 3 is OK)"."""
+    if isinstance(event, Undo):
+        undone = event.undoes
+        if not isinstance(undone, Mapping):
+            return "undo"
+        try:
+            return f"undo ({describe_override(_override_from_json({'event': 'override', **undone}))})"
+        except (TypeError, ValueError, KeyError):
+            return "undo"
+    action, move = event.action, event.move
+    if action == "accept":
+        return f"ruling on move {move} stands"
+    if action == "ok":
+        return f"move {move} is OK"
+    if action == "revert":
+        return f"move {move} is reverted"
+    if action == "correct":
+        where = place_text(str(event.table), event.place or (0, 0))
+        was = f"{event.extra['was']} → " if event.extra.get("was") else ""
+        return f"move {move}: {where} is {was}{event.label}"
+    return str(action)
+
+
+def place_text(which: str, place: Iterable[Any]) -> str:
+    """``after, set 2, tile 3`` for a place on a move's table (``loose`` for set -1)."""
+    set_index, position = (int(v) for v in place)
+    where = "loose" if set_index == LOOSE else f"set {set_index + 1}"
+    return f"{which}, {where}, tile {position + 1}"
