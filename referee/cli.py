@@ -198,10 +198,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     if args.time_limit is not _NOT_GIVEN:
         options["time_limit_s"] = args.time_limit
+    left_out = before.left_out + after.left_out
+    if args.at_limit is not None:
+        at_limit = _read_table(args.at_limit)
+        options["table_at_limit"] = at_limit.table
+        left_out += at_limit.left_out
+    if args.touched_after_limit is not None:
+        options["touched_after_limit"] = args.touched_after_limit
     ruling = check_move(
         before.table, after.table, opened=args.opened, profile=args.profile, elapsed_s=args.elapsed, **options
     )
-    ruling = unsure_of_left_out(ruling, before.left_out + after.left_out)
+    ruling = unsure_of_left_out(ruling, left_out)
     emit(args, ruling.to_dict(), format_ruling(ruling))
     return 0
 
@@ -218,7 +225,11 @@ def cmd_score(args: argparse.Namespace) -> int:
         except ScoreError as error:
             where = f"game {index + 1}: " if len(games) > 1 else ""
             raise ScoreError(f"{args.game}: {where}{error}") from None
-        scored.append(score_game(game))
+        scored.append(score_game(game.with_announcements(args.announced)))
+    named = {p["name"] for game in games if isinstance(game, dict) for p in game.get("players", ())}
+    unknown = sorted(set(args.announced) - named)
+    if unknown:
+        raise ScoreError(f"--announced {unknown[0]}: no player of that name in {args.game}")
     sheet = tournament_sheet(scored)
     result = {"games": [[s.to_dict() for s in game] for game in scored], "sheet": [s.to_dict() for s in sheet]}
     emit(args, result, _format_scores(result))
@@ -426,6 +437,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--time-limit", type=time_limit_arg, default=_NOT_GIVEN, metavar="SECONDS",
         help="time limit agreed at the table ('none' for no limit); default: the profile's",
     )  # fmt: skip
+    late = check.add_argument_group(
+        "a move over the time limit (RULES.md §6)",
+        "What the camera saw when the time ran out. Without them, a late move whose ruling depends on that moment"
+        " (pl-championship, wejherowo, przasnysz, house) is REVIEW; the box rules restore any late move.",
+    )
+    late.add_argument("--at-limit", metavar="TABLE", help="table JSON (or photo) as it stood when the limit passed")
+    touched = late.add_mutually_exclusive_group()
+    touched.add_argument(
+        "--touched-after-limit", dest="touched_after_limit", action="store_const", const=True, default=None,
+        help="hands were over the tiles after the limit passed",
+    )  # fmt: skip
+    touched.add_argument(
+        "--untouched-after-limit", dest="touched_after_limit", action="store_const", const=False,
+        help="nothing was touched after the limit passed (the table after is the table at the limit)",
+    )  # fmt: skip
     add_profile_option(check)
     add_json_option(check)
 
@@ -439,6 +465,11 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--profile", choices=list(PROFILES), metavar="P",
         help=f"override the game's profile (default: the game's own, else {DEFAULT_PROFILE})",
+    )  # fmt: skip
+    score.add_argument(
+        "--announced", action="append", default=[], metavar="NAME",
+        help="NAME said \"I'll open next round\" (Wyłożę się w następnej rundzie): no -200 if the opening came in"
+        " the last round (repeatable; a game file records it as an announced-opening event)",
     )  # fmt: skip
     add_json_option(score)
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from referee.profiles import DEFAULT_PROFILE, Profile, get_profile
+from referee.profiles import DEFAULT_PROFILE, Profile, TimeoutRule, get_profile
 from referee.sets import TileSet, check_set
 from referee.table import LOOSE, Place, Table
 from referee.tiles import JOKER, Tile
@@ -226,16 +226,103 @@ def check_move(
     profile: Profile | str = DEFAULT_PROFILE,
     elapsed_s: float | None = None,
     time_limit_s: float | object | None = _USE_PROFILE,
+    table_at_limit: Table | None = None,
+    touched_after_limit: bool | None = None,
 ) -> Ruling:
     """Rule on one move. ``opened``: the player had opened before this move.
 
     ``time_limit_s`` overrides the profile's limit (``None``: no limit), for limits agreed at the table. A time that
     is not a finite number of seconds, at least 0, is a :class:`MoveError` (``nan`` would rule every move late).
+
+    For a move over the limit the camera may know more than a human referee (RULES.md §6): ``table_at_limit``, the
+    table as it stood when the time ran out, and ``touched_after_limit``, whether hands were over the tiles after it.
+    Each profile's :class:`~referee.profiles.TimeoutRule` says what they decide; where the ruling depends on one that
+    is not given, it is REVIEW. Every violation's detail ends with the seed rule it enforces; a fault no seed rule
+    of the profile names is REVIEW, never REVERT.
     """
     rules = get_profile(profile)
     limit = rules.time_limit_s if time_limit_s is _USE_PROFILE else time_limit_s
     _check_seconds("elapsed_s", elapsed_s)
     _check_seconds("time_limit_s", limit)
+    over = elapsed_s is not None and limit is not None and elapsed_s > limit
+    if touched_after_limit is not None and not isinstance(touched_after_limit, bool):
+        raise MoveError(f"touched_after_limit must be true, false or None, not {touched_after_limit!r}")
+    if (table_at_limit is not None or touched_after_limit is not None) and not over:
+        took = "no elapsed time" if elapsed_s is None else f"{elapsed_s:g} s"
+        raise MoveError(
+            f"the table at the limit and touches after it describe a move over the time limit; this one took {took}"
+            f" (limit: {'none' if limit is None else f'{limit:g} s'})"
+        )
+    exam = _examine(before, after, opened=opened, rules=rules)
+    judged = exam
+    if over:
+        assert elapsed_s is not None and isinstance(limit, numbers.Real)
+        late = f"the move took {elapsed_s:.1f} s; the limit is {limit:g} s"
+        judged = _rule_on_time(before, after, exam, rules, late, opened, table_at_limit, touched_after_limit)
+
+    findings = judged.findings
+    violations = _cite(findings.violations, rules)
+    uncertain = judged.uncertain
+    verdict = _verdict(violations, uncertain)
+    notes = list(findings.notes)
+    if uncertain:
+        notes.append(f"{len(uncertain)} tile(s) read with low confidence: a person decides")
+    if judged.untouched:
+        notes.append(
+            f"{judged.untouched} tile(s) read with low confidence lie in sets the move left as they were: the ruling"
+            " does not depend on them"
+        )
+    penalty = _penalty(violations, rules)  # what a revert costs (a review costs nothing until a person rules)
+    revert = (
+        _revert_plan(before, after, exam.played, exam.removed, rules, penalty) if verdict is not Verdict.OK else None
+    )
+    return Ruling(
+        verdict=verdict,
+        violations=tuple(violations),
+        played=exam.played,
+        removed=exam.removed,
+        penalty_tiles=penalty if verdict is Verdict.REVERT else 0,
+        profile=rules.name,
+        opened=opened,
+        opening_value=judged.opening_value,
+        revert=revert,
+        uncertain=uncertain,
+        notes=tuple(notes),
+        kind="draw" if exam.unchanged else "play",
+    )
+
+
+@dataclass
+class _Examination:
+    """What one comparison of two tables found, before the clock is considered."""
+
+    findings: _Findings
+    played: tuple[Tile, ...]
+    removed: tuple[Tile, ...]
+    unchanged: bool
+    opening_value: int | None
+    uncertain: tuple[tuple[str, Place, Tile], ...]
+    untouched: int
+
+    @property
+    def at_fault(self) -> bool:
+        return any(v.players_fault for v in self.findings.violations)
+
+    @property
+    def certain(self) -> bool:
+        """Nothing in it needs a person: no uncertain reading, no problem that is not the player's."""
+        return not self.uncertain and all(v.players_fault for v in self.findings.violations)
+
+    def with_timeout(self, detail: str, *, players_fault: bool = True) -> _Examination:
+        findings = _Findings(list(self.findings.violations), list(self.findings.notes))
+        findings.add(Code.TIMEOUT, detail, players_fault=players_fault)
+        return replace(self, findings=findings)
+
+    def with_note(self, note: str) -> _Examination:
+        return replace(self, findings=_Findings(list(self.findings.violations), [*self.findings.notes, note]))
+
+
+def _examine(before: Table, after: Table, *, opened: bool, rules: Profile) -> _Examination:
     played, removed = _difference(after.counts(), before.counts())
     findings = _Findings()
     unchanged = before.same_layout(after)
@@ -250,32 +337,117 @@ def check_move(
         _check_untouched_during_opening(before, after, findings)
     if not opened and played:
         opening_value = _check_opening_value(before, after, played, rules, findings)
-    _check_time(elapsed_s, limit, rules, findings, unchanged=unchanged)
-
     uncertain, untouched = _uncertain_places(before, after)
-    verdict = _verdict(findings.violations, uncertain)
-    if uncertain:
-        findings.notes.append(f"{len(uncertain)} tile(s) read with low confidence: a person decides")
-    if untouched:
-        findings.notes.append(
-            f"{untouched} tile(s) read with low confidence lie in sets the move left as they were: the ruling"
-            " does not depend on them"
+    return _Examination(findings, played, removed, unchanged, opening_value, uncertain, untouched)
+
+
+def _rule_on_time(
+    before: Table,
+    after: Table,
+    exam: _Examination,
+    rules: Profile,
+    late: str,
+    opened: bool,
+    at_limit: Table | None,
+    touched: bool | None,
+) -> _Examination:
+    """A move over the limit, ruled as the profile's seed words it (RULES.md §6)."""
+    if at_limit is None and touched is False:
+        at_limit = after  # no hands over the tiles after the limit: the table now is the table then
+    moved_after = at_limit is not None and not at_limit.same_layout(after)
+    if touched is False and moved_after:
+        return exam.with_timeout(
+            f"{late}; the table read when the time ran out differs from the table now, yet no hands were seen over"
+            " it after the limit: one of the readings is wrong, a person decides",
+            players_fault=False,
         )
-    revert = _revert_plan(before, after, played, removed, rules) if verdict is not Verdict.OK else None
-    return Ruling(
-        verdict=verdict,
-        violations=tuple(findings.violations),
-        played=played,
-        removed=removed,
-        penalty_tiles=rules.penalty_tiles if verdict is Verdict.REVERT else 0,
-        profile=rules.name,
-        opened=opened,
-        opening_value=opening_value,
-        revert=revert,
-        uncertain=uncertain,
-        notes=tuple(findings.notes),
-        kind="draw" if unchanged else "play",
+    touched_after = True if (touched or moved_after) else (False if at_limit is not None else None)
+    if exam.unchanged and (at_limit is None or at_limit.same_layout(before)):
+        if touched_after:
+            return exam.with_timeout(
+                f"{late}; the table is as it was, but tiles were touched after the time ran out: a person decides",
+                players_fault=False,
+            )
+        return exam.with_note(f"{late}; the table is as it was, so the turn ends with a draw from the pool")
+    limit_exam = _examine(before, at_limit, opened=opened, rules=rules) if at_limit is not None else None
+    seed = f"{rules.seed}"
+
+    if rules.timeout_rule is TimeoutRule.ANY_OVERRUN:
+        return exam.with_timeout(f"{late}: any move over time is restored")
+
+    if rules.timeout_rule is TimeoutRule.UNFINISHED_AT_LIMIT:
+        if limit_exam is None:
+            if exam.at_fault:
+                return exam.with_timeout(f"{late}; the manipulation is not finished even now")
+            return exam.with_timeout(
+                f"{late}; the move is finished now, but {seed} restores only a manipulation not finished when the"
+                " time ran out, and the table at that moment was not seen: a person decides",
+                players_fault=False,
+            )
+        if not limit_exam.certain:
+            return exam.with_timeout(f"{late}; the table when the time ran out was not read with certainty",
+                                     players_fault=False)  # fmt: skip
+        if limit_exam.at_fault:
+            problems = ", ".join(sorted({v.code.value for v in limit_exam.findings.violations}))
+            return exam.with_timeout(f"{late}; when the time ran out the manipulation was not finished ({problems})")
+        if touched_after:
+            return exam.with_timeout(
+                f"{late}; the move was finished when the time ran out and tiles were touched after it: {seed} names"
+                " no ruling for that, a person decides",
+                players_fault=False,
+            )
+        return exam.with_note(f"{late}, but the move was finished when the time ran out: it stands")
+
+    # TimeoutRule.TABLE_AT_LIMIT: the table when the time ran out is the move (przasnysz rules 14, 15, 17, 20).
+    if limit_exam is None:
+        if exam.at_fault:
+            return exam.with_timeout(
+                f"{late}; not finished when the time ran out (rule 14) or changed after it (rule 20): restored either"
+                " way"
+            )
+        return exam.with_timeout(
+            f"{late}; the move stands only if every set was valid when the time ran out (rule 15) and no tile was"
+            " touched after it (rule 20); the table at that moment was not seen: a person decides",
+            players_fault=False,
+        )
+    if limit_exam.at_fault:
+        also = "; tiles were touched after it too (rule 20)" if touched_after else ""
+        return limit_exam.with_timeout(
+            f"{late}; the table when the time ran out is the move, and it is not finished (rule 14){also}"
+        )
+    if touched_after:
+        return exam.with_timeout(f"{late}; tiles were touched after the time ran out: the move is void (rule 20)")
+    return limit_exam.with_note(
+        f"{late}, but every set was valid when the time ran out and nothing was touched after: the move stands"
+        f" ({rules.name} rules 15 and 17)"
     )
+
+
+def _cite(violations: Iterable[Violation], rules: Profile) -> list[Violation]:
+    """Each violation's detail names its source; a fault no seed rule of the profile names becomes a review."""
+    cited = []
+    for violation in violations:
+        source = rules.source(violation.code.value)
+        if source is not None:
+            where = f" [{source.cite(rules)}]"
+        elif violation.players_fault:
+            where = f" [{rules.name}: no rule of {rules.seed} names this; a person decides]"
+            violation = replace(violation, players_fault=False)
+        else:
+            where = f" [{rules.name}: {rules.seed} names no fault here; RULES.md: not the player's doing]"
+        cited.append(replace(violation, detail=violation.detail + where))
+    return cited
+
+
+def _penalty(violations: Iterable[Violation], rules: Profile) -> int:
+    """The most tiles any broken rule costs: the profile's penalty unless the seed names another for that rule."""
+    counts = []
+    for violation in violations:
+        if violation.players_fault:
+            source = rules.source(violation.code.value)
+            named = None if source is None else source.penalty_tiles
+            counts.append(rules.penalty_tiles if named is None else named)
+    return max(counts, default=rules.penalty_tiles)
 
 
 def _uncertain_places(before: Table, after: Table) -> tuple[tuple[tuple[str, Place, Tile], ...], int]:
@@ -455,19 +627,6 @@ def _value_in_order(tile_set: TileSet, rules: Profile) -> int:
     return check.reordered.reading.value if check.reordered is not None else check.value
 
 
-def _check_time(elapsed_s: float | None, limit: Any, rules: Profile, findings: _Findings, *, unchanged: bool) -> None:
-    if elapsed_s is None or limit is None or elapsed_s <= limit:
-        return
-    detail = f"the move took {elapsed_s:.1f} s; the limit is {limit:g} s"
-    if unchanged:
-        findings.notes.append(f"{detail}; the table is as it was, so the turn ends with a draw from the pool")
-        return
-    if rules.valid_table_at_timeout_stands and not findings.violations:
-        findings.notes.append(f"{detail}, but every set is valid: the move stands ({rules.name} rule 15)")
-        return
-    findings.add(Code.TIMEOUT, detail)
-
-
 def _verdict(violations: Iterable[Violation], uncertain: Sequence[object]) -> Verdict:
     violations = list(violations)
     if uncertain or any(not v.players_fault for v in violations):
@@ -476,7 +635,7 @@ def _verdict(violations: Iterable[Violation], uncertain: Sequence[object]) -> Ve
 
 
 def _revert_plan(
-    before: Table, after: Table, played: tuple[Tile, ...], removed: tuple[Tile, ...], rules: Profile
+    before: Table, after: Table, played: tuple[Tile, ...], removed: tuple[Tile, ...], rules: Profile, penalty: int
 ) -> RevertPlan:
     changed = _unmatched(after.sets, before.sets)
     valid = [s for s in after.sets if check_set(s.tiles, rules).valid]
@@ -486,7 +645,7 @@ def _revert_plan(
         to_rack=played,
         to_table=removed,
         changed_sets=tuple(changed) + ((LOOSE,) if after.loose else ()),
-        penalty_tiles=rules.penalty_tiles,
+        penalty_tiles=penalty,
         fallback_keep=tuple(valid),
         fallback_take=tuple(sorted(broken + list(after.loose))),
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -64,11 +64,40 @@ class Game:
         players = tuple(_read_player(p, i) for i, p in enumerate(raw_players))
         if len({p.name for p in players}) != len(players):
             raise ScoreError("player names must be distinct")
+        players = _read_events(data.get("events", []), players)
         rules = _read_profile(profile or data.get("profile", DEFAULT_PROFILE))
         if len(players) > rules.max_players:
             raise ScoreError(f"{len(players)} players; {rules.name} allows at most {rules.max_players}")
         _check_copies(players, rules)
         return cls(players, ending, rules)
+
+    def with_announcements(self, names: Iterable[str]) -> Game:
+        """The game with these players' "I'll open next round" declarations recorded (``score --announced``)."""
+        wanted = set(names)
+        return replace(
+            self, players=tuple(replace(p, announced_opening=True) if p.name in wanted else p for p in self.players)
+        )
+
+
+ANNOUNCED_OPENING = "announced-opening"
+"""The event a game file records when a player says "Wyłożę się w następnej rundzie" ("I'll open next round")."""
+
+
+def _read_events(events: Any, players: tuple[PlayerRack, ...]) -> tuple[PlayerRack, ...]:
+    """Apply the game's events that scoring uses (the declaration); events of other kinds are the game log's."""
+    if not isinstance(events, list):
+        raise ScoreError("'events' must be a list of {event, player} objects")
+    names = {p.name for p in players}
+    announced = set()
+    for index, event in enumerate(events):
+        if not isinstance(event, Mapping) or not isinstance(event.get("event"), str):
+            raise ScoreError(f"events[{index}]: an event is an object with an 'event' name")
+        if event["event"] != ANNOUNCED_OPENING:
+            continue
+        if event.get("player") not in names:
+            raise ScoreError(f"events[{index}]: {event.get('player')!r} is not one of the players")
+        announced.add(event["player"])
+    return tuple(replace(p, announced_opening=True) if p.name in announced else p for p in players)
 
 
 def _read_profile(name: Any) -> Profile:
@@ -101,6 +130,8 @@ class PlayerScore:
     place: int
     winner: bool
     note: str = ""
+    announced_opening: bool = False
+    """The player said "I'll open next round" (recorded on the score sheet: it decides -100 or -200)."""
 
     def to_dict(self) -> dict[str, Any]:
         small = self.small_points
@@ -112,12 +143,23 @@ class PlayerScore:
             "place": self.place,
             "winner": self.winner,
             "note": self.note,
+            "announced_opening": self.announced_opening,
         }
 
 
 def rack_points(rack: Iterable[Tile], profile: Profile) -> int:
-    """What a rack counts against its owner: the numbers, each joker at the profile's joker points."""
-    return sum(profile.joker_on_rack_points if t.is_joker else t.face_value for t in rack)
+    """What a rack counts against its owner: the numbers, each joker at the profile's joker points (0 where the seed
+    gives a joker on the rack no value: house rules)."""
+    joker = profile.joker_on_rack_points or 0
+    return sum(joker if t.is_joker else t.face_value for t in rack)
+
+
+def _unvalued_jokers(player: PlayerRack, rules: Profile) -> str:
+    """The note for jokers left on a rack the seed gives no value (house rules), else ''."""
+    jokers = sum(t.is_joker for t in player.rack)
+    if not jokers or rules.joker_on_rack_points is not None:
+        return ""
+    return f"{jokers} joker(s) on the rack count 0: {rules.seed} gives a loser's joker no value"
 
 
 def score_game(game: Game) -> list[PlayerScore]:
@@ -132,7 +174,14 @@ def score_game(game: Game) -> list[PlayerScore]:
     big = _big_points(places, winners, rules)
     return [
         PlayerScore(
-            p.name, racks[p.name], small[p.name], big[p.name], places[p.name], p.name in winners, notes.get(p.name, "")
+            p.name,
+            racks[p.name],
+            small[p.name],
+            big[p.name],
+            places[p.name],
+            p.name in winners,
+            notes.get(p.name, ""),
+            p.announced_opening,
         )
         for p in game.players
     ]
@@ -151,6 +200,8 @@ def _score_out(game: Game, racks: Mapping[str, int]) -> tuple[dict[str, int | Fr
         if player is winner:
             continue
         small[player.name], notes[player.name] = _loser_points(player, racks[player.name], rules)
+        if player.opened or rules.never_opened_points is None:
+            notes[player.name] = _join(notes[player.name], _unvalued_jokers(player, rules))
     jokers_kept = sum(t.is_joker for t in winner.rack)
     small[winner.name] = -sum(small.values()) + jokers_kept * rules.winner_joker_bonus
     if jokers_kept:
@@ -187,15 +238,41 @@ def _opening_came_last_round(player: PlayerRack, rules: Profile) -> bool:
 
 
 def _score_pool_exhausted(game: Game, racks: Mapping[str, int]) -> tuple[dict[str, int | Fraction], dict[str, str]]:
-    """Fewest points wins; losers lose the difference to the winner's rack; winners share the sum."""
+    """Fewest points wins; losers lose the difference to the winner's rack; winners share the sum.
+
+    A player who never opened: the profile decides whether the -100/-200 applies (``never_opened_on_pool_end``), and
+    the player's note says which way it went.
+    """
+    rules = game.profile
     best = min(racks.values())
     winners = [p.name for p in game.players if racks[p.name] == best]
-    small: dict[str, int | Fraction] = {name: -(total - best) for name, total in racks.items() if name not in winners}
+    small: dict[str, int | Fraction] = {}
+    notes: dict[str, str] = {}
+    for player in game.players:
+        if player.name in winners:
+            continue
+        small[player.name] = -(racks[player.name] - best)
+        if not player.opened and rules.never_opened_points is not None:
+            if rules.never_opened_on_pool_end:
+                small[player.name], notes[player.name] = _loser_points(player, racks[player.name], rules)
+            else:
+                notes[player.name] = (
+                    f"never opened; not -{rules.never_opened_points[0]}/-{rules.never_opened_points[1]}:"
+                    f" {rules.seed} ties that penalty to another player finishing the game, and the pool ran out"
+                    " with nobody out"
+                )
     share = Fraction(-sum(small.values()), len(winners))
     for name in winners:
         small[name] = int(share) if share.denominator == 1 else share
-    notes = {name: f"tied for the fewest points ({best})" for name in winners} if len(winners) > 1 else {}
+        if len(winners) > 1:
+            notes[name] = f"tied for the fewest points ({best})"
+    for player in game.players:
+        notes[player.name] = _join(notes.get(player.name, ""), _unvalued_jokers(player, rules))
     return {p.name: small[p.name] for p in game.players}, notes
+
+
+def _join(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
 
 
 def _places(small: Mapping[str, int | Fraction], players: Sequence[PlayerRack]) -> dict[str, int]:

@@ -128,6 +128,13 @@ def test_check_human_and_json(tables: dict[str, str], capsys: pytest.CaptureFixt
         "check", tables["before"], tables["good"], "--opened", "--elapsed", "61", "--json", capsys=capsys
     )
     ruling = json.loads(out)
+    # Seed 004 restores only a manipulation not finished when the time ran out: two tables cannot say (issue 17).
+    assert ruling["verdict"] == "review" and [v["code"] for v in ruling["violations"]] == ["timeout"]
+    code, out, _ = run(
+        "check", tables["before"], tables["good"], "--opened", "--elapsed", "61", "--json", "--profile", "official",
+        capsys=capsys,
+    )  # fmt: skip
+    ruling = json.loads(out)
     assert ruling["verdict"] == "revert" and [v["code"] for v in ruling["violations"]] == ["timeout"]
     code, out, _ = run(
         "check",
@@ -151,10 +158,11 @@ def test_check_human_and_json(tables: dict[str, str], capsys: pytest.CaptureFixt
         "45",
         "--profile",
         "przasnysz",
+        "--untouched-after-limit",
         "--json",
         capsys=capsys,
     )
-    assert json.loads(out)["verdict"] == "ok" and json.loads(out)["notes"]  # valid table at timeout stands
+    assert json.loads(out)["verdict"] == "ok" and json.loads(out)["notes"]  # valid at the limit, untouched: stands
 
 
 @pytest.mark.parametrize(
@@ -199,7 +207,7 @@ def test_score_a_list_of_games_gives_a_sheet(tmp_path: Path, capsys: pytest.Capt
 
 def test_profiles_lists_all(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run("profiles", "--json", capsys=capsys)
-    assert code == 0 and len(json.loads(out)) == 7
+    assert code == 0 and len(json.loads(out)) == 8
 
 
 def test_demo_rules_on_the_bundled_game(capsys: pytest.CaptureFixture[str]) -> None:
@@ -297,3 +305,37 @@ def test_output_cut_short_by_a_closed_pipe_is_not_an_error() -> None:
         f"{sys.executable} -m referee.cli demo | head -1", shell=True, capture_output=True, text=True, check=False
     )
     assert result.stdout.startswith("--- move 1") and "error" not in result.stderr
+
+
+def test_check_rules_on_the_table_at_the_limit(tables: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    # The camera's table at the limit decides a late move (issue 17): the good table then and nothing touched after
+    # it is a move that stands; the table before (nothing laid yet) at the limit is a move not finished.
+    late = ("check", tables["before"], tables["good"], "--opened", "--elapsed", "70", "--json")
+    code, out, _ = run(*late, "--at-limit", tables["good"], "--untouched-after-limit", capsys=capsys)
+    assert code == 0 and json.loads(out)["verdict"] == "ok"
+    code, out, _ = run(*late, "--untouched-after-limit", "--profile", "przasnysz", capsys=capsys)
+    assert code == 0 and json.loads(out)["verdict"] == "ok"
+    # przasnysz rule 20: nothing laid when the time ran out, the tiles moved after it: the move is void.
+    code, out, _ = run(*late, "--at-limit", tables["before"], "--touched-after-limit", "--profile", "przasnysz",
+                       capsys=capsys)  # fmt: skip
+    ruling = json.loads(out)
+    assert code == 0 and (ruling["verdict"], ruling["penalty_tiles"]) == ("revert", 1)
+    assert "rule 20" in ruling["violations"][-1]["detail"]
+    code, _, err = run("check", tables["before"], tables["good"], "--opened", "--elapsed", "10", "--at-limit",
+                       tables["good"], capsys=capsys)  # fmt: skip
+    assert code == 2 and "over the time limit" in err and "Traceback" not in err
+
+
+def test_score_records_the_declaration_given_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps({"profile": "official", "ending": "out", "players": [
+        {"name": "W", "rack": []}, {"name": "N", "rack": ["k10", "k11", "k12"], "opened": False}]}))  # fmt: skip
+    code, out, _ = run("score", str(path), "--json", capsys=capsys)
+    assert code == 0 and json.loads(out)["games"][0][1]["small_points"] == -200
+    code, out, _ = run("score", str(path), "--announced", "N", "--json", capsys=capsys)
+    (row,) = [r for r in json.loads(out)["games"][0] if r["name"] == "N"]
+    assert code == 0 and (row["small_points"], row["announced_opening"]) == (-100, True)
+    code, _, err = run("score", str(path), "--announced", "Z", capsys=capsys)
+    assert code == 2 and "--announced Z" in err

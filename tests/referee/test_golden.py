@@ -51,6 +51,11 @@ def _rule(case: dict[str, Any]) -> Ruling:
     limit = case.get("time_limit_s", "profile")
     if limit != "profile":
         kwargs["time_limit_s"] = limit
+    # What the camera knows of a late move (RULES.md §6): the table when the time ran out, hands over it after.
+    if "at_limit" in case:
+        kwargs["table_at_limit"] = Table.from_json(case["at_limit"])
+    if "touched_after_limit" in case:
+        kwargs["touched_after_limit"] = case["touched_after_limit"]
     return check_move(Table.from_json(case["before"]), Table.from_json(case["after"]), **kwargs)
 
 
@@ -102,7 +107,10 @@ def test_golden(path: Path) -> None:
 def test_golden_file_shape(path: Path) -> None:
     # Catches typos in hand-written files (a misspelt code or key would otherwise just fail to match).
     case = _load(path)
-    assert set(case) <= {"about", "profile", "opened", "elapsed_s", "time_limit_s", "before", "after", "expected"}
+    assert set(case) <= {
+        "about", "profile", "seed", "rule", "opened", "elapsed_s", "time_limit_s", "at_limit", "touched_after_limit",
+        "before", "after", "expected",
+    }  # fmt: skip
     assert case["about"].strip()
     assert case["profile"] in PROFILES
     assert isinstance(case["opened"], bool)
@@ -111,11 +119,18 @@ def test_golden_file_shape(path: Path) -> None:
     assert expected["verdict"] in VERDICTS
     assert {c for c in expected["codes"]} <= {c.value for c in Code}
     assert expected["codes"] == sorted(expected["codes"]), "codes are written sorted"
-    # Only a revert costs tiles; ok and review never do.
+    profile = PROFILES[case["profile"]]
+    if "rule" in case:  # a case citing a seed rule cites one the profile has, from the profile's own seed
+        assert case["seed"] == profile.seed
+        assert case["rule"] in {r.rule for r in profile.rules.values()}, case["rule"]
+    # Only a revert costs tiles; ok and review never do. A revert costs the profile's penalty, or the count the
+    # seed names for each rule broken (house: 1 for a move with no tile from the rack or a short opening).
     if expected["verdict"] != "revert":
         assert expected["penalty_tiles"] == 0
     else:
-        assert expected["penalty_tiles"] == PROFILES[case["profile"]].penalty_tiles
+        named = {profile.source(c).penalty_tiles for c in expected["codes"] if profile.source(c)} - {None}
+        counts = named if named and len(named) == len(set(expected["codes"])) else named | {profile.penalty_tiles}
+        assert expected["penalty_tiles"] == max(counts)
     if expected["verdict"] == "ok":
         assert expected["codes"] == []
 
@@ -132,3 +147,20 @@ def test_every_code_and_profile_is_covered() -> None:
     for name in PROFILES:
         verdicts = {case["expected"]["verdict"] for case in cases if case["profile"] == name}
         assert "ok" in verdicts and verdicts - {"ok"}, f"{name}: {sorted(verdicts)}"
+
+
+def test_every_seed_rule_has_a_golden_case_citing_it() -> None:
+    # Issue 17: each rule a profile enforces (a violation code and the seed rule behind it) has a hand-written
+    # case that cites the seed document and the rule, and whose expected ruling names that code.
+    cases = [_load(p) for p in GOLDEN_FILES]
+    cited = {
+        (case["seed"], case["rule"], code) for case in cases if "rule" in case for code in case["expected"]["codes"]
+    }
+    missing = sorted(
+        f"{profile.seed} {rule.rule} ({code})"
+        for profile in PROFILES.values()
+        for code, rule in profile.rules.items()
+        if (profile.seed, rule.rule, code) not in cited
+        and not (code == "opening-below-threshold" and not profile.opening_threshold)
+    )
+    assert missing == []

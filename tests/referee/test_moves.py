@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from referee.moves import Code, MoveError, Ruling, Verdict, check_move
-from referee.profiles import PROFILES, Profile, get_profile
+from referee.profiles import PROFILES, Profile, TimeoutRule, get_profile
 from referee.sets import TileSet
 from referee.table import LOOSE, Table
 from referee.tiles import COLOURS, JOKER, NUMBER_TILES, Tile
@@ -28,7 +28,15 @@ PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 
 PROFILE_NAMES = sorted(PROFILES)
 TWO_COPY_PROFILES = sorted(name for name, p in PROFILES.items() if p.copies == 2)
-OPENING_THRESHOLD = {name: 0 if name == "official-free-opening" else 30 for name in PROFILE_NAMES}
+OPENING_THRESHOLD = {name: 0 if name.endswith("free-opening") else 30 for name in PROFILE_NAMES}
+
+
+def _penalty_of(ruling: Ruling, profile: Profile) -> int:
+    """The profile's penalty, or the most tiles a seed names for one of the broken rules (house: 1 for a move with
+    no tile from the rack or a short opening, "musi pobrać jedną kostkę")."""
+    named = [profile.source(v.code.value) for v in ruling.violations if v.players_fault]
+    counts = [profile.penalty_tiles if s is None or s.penalty_tiles is None else s.penalty_tiles for s in named]
+    return max(counts, default=profile.penalty_tiles)
 
 
 def T(text: str) -> Table:
@@ -299,11 +307,19 @@ def test_over_time(data: st.DataObject, setup: Setup, late_by: float) -> None:
     assume(limit is not None)
     after = insert_set(data.draw, setup.before, rack_set(data.draw, setup))
     ruling = check_move(setup.before, after, opened=True, profile=setup.profile, elapsed_s=limit + late_by)
-    # przasnysz rule 15: a valid table when time runs out stands; everywhere else the move is reverted.
-    if setup.profile.name == "przasnysz":
-        assert (ruling.verdict, ruling.codes) == (Verdict.OK, [])
-    else:
+    # RULES.md §6: the box rules restore any move over time; the tournament seeds rule on the table when the time
+    # ran out, which two tables do not show: a valid move over time is a review there, never a revert.
+    if setup.profile.timeout_rule is TimeoutRule.ANY_OVERRUN:
         assert (ruling.verdict, ruling.codes) == (Verdict.REVERT, ["timeout"])
+    else:
+        assert (ruling.verdict, ruling.codes, ruling.penalty_tiles) == (Verdict.REVIEW, ["timeout"], 0)
+        assert not ruling.violations[0].players_fault
+        # Told that nothing was touched after the limit, the table now is the table then: the move stands.
+        untouched = check_move(
+            setup.before, after, opened=True, profile=setup.profile, elapsed_s=limit + late_by,
+            touched_after_limit=False,
+        )  # fmt: skip
+        assert (untouched.verdict, untouched.codes) == (Verdict.OK, [])
     # An agreed limit replaces the profile's; None means no limit at all.
     assert (
         check_move(setup.before, after, opened=True, profile=setup.profile, elapsed_s=1e9, time_limit_s=None).codes
@@ -431,8 +447,8 @@ def test_revert_plan_restores_the_before_layout(pair: tuple[Setup, Table], opene
     assert Counter(plan.to_rack) == played and Counter(plan.to_table) == removed
     # Undoing the move tile by tile gives back exactly the tiles of the before-table.
     assert after.counts() - Counter(plan.to_rack) + Counter(plan.to_table) == before.counts()
-    assert plan.penalty_tiles == setup.profile.penalty_tiles
-    assert ruling.penalty_tiles == (setup.profile.penalty_tiles if ruling.verdict is Verdict.REVERT else 0)
+    assert plan.penalty_tiles == _penalty_of(ruling, setup.profile)
+    assert ruling.penalty_tiles == (plan.penalty_tiles if ruling.verdict is Verdict.REVERT else 0)
     # The fallback (§6) keeps only valid sets and hands back every other tile on the table.
     kept = Counter(t for s in plan.fallback_keep for t in s)
     assert kept + Counter(plan.fallback_take) == after.counts()
@@ -549,7 +565,10 @@ def test_free_opening_has_no_threshold() -> None:
 def test_time_limits_per_profile(profile: str, elapsed: float, late: bool) -> None:
     ruling = check_move(T("[r5 r6 r7]"), T("[r5 r6 r7] [b1 b2 b3]"), opened=True, profile=profile, elapsed_s=elapsed)
     assert ruling.codes == (["timeout"] if late else [])
-    assert ruling.penalty_tiles == (get_profile(profile).penalty_tiles if late else 0)
+    # Only the box rules restore any move over time; the others rule on the table when the time ran out (unknown).
+    reverted = late and get_profile(profile).timeout_rule is TimeoutRule.ANY_OVERRUN
+    assert ruling.verdict is (Verdict.REVERT if reverted else Verdict.REVIEW if late else Verdict.OK)
+    assert ruling.penalty_tiles == (get_profile(profile).penalty_tiles if reverted else 0)
 
 
 def test_agreed_time_limit_overrides_the_profile() -> None:
@@ -559,10 +578,133 @@ def test_agreed_time_limit_overrides_the_profile() -> None:
 
 
 def test_przasnysz_rule_15_valid_table_at_timeout_stands() -> None:
-    valid = check_move(T("[r5 r6 r7]"), T("[r5 r6 r7 r8]"), opened=True, profile="przasnysz", elapsed_s=45.0)
-    assert (valid.verdict, valid.codes) == (Verdict.OK, []) and any("rule 15" in n for n in valid.notes)
+    move = (T("[r5 r6 r7]"), T("[r5 r6 r7 r8]"))
+    valid = check_move(*move, opened=True, profile="przasnysz", elapsed_s=45.0, touched_after_limit=False)
+    assert (valid.verdict, valid.codes) == (Verdict.OK, []) and any("rules 15 and 17" in n for n in valid.notes)
+    # Two tables alone cannot tell whether it was valid at the limit and left alone after it (rules 15, 20).
+    unknown = check_move(*move, opened=True, profile="przasnysz", elapsed_s=45.0)
+    assert (unknown.verdict, unknown.codes, unknown.penalty_tiles) == (Verdict.REVIEW, ["timeout"], 0)
     broken = check_move(T("[r5 r6 r7 r8]"), T("[r5 r6] [r7 r8 r9]"), opened=True, profile="przasnysz", elapsed_s=45.0)
     assert sorted(broken.codes) == ["invalid-set", "timeout"] and broken.penalty_tiles == 1
+
+
+# The late move of issue 17, three ways: valid at the limit and left alone, valid at the limit and touched after it,
+# not finished at the limit. Before: one run; the player adds blue 1-2-3 and red 8.
+LATE_BEFORE = "[r5 r6 r7]"
+VALID_AT_LIMIT = "[r5 r6 r7] [b1 b2 b3]"
+UNFINISHED_AT_LIMIT = "[r5 r6 r7] [b1 b2]"
+TOUCHED_AFTER = "[r5 r6 r7 r8] [b1 b2 b3]"
+
+
+@pytest.mark.parametrize(
+    ("profile", "at_limit", "after", "touched", "verdict", "penalty"),
+    [
+        # przasnysz rules 15, 17: the table at the limit is the move; valid and left alone, it stands.
+        ("przasnysz", VALID_AT_LIMIT, VALID_AT_LIMIT, False, "ok", 0),
+        # rule 20: touching the tiles after the limit voids the move: restore, draw 1.
+        ("przasnysz", VALID_AT_LIMIT, TOUCHED_AFTER, True, "revert", 1),
+        ("przasnysz", VALID_AT_LIMIT, TOUCHED_AFTER, None, "revert", 1),  # the tables differ: touched
+        # rule 14: not finished at the limit: restore, draw 1 (even if finished later).
+        ("przasnysz", UNFINISHED_AT_LIMIT, VALID_AT_LIMIT, True, "revert", 1),
+        # Polish Championship, Wejherowo, house: a manipulation not finished at the limit is restored...
+        ("pl-championship", UNFINISHED_AT_LIMIT, VALID_AT_LIMIT, True, "revert", 1),
+        ("wejherowo", UNFINISHED_AT_LIMIT, UNFINISHED_AT_LIMIT, False, "revert", 1),
+        ("house", UNFINISHED_AT_LIMIT, VALID_AT_LIMIT, True, "revert", 3),
+        # ...one finished by then stands, the clock pressed late...
+        ("pl-championship", VALID_AT_LIMIT, VALID_AT_LIMIT, False, "ok", 0),
+        # ...and touching it after the limit is a case the seed does not name: a person decides.
+        ("pl-championship", VALID_AT_LIMIT, TOUCHED_AFTER, True, "review", 0),
+        # The box rules: any move over time is restored, whatever the table at the limit.
+        ("official", VALID_AT_LIMIT, VALID_AT_LIMIT, False, "revert", 1),
+        ("official-6p-free-opening", VALID_AT_LIMIT, TOUCHED_AFTER, True, "revert", 1),
+    ],
+)
+def test_a_late_move_is_ruled_on_the_table_at_the_limit_as_each_profile_says(
+    profile: str, at_limit: str, after: str, touched: bool | None, verdict: str, penalty: int
+) -> None:
+    ruling = check_move(
+        T(LATE_BEFORE), T(after), opened=True, profile=profile, elapsed_s=75.0, time_limit_s=60.0,
+        table_at_limit=T(at_limit), touched_after_limit=touched,
+    )  # fmt: skip
+    assert (ruling.verdict.value, ruling.penalty_tiles) == (verdict, penalty), ruling.to_dict()
+    if verdict != "ok":
+        assert "timeout" in ruling.codes
+    if verdict == "revert":  # what is restored is the table before the move, from the table as it is now
+        assert ruling.revert is not None and ruling.revert.restore == T(LATE_BEFORE)
+        assert Counter(ruling.revert.to_rack) == T(after).counts() - T(LATE_BEFORE).counts()
+
+
+@pytest.mark.parametrize("profile", PROFILE_NAMES)
+def test_two_tables_over_the_limit_are_a_review_where_the_ruling_needs_the_table_at_the_limit(profile: str) -> None:
+    ruling = check_move(T(LATE_BEFORE), T(VALID_AT_LIMIT), opened=True, profile=profile, elapsed_s=200.0)
+    if get_profile(profile).timeout_rule is TimeoutRule.ANY_OVERRUN:
+        assert (ruling.verdict, ruling.codes) == (Verdict.REVERT, ["timeout"])
+    else:
+        assert (ruling.verdict, ruling.codes, ruling.penalty_tiles) == (Verdict.REVIEW, ["timeout"], 0)
+    # A table broken at the end was not finished at the limit, or was changed after it: restored either way.
+    broken = check_move(T(LATE_BEFORE), T(UNFINISHED_AT_LIMIT), opened=True, profile=profile, elapsed_s=200.0)
+    assert broken.verdict is Verdict.REVERT and sorted(broken.codes) == ["invalid-set", "timeout"]
+
+
+def test_tables_that_differ_though_no_hands_were_seen_are_a_review() -> None:
+    ruling = check_move(
+        T(LATE_BEFORE), T(TOUCHED_AFTER), opened=True, profile="przasnysz", elapsed_s=50.0,
+        table_at_limit=T(VALID_AT_LIMIT), touched_after_limit=False,
+    )  # fmt: skip
+    assert (ruling.verdict, ruling.codes) == (Verdict.REVIEW, ["timeout"])
+
+
+def test_a_draw_over_time_is_no_fault_but_touching_the_table_after_the_limit_is_reviewed() -> None:
+    draw = check_move(T(LATE_BEFORE), T(LATE_BEFORE), opened=True, profile="przasnysz", elapsed_s=50.0)
+    assert (draw.verdict, draw.kind) == (Verdict.OK, "draw")
+    touched = check_move(
+        T(LATE_BEFORE), T(LATE_BEFORE), opened=True, profile="przasnysz", elapsed_s=50.0, touched_after_limit=True
+    )
+    assert (touched.verdict, touched.codes) == (Verdict.REVIEW, ["timeout"])
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"elapsed_s": 30.0, "table_at_limit": Table.parse("[r5 r6 r7]")},  # within the limit: no limit passed
+        {"table_at_limit": Table.parse("[r5 r6 r7]")},  # no time at all
+        {"elapsed_s": 70.0, "touched_after_limit": "yes"},
+    ],
+)
+def test_the_table_at_the_limit_only_describes_a_late_move(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(MoveError):
+        check_move(T(LATE_BEFORE), T(VALID_AT_LIMIT), opened=True, profile="pl-championship", **kwargs)
+
+
+@pytest.mark.parametrize("profile", PROFILE_NAMES)
+def test_every_violation_names_the_seed_rule_it_enforces(profile: str) -> None:
+    rules = get_profile(profile)
+    ruling = check_move(
+        T("[r5 r6 r7 r8] [k10 j k12]"), T("[r5 r6] [k10 k11 k12]"), opened=True, profile=profile, elapsed_s=500.0
+    )
+    assert ruling.verdict is Verdict.REVERT
+    for violation in ruling.violations:
+        source = rules.source(violation.code.value)
+        assert source is not None and violation.detail.endswith(f"[{profile}: {rules.seed}, {source.rule}]")
+
+
+def test_a_fault_no_seed_rule_of_the_profile_names_is_reviewed_never_reverted() -> None:
+    from dataclasses import replace
+
+    silent = replace(get_profile("pl-championship"), name="silent", rules={})
+    ruling = check_move(T("[r5 r6 r7 r8]"), T("[r5 r6 r7] [b1 b2 b3]"), opened=True, profile=silent)
+    assert (ruling.verdict, ruling.codes, ruling.penalty_tiles) == (Verdict.REVIEW, ["tile-returned-to-rack"], 0)
+    (violation,) = ruling.violations
+    assert not violation.players_fault and "no rule of seeds/004_edb1b3e580c8d7dd.txt names this" in violation.detail
+
+
+def test_a_seed_names_its_own_count_for_a_rule_house_draws_one_for_a_move_with_no_rack_tile() -> None:
+    # Seed 002: "jeśli tego nie zrobi, to musi pobrać jedna kość z banku": one tile, not the 3 of the time rule.
+    ruling = check_move(T("[r5 r6 r7 r8] [b8 k8 o8]"), T("[r5 r6 r7] [r8 b8 k8 o8]"), opened=True, profile="house")
+    assert (ruling.verdict, ruling.codes, ruling.penalty_tiles) == (Verdict.REVERT, ["no-tile-from-rack"], 1)
+    # With a broken set as well, the 3 tiles of a manipulation not finished.
+    broken = check_move(T("[r5 r6 r7 r8]"), T("[r5 r6] [r7 r8]"), opened=True, profile="house")
+    assert sorted(broken.codes) == ["invalid-set", "invalid-set", "no-tile-from-rack"] and broken.penalty_tiles == 3
 
 
 @pytest.mark.parametrize("profile", PROFILE_NAMES)

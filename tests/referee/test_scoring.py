@@ -132,13 +132,71 @@ def test_free_opening_profile_needs_only_one_valid_set_to_have_been_able_to_open
 
 
 def test_house_rules_winner_keeps_jokers_for_30_each_and_no_never_opened_rule() -> None:
-    result = score(
-        "house",
-        "out",
+    # Seed 002: a winner who laid everything but jokers scores 30 for each; it gives a loser's joker no value
+    # (issue 17: the -30 charged before is in no seed), and has no -100/-200 rule.
+    game = Game.from_json({"profile": "house", "ending": "out", "players": [
         {"name": "W", "rack": ["joker"]},
-        {"name": "P", "rack": ["k10", "k11", "k12", "joker"], "opened": False},  # 33 + 30 for the joker
-    )
-    assert result == {"W": (93, 1), "P": (-63, 0)}
+        {"name": "P", "rack": ["k10", "k11", "k12", "joker"], "opened": False},
+    ]})  # fmt: skip
+    scores = {s.name: s for s in score_game(game)}
+    assert {n: (s.small_points, s.big_points) for n, s in scores.items()} == {"W": (63, 1), "P": (-33, 0)}
+    assert "count 0" in scores["P"].note and "no value" in scores["P"].note
+    assert "+30 for 1 joker" in scores["W"].note
+
+
+# Every seed ties the -100/-200 to "another player finishing the game" (gdy inny z graczy skończy grę).
+@pytest.mark.parametrize("profile", ["pl-championship", "wejherowo", "przasnysz", "official"])
+def test_an_exhausted_pool_does_not_charge_the_never_opened_penalty_and_says_so(profile: str) -> None:
+    game = Game.from_json({"profile": profile, "ending": "pool-exhausted", "players": [
+        {"name": "A", "rack": ["r1"]},
+        {"name": "N", "rack": ["k10", "k11", "k12", "b1"], "opened": False},  # could have opened: 33
+        {"name": "B", "rack": ["b5"]},
+    ]})  # fmt: skip
+    scores = {s.name: s for s in score_game(game)}
+    assert scores["N"].small_points == -(33 + 1 - 1)
+    assert "never opened; not -100/-200" in scores["N"].note and "pool ran out" in scores["N"].note
+    assert scores["A"].small_points == 33 + 4 and scores["B"].note == ""
+
+
+def test_a_profile_may_charge_the_never_opened_penalty_on_an_exhausted_pool() -> None:
+    from dataclasses import replace
+
+    from referee.profiles import get_profile
+
+    strict = replace(get_profile("official"), never_opened_on_pool_end=True)
+    game = Game.from_json({"ending": "pool-exhausted", "players": [
+        {"name": "A", "rack": ["r1"]}, {"name": "N", "rack": ["k10", "k11", "k12"], "opened": False},
+    ]}, profile=strict)  # fmt: skip
+    scores = {s.name: s.small_points for s in score_game(game)}
+    assert scores == {"A": 200, "N": -200}
+
+
+def test_the_declaration_is_an_event_of_the_game_file_and_spares_the_200() -> None:
+    players = [{"name": "W", "rack": []}, {"name": "N", "rack": ["k10", "k11", "k12"], "opened": False}]
+    plain = score_game(Game.from_json({"profile": "official", "ending": "out", "players": players}))
+    declared = Game.from_json({"profile": "official", "ending": "out", "players": players,
+                               "events": [{"event": "announced-opening", "player": "N", "round": 9},
+                                          {"event": "re-deal-request", "player": "W"}]})  # fmt: skip
+    scored = {s.name: s for s in score_game(declared)}
+    assert {s.name: s.small_points for s in plain}["N"] == -200
+    assert scored["N"].small_points == -100 and scored["N"].announced_opening
+    assert scored["N"].to_dict()["announced_opening"] is True
+    same = Game.from_json({"profile": "official", "ending": "out", "players": players}).with_announcements(["N"])
+    assert [s.small_points for s in score_game(same)] == [s.small_points for s in scored.values()]
+
+
+@pytest.mark.parametrize(
+    ("events", "message"),
+    [
+        ({"event": "announced-opening"}, "must be a list"),
+        ([{"event": "announced-opening", "player": "X"}], "'X' is not one of the players"),
+        (["announced-opening"], r"events\[0\]: an event is an object"),
+    ],
+)
+def test_bad_events_are_score_errors(events: Any, message: str) -> None:
+    with pytest.raises(ScoreError, match=message):
+        Game.from_json({"profile": "official", "ending": "out", "events": events,
+                        "players": [{"name": "W", "rack": []}, {"name": "N", "rack": ["k1"]}]})  # fmt: skip
 
 
 @pytest.mark.parametrize(
