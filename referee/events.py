@@ -451,6 +451,8 @@ def describe(event: Event) -> str:
         return "Clock key" + (f" (confirms move {event.confirms})" if event.confirms else "")
     if isinstance(event, Activity):
         return "Hands over the table"
+    if isinstance(event, Unread):
+        return f"Camera not read for {event.seconds:g} s: the next move is for a person to decide"
     if isinstance(event, Override | Undo):
         return "Referee: " + describe_override(event)
     return event.kind
