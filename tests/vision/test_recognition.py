@@ -26,8 +26,6 @@ from vision.recognition import (
     windows,
 )
 
-SAMPLE_DETECTOR = Path("/tmp/det/runs/t/weights/best.onnx")
-
 
 def test_letterbox_matches_ultralytics_for_a_wide_image() -> None:
     boxed, scale, pad = Letterbox(640).apply(np.zeros((720, 1280, 3), np.uint8))
@@ -309,12 +307,33 @@ def test_the_letterbox_keeps_a_row_of_an_extreme_strip() -> None:
     assert boxed.shape == (640, 640, 3) and scale == pytest.approx(640 / 20000)
 
 
-@pytest.mark.skipif(not SAMPLE_DETECTOR.is_file(), reason="the sample detector export is not on this machine")
-def test_sample_detector_export_runs_on_a_non_square_frame() -> None:
-    detector = TileDetector(SAMPLE_DETECTOR, confidence=0.01)
-    found = detector.detect(np.random.default_rng(0).integers(0, 255, (480, 800, 3), dtype=np.uint8))
-    assert detector.input_size == 320
-    assert (found.xyxy[:, [0, 2]] <= 800).all() and (found.xyxy[:, [1, 3]] <= 480).all()
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_shipped_detector_finds_the_tiles_of_a_non_square_frame(seed: int) -> None:
+    """A 960x540 synthetic table (held-out faces, no hands or racks) through models/tile-detector.onnx: the
+    frame letterboxed into the model's 448 input, the boxes back in the frame's pixels, on the tiles.
+    Measured on seeds 1-3: 34 of 34, 37 of 37 and 37 of 38 tiles found, 0, 1 and 2 boxes on no tile."""
+    from dataclasses import replace
+
+    from vision.evaluate import match
+    from vision.recognition import default_models_dir
+    from vision.synth.recipe import load_recipe
+    from vision.synth.scene import render_scene
+
+    params, _ = load_recipe("synth-heldout")
+    params = replace(
+        params, size=(960, 540), camera=replace(params.camera, tilt_deg=(0.0, 20.0), fill=(0.9, 1.1)),
+        content=replace(params.content, tiles=(20, 45)), hand_probability=0.0, rack_probability=0.0,
+        pool_probability=0.0,
+    )  # fmt: skip
+    scene = render_scene(seed, params)
+    detector = TileDetector(default_models_dir() / "tile-detector.onnx")
+    found = detector.detect(scene.image)
+    assert detector.input_size == 448
+    assert (found.xyxy[:, [0, 2]] >= 0).all() and (found.xyxy[:, [0, 2]] <= 960).all()
+    assert (found.xyxy[:, [1, 3]] >= 0).all() and (found.xyxy[:, [1, 3]] <= 540).all()
+    true_boxes = np.array([tile.box for tile in scene.readable()], np.float32)
+    matched = len(match(true_boxes, found))
+    assert matched >= 0.9 * len(true_boxes) and matched >= 0.9 * len(found), (matched, len(true_boxes), len(found))
 
 
 def test_small_tiles_are_read_again_at_tile_scale_and_large_ones_are_not() -> None:
