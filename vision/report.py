@@ -6,8 +6,14 @@ few lines of JavaScript for the filters. It opens offline, can be mailed, and pr
 
 The page: the game at a glance (video, profile, players, duration, verdicts, analysis speed), the final score
 when the racks are known, a timeline with a mark per move, the frames where something went wrong, the
-restores, and every move with its before/after pictures, the tiles played and the ruling (violations, the
+restores, and every move with its pictures, the tiles played set by set and the ruling (violations, the
 layout to restore and the penalty, or the readings too uncertain to rule on).
+
+A move's pictures are the region of the table it changed, cut at the camera's full resolution from the video
+(when the video is still where the analysis read it) before and after the move, the sets it changed outlined
+in blue and the offending ones in red; a click shows a picture at its own size. Without the video, the small
+whole-table snapshots of ``frames/`` stand in. Players are named as the station names them (``Player 1
+(bottom)``).
 """
 
 from __future__ import annotations
@@ -21,8 +27,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from referee.sets import TileSet
 from referee.tiles import Tile, TileError
 from vision.gamelog import GameLogError, read_log
+from vision.seats import seat_numbered
 
 REPORT_NAME = "report.html"
 LOG_NAME = "game-log.jsonl"
@@ -41,6 +51,12 @@ BEFORE_EVENTS = ("move", "restore", "table")
 """Events whose picture shows the table as the next move finds it."""
 IMAGE_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".webp": "image/webp"}
 MOVE_KEYS = ("number", "player", "time_s", "ruling")
+CROP_PAD_TILES = 0.75
+"""Room around a move's changed sets in its pictures, in tile heights (the neighbouring tiles show where it is)."""
+CROP_MIN_SHARE = 0.15
+"""A move's pictures show at least this share of the frame's width and height, centred on what it changed."""
+CROP_QUALITY = 88
+CHANGED_BGR, OFFENDING_BGR = (230, 120, 20), (30, 30, 220)
 
 
 def summary_text(moves: int, verdicts: Mapping[str, int]) -> str:
@@ -162,6 +178,7 @@ class Report:
         self.names = self._names()
         self.duration = self._duration()
         self.before = self._before_pictures()
+        self.crops = MoveCrops(self.folder, self.start, self.events).cut()
         self.restored: dict[Any, list[dict[str, Any]]] = {}
         for event in self.events:
             if event["event"] == "restore":
@@ -354,7 +371,7 @@ class Report:
         codes = _codes(move)
         elapsed = move.get("elapsed_s")
         meta = [
-            _e(self._who(move)) + (f" (seat {move['seat']})" if move.get("seat") is not None else ""),
+            _e(self._who(move)) + (f" ({_e(seat.name)})" if (seat := seat_numbered(move.get("seat"))) else ""),
             f"at {_clock(move['time_s'])}" + (f", took {elapsed:.0f} s" if elapsed is not None else ""),
         ]
         if move.get("ended_by"):
@@ -366,12 +383,24 @@ class Report:
             f' <span class="what">{_e(self._did(move))}</span></h3><p class="meta">{" · ".join(meta)}</p>'
         )
         before = self.before.get(number)
-        shots = (
-            '<div class="shots">'
-            + self._figure(before[0] if before else None, "before" + (f" · {_clock(before[1])}" if before else ""))
-            + self._figure(move.get("snapshot"), f"after · {_clock(move['time_s'])}")
-            + "</div>"
-        )
+        crops = self.crops.get(number)
+        if crops is not None:
+            size = f"{crops['width']}&times;{crops['height']} px of the camera's picture"
+            shots = (
+                '<div class="shots crops">'
+                + _crop_figure(crops.get("before"), "before" + (f" · {_clock(before[1])}" if before else ""))
+                + _crop_figure(crops["after"], f"after · {_clock(move['time_s'])}")
+                + f'<p class="muted crop-note">{size}: click to see it at full size'
+                + (" · <span class='key offending'></span>offending set" if crops["offending"] else "")
+                + " · <span class='key changed'></span>changed set</p></div>"
+            )
+        else:
+            shots = (
+                '<div class="shots">'
+                + self._figure(before[0] if before else None, "before" + (f" · {_clock(before[1])}" if before else ""))
+                + self._figure(move.get("snapshot"), f"after · {_clock(move['time_s'])}")
+                + "</div>"
+            )
         body = [self._tiles_part(move), self._ruling_part(move)]
         tables = (
             "<details><summary>Table before and after (as read)</summary>"
@@ -393,7 +422,7 @@ class Report:
         if played:
             worth = ruling.get("opening_value")
             value = f" <span class='muted'>(opening worth {worth})</span>" if worth else ""
-            lines.append(f"<p><b>Played</b> {_chips(played)}{value}</p>")
+            lines.append(f"<p><b>Played</b>{value}</p>{_played_sets(move.get('after'), played)}")
         elif move.get("kind") == "draw":
             lines.append("<p><b>Drew a tile</b> <span class='muted'>(the table did not change)</span></p>")
         if removed:
@@ -487,6 +516,7 @@ class Report:
         return [f"Player {i + 1}" for i in range(count)] if isinstance(count, int) else []
 
     def _who(self, move: dict[str, Any]) -> str:
+        """The mover as the station names them: ``Player 1``, or the name from the racks."""
         player = move.get("player")
         if isinstance(player, int) and 0 <= player < len(self.names):
             return self.names[player]
@@ -518,6 +548,262 @@ class Report:
                     continue  # a turn still being played (clock mode), not the table the move started from
                 latest = (event["snapshot"], float(event.get("time_s") or 0.0))
         return pictures
+
+
+# -- a move's pictures at the camera's resolution ----------------------------------------------------------------
+
+
+class MoveCrops:
+    """The region each move changed, cut at full resolution from the analysed video, before and after the move.
+
+    The region holds the sets the move changed (as read after it) and those it broke up (as read before), with
+    :data:`CROP_PAD_TILES` around; the changed sets are outlined in blue, the offending ones (the ruling's
+    violations) in red. Frames are found by their index in the log, reading the video once from the start.
+    """
+
+    def __init__(self, folder: Path, start: Mapping[str, Any], events: list[dict[str, Any]]) -> None:
+        self.folder, self.start, self.events = folder, start, events
+
+    def cut(self) -> dict[int, dict[str, Any]]:
+        """``{move number: {"after", "before" (data URIs), "width", "height", "offending"}}``; empty when the video
+        cannot be read (moved, deleted, a camera): the report then shows the snapshots."""
+        plans = self._plans()
+        video = self._video()
+        if not plans or video is None:
+            return {}
+        wanted: dict[int, list[tuple[int, str]]] = {}
+        for number, plan in plans.items():
+            wanted.setdefault(plan["frame"], []).append((number, "after"))
+            if plan.get("before_frame") is not None:
+                wanted.setdefault(plan["before_frame"], []).append((number, "before"))
+        images = self._frames(video, sorted(wanted))
+        crops: dict[int, dict[str, Any]] = {}
+        for index, uses in wanted.items():
+            image = images.get(index)
+            if image is None:
+                continue
+            for number, which in uses:
+                plan = plans[number]
+                x0, y0, x1, y1 = _clip(_at_least(plan["region"], image.shape[1], image.shape[0]), *image.shape[1::-1])
+                if x1 - x0 < 8 or y1 - y0 < 8:
+                    continue
+                crop = image[y0:y1, x0:x1].copy()
+                outlines = plan["outlines"] if which == "after" else plan["before_outlines"]
+                _outline(crop, outlines, (x0, y0))
+                entry = crops.setdefault(number, {"offending": plan["offending"]})
+                entry[which] = _jpeg_uri(crop)
+                entry["width"], entry["height"] = x1 - x0, y1 - y0
+        return {n: c for n, c in crops.items() if "after" in c}
+
+    def _video(self) -> Path | None:
+        source = self.start.get("video") or self.start.get("source")
+        if not isinstance(source, str) or "://" in source:
+            return None
+        path = Path(source)
+        candidates = [path] if path.is_absolute() else [path, self.folder / path, self.folder.parent / path]
+        return next((c for c in candidates if c.is_file()), None)
+
+    def _plans(self) -> dict[int, dict[str, Any]]:
+        plans: dict[int, dict[str, Any]] = {}
+        before_frame: int | None = None
+        for event in self.events:
+            kind = event["event"]
+            if kind == "move" and isinstance(event.get("frame"), int):
+                plan = _crop_plan(event)
+                if plan is not None:
+                    plans[int(event["number"])] = {**plan, "frame": event["frame"], "before_frame": before_frame}
+            if kind in BEFORE_EVENTS and isinstance(event.get("frame"), int):
+                if kind == "table" and event.get("reason") == "changed during the turn":
+                    continue
+                before_frame = event["frame"]
+        return plans
+
+    @staticmethod
+    def _frames(video: Path, indices: list[int]) -> dict[int, Any]:
+        from vision.capture import CaptureError, open_source
+
+        images: dict[int, Any] = {}
+        try:
+            source = open_source(str(video))
+        except (CaptureError, OSError, ValueError):
+            return images
+        try:
+            position = 0
+            for index in indices:
+                if index > position:
+                    position += source.skip(index - position)
+                if index != position:
+                    break  # the video ends before it
+                frame = source.read()
+                if frame is None:
+                    break
+                position = frame.index + 1
+                if frame.index == index:
+                    images[index] = frame.image
+        except (CaptureError, OSError, ValueError):
+            pass  # the frames read so far are kept
+        finally:
+            source.close()
+        return images
+
+
+def _crop_plan(move: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Which region of the frame a move changed and which of its sets to outline (None: nothing to show)."""
+    after, before = move.get("after"), move.get("before")
+    if not isinstance(after, Mapping):
+        return None
+    after_sets, before_sets = _boxed_sets(after), _boxed_sets(before) if isinstance(before, Mapping) else []
+    changed = _unmatched(after_sets, before_sets) | set((move["ruling"].get("revert") or {}).get("changed_sets") or [])
+    gone = _unmatched(before_sets, after_sets)
+    offending = _offending_sets(move["ruling"], after_sets) & set(range(len(after_sets)))
+    changed = (changed | offending) & set(range(len(after_sets)))
+    boxes = [box for i in changed for _, box in after_sets[i]] + [box for i in gone for _, box in before_sets[i]]
+    boxes += [box for _, box in _boxed(after.get("loose") or [])]
+    boxes = [b for b in boxes if b is not None]
+    if not boxes:
+        return None
+    corners = np.asarray(boxes, float)
+    pad = CROP_PAD_TILES * float(np.median(corners[:, 3] - corners[:, 1]))
+    region = (
+        corners[:, 0].min() - pad,
+        corners[:, 1].min() - pad,
+        corners[:, 2].max() + pad,
+        corners[:, 3].max() + pad,
+    )
+    outlines = [(_union(after_sets[i]), OFFENDING_BGR if i in offending else CHANGED_BGR) for i in sorted(changed)]
+    before_outlines = [(_union(before_sets[i]), CHANGED_BGR) for i in sorted(gone)]
+    return {
+        "region": region,
+        "outlines": [o for o in outlines if o[0] is not None],
+        "before_outlines": [o for o in before_outlines if o[0] is not None],
+        "offending": bool(offending),
+    }
+
+
+def _boxed(tiles: Iterable[Any]) -> list[tuple[str, tuple[float, float, float, float] | None]]:
+    out = []
+    for tile in tiles:
+        box = tile.get("box") if isinstance(tile, Mapping) else None
+        ok = isinstance(box, list | tuple) and len(box) == 4 and all(isinstance(v, int | float) for v in box)
+        out.append((_label(tile), tuple(float(v) for v in box) if ok else None))
+    return out
+
+
+def _boxed_sets(table: Mapping[str, Any]) -> list[list[tuple[str, Any]]]:
+    return [_boxed(tiles) for tiles in table.get("sets") or [] if isinstance(tiles, list)]
+
+
+def _set_key(tiles: list[tuple[str, Any]]) -> Any:
+    labels = [label for label, _ in tiles]
+    try:
+        return TileSet.of(labels).layout_key
+    except ValueError:
+        return tuple(labels)
+
+
+def _unmatched(sets: list[list[tuple[str, Any]]], others: list[list[tuple[str, Any]]]) -> set[int]:
+    """The sets of one table with no equal set on the other (each set of the other matched once)."""
+    available = Counter(_set_key(s) for s in others)
+    unmatched = set()
+    for i, tiles in enumerate(sets):
+        key = _set_key(tiles)
+        if available[key] > 0:
+            available[key] -= 1
+        else:
+            unmatched.add(i)
+    return unmatched
+
+
+def _offending_sets(ruling: Mapping[str, Any], sets: list[list[tuple[str, Any]]]) -> set[int]:
+    """The sets the violations name, or, for one that names tiles only, the sets holding those tiles."""
+    offending: set[int] = set()
+    for violation in ruling.get("violations") or []:
+        named = [i for i in violation.get("sets") or [] if isinstance(i, int)]
+        if named:
+            offending.update(named)
+            continue
+        tiles = {_normal(t) for t in violation.get("tiles") or []}
+        offending.update(i for i, s in enumerate(sets) if any(_normal(label) in tiles for label, _ in s))
+    return offending
+
+
+def _union(tiles: list[tuple[str, Any]]) -> tuple[float, float, float, float] | None:
+    boxes = [box for _, box in tiles if box is not None]
+    if not boxes:
+        return None
+    corners = np.asarray(boxes, float)
+    return (*corners[:, :2].min(axis=0), *corners[:, 2:].max(axis=0))
+
+
+def _at_least(region: tuple[float, ...], width: int, height: int) -> tuple[float, ...]:
+    """``region`` grown about its centre to :data:`CROP_MIN_SHARE` of the frame, then slid back inside it."""
+    x0, y0, x1, y1 = region
+    grown = []
+    for low, high, size in ((x0, x1, width), (y0, y1, height)):
+        span = max(high - low, CROP_MIN_SHARE * size)
+        middle = (low + high) / 2
+        start = min(max(0.0, middle - span / 2), max(0.0, size - span))
+        grown.append((start, start + span))
+    (gx0, gx1), (gy0, gy1) = grown
+    return gx0, gy0, gx1, gy1
+
+
+def _clip(region: tuple[float, ...], width: int, height: int) -> tuple[int, int, int, int]:
+    x0, y0, x1, y1 = region
+    return max(0, int(x0)), max(0, int(y0)), min(width, int(np.ceil(x1))), min(height, int(np.ceil(y1)))
+
+
+def _outline(
+    crop: Any, outlines: list[tuple[tuple[float, ...], tuple[int, int, int]]], origin: tuple[int, int]
+) -> None:
+    import cv2
+
+    height = crop.shape[0]
+    thickness = max(2, round(height / 120))
+    margin = thickness * 2
+    for (x0, y0, x1, y1), colour in outlines:
+        top_left = (round(x0 - origin[0]) - margin, round(y0 - origin[1]) - margin)
+        bottom_right = (round(x1 - origin[0]) + margin, round(y1 - origin[1]) + margin)
+        wide = thickness * 2 if colour == OFFENDING_BGR else thickness
+        cv2.rectangle(crop, top_left, bottom_right, colour, wide, cv2.LINE_AA)
+
+
+def _jpeg_uri(image: Any) -> str:
+    import cv2
+
+    ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, CROP_QUALITY])
+    return f"data:image/jpeg;base64,{base64.b64encode(data.tobytes()).decode()}" if ok else ""
+
+
+def _crop_figure(uri: str | None, caption: str) -> str:
+    if not uri:
+        return f'<figure><div class="nopic">no picture</div><figcaption>{_e(caption)}</figcaption></figure>'
+    return (
+        f'<figure class="crop"><img src="{uri}" alt="{_e(caption)}" data-zoom="full" title="click: full size">'
+        f"<figcaption>{_e(caption)}</figcaption></figure>"
+    )
+
+
+def _played_sets(after: Any, played: list[str]) -> str:
+    """The tiles played, set by set as they lie after the move (the whole set shown, the played tiles ringed)."""
+    left = Counter(_normal(t) for t in played)
+    rows = []
+    sets = after.get("sets") if isinstance(after, Mapping) else None
+    for tiles in sets or []:
+        labels = [_normal(_label(t)) for t in tiles]
+        here = Counter(labels) & left
+        if not here:
+            continue
+        left -= here
+        new = sum(here.values()) == len(labels)
+        note = "new set" if new else f"added to a set of {len(labels) - sum(here.values())}"
+        rows.append(
+            f'<li><span class="set">{_chips(tiles, Counter(here))}</span> <span class="muted">{note}</span></li>'
+        )
+    if left:
+        rows.append(f'<li><span class="set loose">{_chips(list(left.elements()))}</span>'
+                    ' <span class="muted">not in a set</span></li>')  # fmt: skip
+    return f'<ul class="played">{"".join(rows)}</ul>'
 
 
 # -- small pieces -----------------------------------------------------------------------------------------------
@@ -699,8 +985,15 @@ table.score .n{text-align:right;font-variant-numeric:tabular-nums}
 table.score tr.winner td{background:#eef7ee;font-weight:600}
 footer{text-align:center;color:var(--muted);font-size:12px}
 figure img{cursor:zoom-in}
-#zoom{display:none;position:fixed;inset:0;z-index:9;background:#000d;align-items:center;justify-content:center;
-cursor:zoom-out}#zoom img{max-width:96vw;max-height:94vh;border-radius:4px}
+.shots{align-content:start}.shots.crops{align-items:start}
+.shots.crops figure img{background:#000;object-fit:contain;max-height:340px}
+.crop-note{grid-column:1/-1;font-size:12px;margin:0}
+.key.changed{background:#1478e6}.key.offending{background:#dc1e1e}
+ul.played{list-style:none;margin:2px 0 6px;padding:0}ul.played li{margin:3px 0}
+#zoom{display:none;position:fixed;inset:0;z-index:9;background:#000d;overflow:auto;cursor:zoom-out}
+#zoom img{display:block;margin:auto;max-width:96vw;max-height:94vh;border-radius:4px}
+#zoom img{margin-top:3vh}
+#zoom img.full{width:96vw;height:92vh;max-width:none;max-height:none;object-fit:contain;background:#000}
 @media print{#filters{position:static}article.move{break-inside:avoid}body{background:#fff}}
 """
 
@@ -725,6 +1018,8 @@ SCRIPT = """
   var zoom=document.createElement('div');zoom.id='zoom';document.body.appendChild(zoom);
   zoom.addEventListener('click',function(){zoom.style.display='none';});
   document.querySelectorAll('figure img').forEach(function(img){img.addEventListener('click',function(){
-    var big=new Image();big.src=img.src;big.alt=img.alt;zoom.replaceChildren(big);zoom.style.display='flex';});});
+    var big=new Image();big.src=img.src;big.alt=img.alt;
+    if(img.dataset.zoom==='full')big.className='full';
+    zoom.replaceChildren(big);zoom.style.display='block';});});
 })();
 """

@@ -151,7 +151,7 @@ def test_score_sheet_only_when_the_racks_are_known(game_dir: Path) -> None:
     page = write_report(game_dir, racks=RACKS).read_text(encoding="utf-8")
     sheet = page[page.index('id="score"') : page.index('id="timeline"')]
     assert "Ala" in sheet and "Bartek" in sheet and "<td>1</td><td>Ala</td>" in sheet
-    assert "Bartek (seat 2)" in _article(page, 2)  # the names replace "Player 2"
+    assert "Bartek (top)" in _article(page, 2)  # the names replace "Player 2"; the seat as the station names it
 
 
 def test_a_missing_picture_is_no_error(game_dir: Path) -> None:
@@ -245,3 +245,157 @@ def test_analyze_writes_a_report_end_to_end(tmp_path: Path) -> None:
     moves = json.loads((out / "moves.json").read_text())
     assert moves and all(f'id="move-{m["number"]}"' in page for m in moves)
     assert 'src="data:image/jpeg;base64,' in page and 'src="http' not in page
+
+
+# -- a move's pictures at the camera's resolution -------------------------------------------------------------
+
+TILE_W, TILE_H = 50, 70
+
+
+def _laid(text: str, places: list[tuple[int, int]]) -> Table:
+    """A table whose set ``k`` starts at ``places[k]`` (x, y of its first tile, in the frame's pixels)."""
+    sets = []
+    for tile_set, (x, y) in zip(Table.parse(text).sets, places, strict=True):
+        sets.append([{"label": str(tile), "confidence": 0.99, "box": [x + k * TILE_W, y, x + (k + 1) * TILE_W - 4,
+                     y + TILE_H]} for k, tile in enumerate(tile_set)])  # fmt: skip
+    return Table.from_json({"sets": sets, "loose": []})
+
+
+def _shade(frame: int) -> int:
+    return 20 + 6 * frame
+
+
+@pytest.fixture
+def filmed_dir(tmp_path: Path) -> Path:
+    """An analysis of a real 1280 x 720 video (each frame its own shade of grey): a first table, an OK move that
+    lays a new set, a REVERT that lays an invalid one."""
+    video = tmp_path / "final.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, (1280, 720))
+    for frame in range(30):
+        writer.write(np.full((720, 1280, 3), _shade(frame), np.uint8))
+    writer.release()
+    first = _laid("[red-1 red-2 red-3]", [(100, 100)])
+    laid = _laid("[red-1 red-2 red-3] [black-7 blue-7 orange-7]", [(100, 100), (800, 500)])
+    broken = _laid("[red-1 red-2 red-3] [black-7 blue-7 orange-7] [blue-5 blue-7 blue-9]",
+                   [(100, 100), (800, 500), (300, 450)])  # fmt: skip
+    moves = [_move(1, 0, 1.0, first, laid), _move(2, 1, 2.0, laid, broken)]
+    moves[0]["frame"], moves[1]["frame"] = 10, 20
+    assert [m["ruling"]["verdict"] for m in moves] == ["ok", "revert"]
+    start = {"source": str(video), "profile": "official", "players": 2, "fps": 10.0, "size": [1280, 720]}
+    with GameLog.create(tmp_path / "game-log.jsonl", start, sync=False) as log:
+        log.append({"event": "table", "time_s": 0.2, "frame": 2, "reason": "first reading", "table": first.to_json()})
+        for move in moves:
+            log.append(move)
+        log.append({"event": "end", "time_s": 3.0, "moves": 2})
+    return tmp_path
+
+
+def _picture(uri: str) -> np.ndarray:
+    import base64
+
+    data = base64.b64decode(uri.split(",", 1)[1])
+    return cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+
+
+def _outlined(image: np.ndarray, bgr: tuple[int, int, int]) -> int:
+    """Pixels of an outline's colour (grey frames have none)."""
+    return int((np.abs(image.astype(int) - bgr).max(axis=2) < 60).sum())
+
+
+def test_a_move_is_shown_cut_from_the_video_at_full_resolution_with_the_offending_set_outlined(
+    filmed_dir: Path,
+) -> None:
+    page = write_report(filmed_dir).read_text(encoding="utf-8")
+    revert = _article(page, 2)
+    after, before = (
+        re.search(rf'<figure class="crop"><img src="([^"]+)" alt="{which}', revert).group(1)  # type: ignore[union-attr]
+        for which in ("after", "before")
+    )
+    cut = _picture(after)
+    # the invalid set: 3 tiles of 50 x 70 px at (300, 450), and three quarters of a tile's height around them
+    pad = 0.75 * TILE_H
+    assert cut.shape[:2] == (int(np.ceil(520 + pad)) - int(450 - pad), int(np.ceil(446 + pad)) - int(300 - pad))
+    assert abs(int(cut[2, 2, 0]) - _shade(20)) <= 3  # cut from the frame the move was ruled on, at its full size
+    assert abs(int(_picture(before)[2, 2, 0]) - _shade(10)) <= 3  # and from the frame the move found the table on
+    assert _outlined(cut, (30, 30, 220)) > 500  # the offending set, in red
+    assert "170&times;" not in revert and f"{cut.shape[1]}&times;{cut.shape[0]} px" in revert
+    assert 'data-zoom="full"' in revert
+    ok = _picture(re.search(r'<figure class="crop"><img src="([^"]+)" alt="after', _article(page, 1)).group(1))  # type: ignore[union-attr]
+    assert _outlined(ok, (30, 30, 220)) == 0 and _outlined(ok, (230, 120, 20)) > 300  # a changed set, in blue
+
+
+def test_without_the_video_the_snapshots_stand_in(filmed_dir: Path) -> None:
+    (filmed_dir / "final.avi").unlink()
+    page = write_report(filmed_dir).read_text(encoding="utf-8")
+    assert 'class="crop"' not in page and '<div class="nopic">no picture</div>' in _article(page, 2)
+
+
+def test_played_tiles_are_shown_set_by_set(filmed_dir: Path) -> None:
+    """Two sets laid in one move are two rows, each set whole with the played tiles ringed."""
+    events = [json.loads(line) for line in (filmed_dir / "game-log.jsonl").read_text().splitlines()]
+    two = _laid("[red-1 red-2 red-3 red-4] [black-7 blue-7 orange-7]", [(100, 100), (800, 500)])
+    first = Table.from_json(events[1]["table"])
+    move = _move(1, 0, 1.0, first, two)
+    assert sorted(move["ruling"]["played"]) == ["black-7", "blue-7", "orange-7", "red-4"]
+    (filmed_dir / "game-log.jsonl").unlink()
+    with GameLog.create(filmed_dir / "game-log.jsonl", events[0] | {"source": "gone.avi"}, sync=False) as log:
+        log.append(events[1])
+        log.append(move)
+    played = re.search(r'<ul class="played">(.*?)</ul>', write_report(filmed_dir).read_text(encoding="utf-8"), re.S)
+    rows = re.findall(r"<li>(.*?)</li>", played.group(1))  # type: ignore[union-attr]
+    assert len(rows) == 2
+    assert rows[0].count('class="chip') == 4 and rows[0].count(" ring") == 1 and "added to a set of 3" in rows[0]
+    assert rows[1].count('class="chip') == 3 and rows[1].count(" ring") == 3 and "new set" in rows[1]
+
+
+def test_players_are_named_as_the_station_names_them(game_dir: Path) -> None:
+    page = write_report(game_dir).read_text(encoding="utf-8")
+    assert "Player 2 (top)" in _article(page, 2) and "Player 1 (bottom)" in _article(page, 1)
+    assert "(seat " not in page
+
+
+def test_the_filters_and_the_zoom_work_in_a_browser(filmed_dir: Path) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    import shutil
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no Chromium to drive (apt-get install chromium)")
+    path = write_report(filmed_dir)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.goto(path.resolve().as_uri())
+            expect = sync_api.expect
+            articles = page.locator("article.move")
+            expect(articles).to_have_count(2)
+            expect(page.locator("#shown")).to_have_text("2 of 2 moves shown")
+            page.uncheck("#filters input[data-verdict=revert]")
+            expect(page.locator("#move-2")).to_be_hidden()
+            expect(page.locator("#move-1")).to_be_visible()
+            expect(page.locator("#shown")).to_have_text("1 of 2 moves shown")
+            expect(page.locator('svg a[data-verdict="revert"]')).to_have_class("hidden")  # its mark on the timeline
+            page.check("#filters input[data-verdict=revert]")
+            page.uncheck("#filters input[data-code=invalid-set]")  # the REVERT's only code
+            expect(page.locator("#move-2")).to_be_hidden()
+            expect(page.locator("#shown")).to_have_text("1 of 2 moves shown")
+            page.check("#filters input[data-code=invalid-set]")
+            expect(page.locator("#shown")).to_have_text("2 of 2 moves shown")
+
+            shown = page.locator('#move-2 figure.crop img[alt^="after"]')
+            natural = shown.evaluate("(img) => [img.naturalWidth, img.naturalHeight]")
+            assert shown.bounding_box()["width"] < natural[0] * 3  # type: ignore[index]
+            shown.click()
+            zoom = page.locator("#zoom")
+            expect(zoom).to_be_visible()
+            big = zoom.locator("img.full")
+            assert big.evaluate("(img) => [img.naturalWidth, img.naturalHeight]") == natural  # the full crop
+            assert big.bounding_box()["width"] > shown.bounding_box()["width"] * 2  # type: ignore[index]
+            zoom.click()
+            expect(zoom).to_be_hidden()
+            assert errors == []
+        finally:
+            browser.close()
