@@ -75,6 +75,10 @@ class Pending:
     owed: bool = True
     """A revert the referee ordered; ``False`` after a review, where the table *may* be put back (a person
     decides): then only the complete layout counts as a restore, never a partial one."""
+    overruled: bool = False
+    """The referee overruled the revert (the move is OK), so nothing is owed; but a player may have begun
+    taking the tiles back before the word came, and the table settling as it was before the move is that
+    player putting it back (a restore), not a new move that takes tiles off the table."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -452,8 +456,12 @@ class Game:
         number = _needed(override, "move")
         move = self._overridden_move(override)
         game = self
-        if self.pending is not None and self.pending.after_move == number:
-            game = replace(game, pending=None)
+        pending = self.pending
+        if pending is not None and pending.after_move == number:
+            # Nothing is owed now; the table coming back to the layout before the move still is a restore (the
+            # player may be taking the tiles back already: the station said REVERT until the referee's word).
+            may_restore = self.table is not None and not looks_restored(self.table, pending.table)
+            game = replace(game, pending=replace(pending, owed=False, overruled=True) if may_restore else None)
         player = override.player if override.player is not None else None if move is None else move.player
         played = override.played if override.played is not None else () if move is None else move.ruling.played
         if played and player is not None:

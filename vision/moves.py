@@ -99,9 +99,10 @@ class GameKeeper:
 
     @property
     def pending(self) -> Pending | None:
-        """The restore the table waits for (None when none is owed or open to a person's decision)."""
+        """The restore the table waits for, or may get after a review (None when the referee overruled the
+        revert: the game still takes the table put back as a restore, but nobody waits for it)."""
         pending = self.game.pending
-        return pending
+        return None if pending is None or pending.overruled else pending
 
     @property
     def last_move(self) -> dict[str, Any] | None:

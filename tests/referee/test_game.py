@@ -40,10 +40,7 @@ GAMES_DIR = Path(__file__).resolve().parents[1] / "golden" / "games"
 GAME_FILES = sorted(GAMES_DIR.glob("*.json"))
 
 # file name -> the bug it shows (a strict xfail: the test turns red the moment the bug is fixed and the entry stale)
-KNOWN_BUGS: dict[str, str] = {
-    "overrule-after-tiles-taken-back": "an overrule after the tiles were taken back: the removal is ruled as a new"
-    " REVERT (tile-returned-to-rack) and the owed restore swallows the next moves",
-}
+KNOWN_BUGS: dict[str, str] = {}
 
 
 def table(data: Any) -> Table:
@@ -81,6 +78,8 @@ def state(game: Game) -> dict[str, Any]:
     last = game.last_move
     owed = None if pending is None else {"after_move": pending.after_move, "player": pending.player,
                                          "owed": pending.owed, "table": str(pending.table)}  # fmt: skip
+    if pending is not None and pending.overruled:
+        owed["overruled"] = True
     return {
         "player": game.player,
         "opened": list(game.opened),

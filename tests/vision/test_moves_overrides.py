@@ -219,3 +219,23 @@ def test_an_unknown_action_is_recorded_and_ignored() -> None:
     game.override(action="shrug", move=1)
     game.override(action="undo")  # the shrug is not an override to undo
     assert game.keeper.status() == before
+
+
+def test_an_overrule_given_after_the_tiles_were_taken_back_leaves_the_next_moves_ruled() -> None:
+    """Issue 15: the station said REVERT, the player took the tiles back, then the referee overruled (OK). The
+    table settling without the tiles was ruled as a new REVERT (tiles returned to the rack), and its owed restore
+    took the next two moves for partial restores: they were never ruled."""
+    game = Game()
+    game.settle("[black-1 black-2 black-3] [red-10 red-11 blue-12]")  # red-12 misread: REVERT
+    game.override(action="ok", move=1, by="station", player=0, played=["blue-12", "red-10", "red-11"])
+    assert game.keeper.pending is None  # nothing is owed: the station waits for no restore
+    (restore,) = game.settle(START)  # the tiles were already coming off the table
+    assert (restore["event"], restore["after_move"], restore["complete"]) == ("restore", 1, True)
+    assert game.keeper.opened == [False, False] and game.keeper.moves == 1
+    (second,) = game.settle("[black-1 black-2 black-3] [blue-10 blue-11 blue-12]")
+    (third,) = game.settle("[black-1 black-2 black-3] [blue-10 blue-11 blue-12] [red-10 red-11 red-12]")
+    assert [(m["event"], m["number"], m["player"], m["ruling"]["verdict"]) for m in (second, third)] == [
+        ("move", 2, 1, "ok"),
+        ("move", 3, 0, "ok"),
+    ]
+    assert same_state(game.keeper, game.replayed())
