@@ -301,3 +301,64 @@ def test_a_good_start_line_gives_the_games_setup(tmp_path: Path) -> None:
     for players in (5, 6):  # the 5-6 player edition
         six = {"profile": "official-6p", "players": players, "first_player": players - 1}
         assert GameSetup.from_start(six, tmp_path) == GameSetup("official-6p", players, players - 1, None)
+
+
+def _old_log_lines() -> list[dict]:
+    """A game as the first version of the log wrote it (496f0ae): moves without ``turn_order_player``, a revert
+    and its restore, the clock key, an override without the station's details, and lines the game does not use."""
+    start = {"event": "start", "format": LOG_FORMAT, "wall_time": "2026-01-01T10:00:00+0000", "profile": "official",
+             "players": 2, "source": "game.mp4", "mode": "analyze"}  # fmt: skip
+    first = {"sets": [["black-5", "blue-5", "orange-5"]], "loose": []}
+    opened = {"sets": [*first["sets"], ["red-10", "red-11", "red-12"]], "loose": []}
+    low = {"sets": [*opened["sets"], ["blue-1", "blue-2", "blue-3"]], "loose": []}
+
+    def ruling(verdict: str, played: list[str], codes: list[str], restore: dict | None) -> dict:
+        plan = None if restore is None else {"restore": restore, "to_rack": played, "to_table": [], "changed_sets": [2],
+                                             "penalty_tiles": 1, "fallback": {"keep": [], "take": []}}  # fmt: skip
+        violations = [{"code": c, "detail": c, "sets": [], "tiles": [], "players_fault": True} for c in codes]
+        return {"verdict": verdict, "kind": "play", "violations": violations, "penalty_tiles": 1 if plan else 0,
+                "played": played, "removed": [], "opening_value": None, "revert": plan, "uncertain": [], "notes": [],
+                "profile": "official", "opened": False}  # fmt: skip
+
+    def move(number: int, player: int, t: float, before: dict, after: dict, ruled: dict) -> dict:
+        return {"event": "move", "time_s": t, "frame": int(t * 30), "number": number, "player": player,
+                "seat": player * 2, "hands_seat": None, "kind": "play", "opened": False, "start_s": None,
+                "turn_started_s": 0.0, "elapsed_s": 10.0, "ended_by": "settle", "before": before, "after": after,
+                "ruling": ruled}  # fmt: skip
+
+    revert = ruling("revert", ["blue-1", "blue-2", "blue-3"], ["opening-below-threshold"], opened)
+    restore = {"event": "restore", "time_s": 30.0, "frame": 900, "after_move": 2, "player": 1, "complete": True,
+               "table": opened}  # fmt: skip
+    return [
+        start,
+        {"event": "calibration", "time_s": 0.0, "method": "whole frame"},
+        {"event": "table", "time_s": 1.0, "frame": 30, "reason": "first reading", "table": first},
+        move(1, 0, 10.0, first, opened, ruling("ok", ["red-10", "red-11", "red-12"], [], None)),
+        {"event": "activity", "time_s": 12.0, "frame": 360},
+        move(2, 1, 20.0, opened, low, revert),
+        {"event": "override", "time_s": 22.0, "action": "accept", "move": 2},
+        restore,
+        {"event": "clock", "time_s": 35.0, "frame": 1050},
+        {"event": "occluded", "time_s": 36.0, "seconds": 2.0},
+    ]
+
+
+def test_an_old_log_resumes_to_the_game_it_held(tmp_path: Path) -> None:
+    from vision.moves import GameKeeper
+
+    path = tmp_path / "old.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in _old_log_lines()), encoding="utf-8")
+    log, events = GameLog.resume(path)
+    with log:
+        setup = GameSetup.from_start(events[0], path)
+        keeper = GameKeeper(setup.profile, setup.players, first_player=setup.first_player)
+        keeper.replay(events)
+        assert (keeper.moves, keeper.player, keeper.opened, keeper.pending) == (2, 0, [True, False], None)
+        assert keeper.clock_mode and keeper.table is not None and len(keeper.table) == 6
+        # the game goes on: player 1 draws at the clock key
+        (_, move) = keeper.clock(time_s=50.0, frame=1500)
+        assert (move["number"], move["player"], move["kind"], move["ruling"]["verdict"]) == (3, 0, "draw", "ok")
+        log.append(move)
+    again = GameKeeper("official", 2)
+    again.replay(read_log(path))
+    assert again.status() == keeper.status()
