@@ -103,8 +103,10 @@ class Profile:
 
     @property
     def valid_table_at_timeout_stands(self) -> bool:
-        """A move whose sets are all valid when time runs out stands (przasnysz rule 15)."""
-        return self.timeout_rule is TimeoutRule.TABLE_AT_LIMIT
+        """A valid move over time may stand: its ruling depends on the table when the time ran out (przasnysz rule
+        15; pl-championship, wejherowo, house: only a manipulation not finished then is restored). Only the box
+        rules restore every late move (synthetic games inject timeouts only there)."""
+        return self.timeout_rule is not TimeoutRule.ANY_OVERRUN
 
     def source(self, code: str) -> SeedRule | None:
         """The seed rule behind a violation code in this profile, or None when no seed names it."""
