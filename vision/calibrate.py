@@ -5,7 +5,9 @@ Ways to calibrate, best first:
 - ``markers``: four ArUco markers (``DICT_4X4_50``, ids 0 1 2 3 at the top-left, top-right, bottom-right and
   bottom-left corners of the play area, as seen from the referee's side); the play area is spanned by their
   inner corners, and its size in mm is measured from the printed markers' size (:func:`markers_pdf` prints them).
-- ``auto``: the largest convex quadrilateral region that contrasts with its surroundings (the table top).
+- ``auto``: the play area on a table filmed without markers (:func:`find_play_area`): the table top (the largest
+  convex quadrilateral region that contrasts with its surroundings, or the whole frame when no table edge is in
+  view) less what lies at its edges: racks, the face-down pool, cups, score sheets, resting arms.
 - ``corners``: four corners given by hand (clicked in the station, or on the command line).
 - ``frame``: the whole frame minus a margin, for a camera that sees nothing but the play area.
 
@@ -209,6 +211,23 @@ def _quad_of(contour: np.ndarray) -> np.ndarray | None:
     return None
 
 
+def _straightest(points: np.ndarray, tolerance: float = 1.5, tries: int = 64) -> np.ndarray:
+    """The points on the line through most of them (an edge's straight run, without an arm's stub or a nick)."""
+    rng = np.random.default_rng(0)
+    pairs = rng.integers(0, len(points), (tries, 2))
+    best = points
+    for i, j in pairs:
+        direction = points[j] - points[i]
+        norm = float(np.hypot(*direction))
+        if norm < 10 * tolerance:
+            continue
+        across = np.abs((points - points[i]) @ np.array([-direction[1], direction[0]]) / norm)
+        inliers = points[across < tolerance]
+        if len(inliers) > len(best) or best is points:
+            best = inliers
+    return best if len(best) >= 5 else points
+
+
 def _refine_sides(quad: np.ndarray, contour: np.ndarray) -> np.ndarray:
     """Corners as intersections of lines fitted to each side's contour points (sub-pixel, robust to nicks)."""
     points = contour.reshape(-1, 2).astype(np.float64)
@@ -218,9 +237,10 @@ def _refine_sides(quad: np.ndarray, contour: np.ndarray) -> np.ndarray:
         direction = (b - a) / length
         along = (points - a) @ direction
         across = np.abs((points - a) @ np.array([-direction[1], direction[0]]))
-        near = points[(along > 0.1 * length) & (along < 0.9 * length) & (across < max(3.0, 0.02 * length))]
+        near = points[(along > 0.1 * length) & (along < 0.9 * length) & (across < max(3.0, 0.1 * length))]
         if len(near) < 5:
             return quad
+        near = _straightest(near)
         vx, vy, x0, y0 = cv2.fitLine(near.astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
         lines.append(np.cross([x0, y0, 1.0], [x0 + vx, y0 + vy, 1.0]))
     corners = []
@@ -230,7 +250,7 @@ def _refine_sides(quad: np.ndarray, contour: np.ndarray) -> np.ndarray:
             return quad
         corners.append((x / w, y / w))
     refined = np.array(corners)
-    return refined if np.abs(refined - quad).max() < 0.05 * np.ptp(quad, axis=0).max() else quad
+    return refined if np.abs(refined - quad).max() < 0.1 * np.ptp(quad, axis=0).max() else quad
 
 
 def find_table(image: np.ndarray) -> np.ndarray | None:
@@ -245,26 +265,223 @@ def find_table(image: np.ndarray) -> np.ndarray | None:
     saturation = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)[:, :, 1]
     frame_area = small.shape[0] * small.shape[1]
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))
+    # An arm reaching in over the edge (or the next table's top, when alike) joins the table's region: opening
+    # with a kernel wider than an arm cuts it off again (the sides' lines are fitted away from the corners).
+    arm_side = max(9, round(0.08 * min(small.shape[:2])) | 1)
+    arms = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (arm_side, arm_side))
     best, best_area = None, 0.0
     for channel in (lab[:, :, 0], lab[:, :, 1], lab[:, :, 2], saturation):
         _, mask = cv2.threshold(channel, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
         for polarity in (mask, 255 - mask):
             # Opening drops thin bridges to the background; closing fills tiles and markers on the table.
             cleaned = cv2.morphologyEx(cv2.morphologyEx(polarity, cv2.MORPH_OPEN, kernel), cv2.MORPH_CLOSE, kernel)
-            contours, _ = cv2.findContours(cleaned, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-            for contour in contours:
-                area = cv2.contourArea(contour)
-                if area < MIN_TABLE_SHARE * frame_area:
-                    continue
-                quad = _quad_of(contour)
-                if quad is None:
-                    continue
-                quad_area = cv2.contourArea(quad.astype(np.float32))
-                # The background's outline is the frame itself; a ragged region is not a table top.
-                if quad_area > 0.97 * frame_area or area < 0.9 * quad_area or quad_area <= best_area:
-                    continue
-                best, best_area = _refine_sides(quad, contour), quad_area
+            for region in (cleaned, cv2.morphologyEx(cleaned, cv2.MORPH_OPEN, arms)):
+                contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+                for contour in contours:
+                    area = cv2.contourArea(contour)
+                    if area < MIN_TABLE_SHARE * frame_area:
+                        continue
+                    quad = _quad_of(contour)
+                    if quad is None:
+                        continue
+                    quad_area = cv2.contourArea(quad.astype(np.float32))
+                    hull_area = cv2.contourArea(cv2.convexHull(contour))
+                    # The background's outline is the frame itself; a ragged region is not a table top, nor is
+                    # one that four corners outline badly (a table with an arm or the next table joined to it).
+                    if quad_area > 0.97 * frame_area or area < 0.9 * quad_area or quad_area < 0.85 * hull_area:
+                        continue
+                    if quad_area > best_area:
+                        best, best_area = _refine_sides(quad, contour), quad_area
     return None if best is None else _clockwise_from_top_left(best / scale)
+
+
+def find_surface(image: np.ndarray) -> np.ndarray | None:
+    """The surface the middle of the frame shows (the table top, or the tablecloth on it): its 4 corners (TL TR BR
+    BL), or ``None``. Grown from the middle by colour, so the next table, the floor or a cloth's surround that
+    contrasts less with the table than they do with each other does not join it; arms reaching over its edge are
+    cut off by an opening as wide as an arm. Tiles, glare and objects on it leave holes, which are filled."""
+    height, width = image.shape[:2]
+    scale = min(1.0, 480 / max(height, width))
+    small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) if scale < 1 else image
+    small = small if small.ndim == 3 else cv2.cvtColor(small, cv2.COLOR_GRAY2BGR)
+    lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
+    rows, cols = lab.shape[:2]
+    middle = lab[rows // 4 : rows * 3 // 4, cols // 4 : cols * 3 // 4].reshape(-1, 3)
+    # The table's colour, not that of the tiles or a glare on it (both lighter): the darker part of the middle.
+    middle = middle[middle[:, 0] <= np.percentile(middle[:, 0], 60)]
+    seed = np.median(middle, axis=0)
+    distance = np.abs(lab - seed) * np.float32([0.5, 1.0, 1.0])  # lightness halved: shading, glare
+    distance = distance.max(axis=2)
+    typical = float(np.percentile(np.abs(middle - seed).max(axis=1) if len(middle) else [0.0], 75))
+    mask = (distance < min(28.0, max(10.0, 3.0 * typical))).astype(np.uint8)
+    arm_side = max(9, round(0.08 * min(rows, cols)) | 1)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (arm_side, arm_side)))
+    count, labels = cv2.connectedComponents(mask)
+    centre = labels[rows * 3 // 8 : rows * 5 // 8, cols * 3 // 8 : cols * 5 // 8]
+    votes = np.bincount(centre.ravel(), minlength=count)
+    votes[0] = 0
+    if count < 2 or votes.max() == 0:
+        return None
+    region = (labels == int(np.argmax(votes))).astype(np.uint8)
+    contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    contour = max(contours, key=cv2.contourArea)
+    if cv2.contourArea(contour) < MIN_TABLE_SHARE * rows * cols:
+        return None
+    quad = _quad_of(contour)
+    if quad is None:
+        return None
+    quad = _refine_sides(quad, contour)  # its sides on the straight runs of the outline (not over a hand)
+    quad_mask = np.zeros_like(region)
+    cv2.fillConvexPoly(quad_mask, np.round(quad).astype(np.int32), 1)
+    solid = np.zeros_like(region)
+    cv2.drawContours(solid, [contour], -1, 1, -1)
+    overlap = float((quad_mask & solid).sum())
+    # Four corners outline it well: most of it inside them, and they hold little else (not the frame itself).
+    if quad_mask.sum() > 0.97 * rows * cols or overlap < 0.85 * solid.sum() or overlap < 0.85 * quad_mask.sum():
+        return None
+    return _clockwise_from_top_left(quad / scale)
+
+
+# -- the play area -----------------------------------------------------------------------------------------
+
+TABLE_SIZE_MM = (1100.0, 800.0)
+"""What ``auto`` takes a table top to measure (long side along the longer image direction): the scale of the play
+area found on it, so that a tile comes out about the right size in pixels (tournament tables are 1.0-1.2 m by
+0.7-0.9 m). A frame with no table edge in it is taken to span this much."""
+PLAY_CELL_MM = 4.0
+"""The play-area search's grid: one cell of the rectified table top."""
+EDGE_BAND_MM = 50.0
+"""What comes within this of the table's edge is the players' (a rack, the face-down pool, a cup, a score sheet,
+an arm resting on the edge): all of it is kept out of the play area, however far in it reaches."""
+BORDER_MM = 20.0
+"""The table's edge itself (and an outline found a few pixels off) is never play area."""
+CLEARANCE_MM = 4.0
+"""Room kept between the play area and what lies at the edge. Little: sets are laid up to the racks, and a tile
+standing in a rack has its centre well inside the rack's outline, which is found with the tiles' tops and shadows."""
+MIN_PLAY_SHARE = 0.2
+"""A play area under this share of the table top is not believed (the picture was read wrong)."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PlayAreaSearch:
+    """How :func:`find_play_area` chose: the table top, what was kept out at its edges, and the play area."""
+
+    table_px: np.ndarray
+    """The table top's corners (TL TR BR BL); the whole frame when no table edge was seen."""
+    table_found: bool
+    table_mm: tuple[float, float]
+    to_grid: np.ndarray
+    """Image pixels -> cells of the table-top grid (``PLAY_CELL_MM`` each, origin at the table's top-left)."""
+    clutter: np.ndarray
+    """The grid: True where something at the table's edge lies."""
+    rectangle: tuple[int, int, int, int]
+    """The play area in grid cells (x0, y0, x1, y1; ends exclusive)."""
+    corners_px: np.ndarray
+    size_mm: tuple[float, float]
+
+
+def _largest_free_rectangle(free: np.ndarray, off_centre: float = 0.0) -> tuple[int, int, int, int] | None:
+    """The largest axis-aligned rectangle of True cells (x0, y0, x1, y1; ends exclusive): for each row, the
+    largest rectangle under the skyline of free cells above it (a stack of rising heights).
+
+    ``off_centre`` weighs against rectangles away from the middle: the score is the area times ``1 - off_centre
+    * d``, ``d`` the rectangle's centre's distance from the grid's (as shares of its width and height, summed).
+    Of two about as large, the centred one is the play area (a cup in a corner cuts one side or the other)."""
+    rows, cols = free.shape
+    heights = np.zeros(cols, np.int64)
+    best, best_score = None, 0.0
+    for y in range(rows):
+        heights = np.where(free[y], heights + 1, 0)
+        bars = [*heights.tolist(), 0]  # the zero at the end flushes the stack
+        stack: list[int] = []
+        for x, height in enumerate(bars):
+            while stack and bars[stack[-1]] >= height:
+                top = bars[stack.pop()]
+                left = stack[-1] + 1 if stack else 0
+                area = top * (x - left)
+                if area > best_score:
+                    off = abs((left + x) / 2 - cols / 2) / cols + abs((2 * y - top + 2) / 2 - rows / 2) / rows
+                    score = area * (1 - off_centre * off)
+                    if score > best_score:
+                        best_score, best = score, (left, y - top + 1, x, y + 1)
+            stack.append(x)
+    return best
+
+
+def _edge_clutter(top: np.ndarray, band: int) -> np.ndarray:
+    """What stands out of the table top (its rectified picture) and comes within ``band`` cells of its edge:
+    racks, the pool, cups, score sheets, sleeves. All of such a thing counts, however far in it reaches.
+
+    Standing out is a colour far from the table's own around it (a median over a quarter of the table top, so
+    lighting gradients, vignetting and soft glare stay table), relative to how much the table's colour varies.
+    """
+    rows, cols = top.shape[:2]
+    lab = cv2.cvtColor(top, cv2.COLOR_BGR2LAB)
+    window = min(255, max(3, (min(rows, cols) // 4) | 1))
+    background = np.dstack([cv2.medianBlur(np.ascontiguousarray(lab[:, :, k]), window) for k in range(3)])
+    difference = np.abs(lab.astype(np.float32) - background.astype(np.float32)) * np.float32([0.5, 1.0, 1.0])
+    distance = difference.max(axis=2)  # lightness halved: shading and glare move it most
+    spread = 1.4826 * float(np.median(np.abs(distance - np.median(distance))))
+    # A table's own colour varies a little (grain, weave, noise); nothing that varies more than 30 is a table.
+    mask = (distance > min(30.0, max(12.0, float(np.median(distance)) + 6.0 * spread))).astype(np.uint8)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))  # grain and noise
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
+    count, labels = cv2.connectedComponents(mask, connectivity=8)
+    edge = np.zeros((rows, cols), bool)
+    edge[:band], edge[rows - band :], edge[:, :band], edge[:, cols - band :] = True, True, True, True
+    touching = np.zeros(count, bool)
+    touching[np.unique(labels[edge])] = True
+    # A thing has an outline; a glare or a shadow's soft edge has none: a component without sharp edges is light.
+    lightness = lab[:, :, 0].astype(np.float32)
+    sharp = np.hypot(cv2.Sobel(lightness, cv2.CV_32F, 1, 0), cv2.Sobel(lightness, cv2.CV_32F, 0, 1)) > 80
+    sharp = cv2.dilate(sharp.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    sizes = np.bincount(labels.ravel(), minlength=count)
+    edges = np.bincount(labels[sharp], minlength=count)
+    touching &= edges >= np.maximum(4, 0.02 * sizes)
+    touching[0] = False
+    return touching[labels]
+
+
+def find_play_area(image: np.ndarray, table_px: Any = None) -> PlayAreaSearch | None:
+    """Where sets are laid on a table filmed without markers: the table top (:func:`find_table`, or the whole frame
+    when its edge is not in view) less what lies at its edges, as the largest rectangle of the table that keeps
+    :data:`CLEARANCE_MM` from all of that and :data:`BORDER_MM` from the edge; ``None`` when nothing is left.
+
+    A camera tilted towards a player sees the table top as a trapezoid: the search runs on the rectified top, so
+    the play area is a rectangle on the table, whatever the view. ``table_px`` gives the table top's corners.
+    """
+    height, width = image.shape[:2]
+    if table_px is None:
+        table_px = find_surface(image)
+    if table_px is None:
+        table_px = find_table(image)
+    found = table_px is not None
+    quad = np.asarray(table_px, np.float64) if found else np.float64([[0, 0], [width, 0], [width, height], [0, height]])
+    long, short = max(TABLE_SIZE_MM), min(TABLE_SIZE_MM)
+    table_mm = (long, short) if _oriented_default_size(quad)[0] >= _oriented_default_size(quad)[1] else (short, long)
+    cols, rows = (max(8, round(v / PLAY_CELL_MM)) for v in table_mm)
+    to_grid = cv2.getPerspectiveTransform(
+        quad.astype(np.float32), np.float32([[0, 0], [cols, 0], [cols, rows], [0, rows]])
+    )
+    colour = image if image.ndim == 3 else cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    top = cv2.warpPerspective(colour, to_grid, (cols, rows), flags=cv2.INTER_AREA)
+    top = cv2.GaussianBlur(top, (3, 3), 0)
+    band, border, clearance = (max(1, round(v / PLAY_CELL_MM)) for v in (EDGE_BAND_MM, BORDER_MM, CLEARANCE_MM))
+    clutter = _edge_clutter(top, band)
+    blocked = cv2.dilate(
+        clutter.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * clearance + 1,) * 2)
+    )
+    blocked[:border], blocked[rows - border :], blocked[:, :border], blocked[:, cols - border :] = 1, 1, 1, 1
+    rectangle = _largest_free_rectangle(blocked == 0, off_centre=1.0)
+    if rectangle is None:
+        return None
+    x0, y0, x1, y1 = rectangle
+    if (x1 - x0) * (y1 - y0) < MIN_PLAY_SHARE * rows * cols:
+        return None
+    corners = _apply(np.linalg.inv(to_grid), np.float64([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]))
+    size = ((x1 - x0) * table_mm[0] / cols, (y1 - y0) * table_mm[1] / rows)
+    return PlayAreaSearch(_clockwise_from_top_left(quad), found, table_mm, to_grid, clutter, rectangle, corners, size)
 
 
 # -- the calibration ---------------------------------------------------------------------------------------
@@ -337,14 +554,22 @@ class Calibration:
 
     @classmethod
     def auto(cls, image: np.ndarray, *, size_mm: tuple[float, float] | None = None) -> Calibration:
-        """From the table top found by :func:`find_table` (the default size, long side along the long edge)."""
-        quad = find_table(image)
-        if quad is None:
+        """The play area found by :func:`find_play_area` (its size measured on a table top of
+        :data:`TABLE_SIZE_MM`, unless ``size_mm`` says)."""
+        return cls.auto_search(image, size_mm=size_mm)[0]
+
+    @classmethod
+    def auto_search(
+        cls, image: np.ndarray, *, size_mm: tuple[float, float] | None = None
+    ) -> tuple[Calibration, PlayAreaSearch]:
+        """:meth:`auto` and how it chose (for :func:`preview`)."""
+        search = find_play_area(image)
+        if search is None:
             raise CalibrationError(
-                "no table found: no convex four-sided region covering at least"
-                f" {MIN_TABLE_SHARE:.0%} of the frame stands out from its surroundings (use markers or corners)"
+                "no play area found: the table top (or the frame) is covered edge to edge by things that are not"
+                " the table (use markers or corners)"
             )
-        return cls._made(image, quad, size_mm or _oriented_default_size(quad), Method.AUTO)
+        return cls._made(image, search.corners_px, size_mm or search.size_mm, Method.AUTO), search
 
     @classmethod
     def whole_frame(
@@ -475,6 +700,27 @@ def calibrate(
         calibration = Calibration.whole_frame(width, height, margin, size_mm=size_mm)
         return dataclasses.replace(calibration, reference=signature(image))
     raise CalibrationError(f"unknown calibration method {method!r} (markers, auto, corners or frame)")
+
+
+def preview(image: np.ndarray, calibration: Calibration, search: PlayAreaSearch | None = None) -> np.ndarray:
+    """The frame with the play area drawn on it (green) and, for ``auto``, the table top it was found on (blue) and
+    what was kept out at its edges (red): what ``calibrate --preview`` writes."""
+    colour = image.copy() if image.ndim == 3 else cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    height, width = colour.shape[:2]
+    thickness = max(2, round(max(height, width) / 400))
+    if search is not None:
+        clutter = cv2.warpPerspective(
+            search.clutter.astype(np.uint8), np.linalg.inv(search.to_grid), (width, height), flags=cv2.INTER_NEAREST
+        ).astype(bool)
+        colour[clutter] = (0.5 * colour[clutter] + [0, 0, 127]).astype(np.uint8)
+        cv2.polylines(colour, [np.round(search.table_px).astype(np.int32)], True, (255, 128, 0), thickness, cv2.LINE_AA)
+    cv2.polylines(
+        colour, [np.round(calibration.corners_px).astype(np.int32)], True, (0, 220, 0), 2 * thickness, cv2.LINE_AA
+    )
+    for name, (x, y) in zip(CORNER_NAMES, calibration.corners_px, strict=True):
+        cv2.putText(colour, name, (round(x) + 8, round(y) - 8), cv2.FONT_HERSHEY_SIMPLEX, thickness / 3, (0, 220, 0),
+                    thickness, cv2.LINE_AA)  # fmt: skip
+    return colour
 
 
 # -- camera motion -----------------------------------------------------------------------------------------

@@ -311,6 +311,8 @@ class TablePipeline:
             # The first frame may have shown hands (a game resumed mid-move), which a still table would then
             # differ from as if the camera had moved: the check compares with the table as first seen still.
             self.motion_check = self.motion_check.rebased(self.calibration, image)
+        if not self.seen_still:
+            events += self._first_still(image, time_s, frame)
         self.seen_still = True
         self.last_verify = time_s
         self.warned_occluded = False
@@ -339,9 +341,7 @@ class TablePipeline:
     # -- helpers --------------------------------------------------------------------------------
     def _read(self, image: np.ndarray) -> Detections:
         started = time.perf_counter()
-        found = self.reader.read(image, region=self.region)
-        if self.calibration is not None and len(found):
-            found = found[self.calibration.contains(found.centers)]
+        found = on_play_area(self.reader.read(image, region=self.region), self.calibration)
         self.stats.readings += 1
         self.stats.reading_s += time.perf_counter() - started
         self.latest["detections"] = found
@@ -352,6 +352,34 @@ class TablePipeline:
         self.region = detection_region(self.frame_size, self.calibration, self.config)
         return ActivityMeter(self.frame_size, corners)
 
+    def _refound(self, image: np.ndarray) -> Any:
+        """The play area found again on this frame, for a calibration found automatically; else None."""
+        if getattr(self.calibration, "method", None) != "auto":
+            return None
+        from vision.calibrate import Calibration, CalibrationError
+
+        try:
+            return Calibration.auto(image)
+        except CalibrationError:
+            return None
+
+    def _use_calibration(self, calibration: Any, image: np.ndarray) -> None:
+        self.calibration = calibration
+        if self.motion_check is not None:
+            self.motion_check = self.motion_check.rebased(calibration, image)
+        self.meter = self._meter()
+        self.meter.set_background(image)
+
+    def _first_still(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
+        """The table seen still for the first time: no hands over it, so an automatic play area is found again
+        there (the first frame may have shown an arm resting on the table, which would have cut the area short)."""
+        refound = self._refound(image)
+        if refound is None or np.abs(refound.corners_px - self.calibration.corners_px).max() < 4.0:
+            return []
+        self._use_calibration(refound, image)
+        return [{"event": "calibration", "time_s": round(time_s, 3), "frame": frame, **refound.to_json(),
+                 "reason": "play area found again on the first still table"}]  # fmt: skip
+
     def _check_camera(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
         result = self.motion_check.check(image)
         if not result.moved:
@@ -359,7 +387,12 @@ class TablePipeline:
         event: Event = {"event": "camera-moved", "time_s": round(time_s, 3), "frame": frame,
                         "shift_px": round(float(result.shift_px), 1)}  # fmt: skip
         shift = getattr(result, "shift", None)
-        if shift is not None and self.calibration is not None:
+        refound = self._refound(image)
+        if refound is not None:
+            self._use_calibration(refound, image)
+            event["corners_px"] = np.round(self.calibration.corners_px, 1).tolist()
+            event["action"] = "play area found again"
+        elif shift is not None and self.calibration is not None:
             self.calibration = self.calibration.shifted(float(shift[0]), float(shift[1]))
             event["corners_px"] = np.round(self.calibration.corners_px, 1).tolist()
             self.motion_check = self.motion_check.rebased(self.calibration, image)
@@ -371,6 +404,29 @@ class TablePipeline:
             event["action"] = "warning: the view changed; re-calibrate if the play area moved"
             self.motion_check = self.motion_check.rebased(self.calibration, image)
         return [event]
+
+
+EDGE_ROW_MM = 60.0
+"""A box this near the play area is kept when it continues a row of tiles from inside it (a set laid across the
+edge); farther out, or alone, it is not on the table. (The detector looks at the play area's box and 2 % more.)"""
+
+
+def on_play_area(detections: Detections, calibration: Any) -> Detections:
+    """The boxes on the play area: tiles standing in racks, the face-down pool, tiles in a hand and the next table's
+    tiles lie outside it and are no table tiles, so they are dropped here (never counted as left out). A box just
+    outside that continues a row of tiles from inside it stays: its set was laid across the edge."""
+    if calibration is None or not len(detections):
+        return detections
+    centres = detections.centers
+    inside = calibration.contains(centres)
+    near = calibration.contains(centres, margin_mm=EDGE_ROW_MM) & ~inside
+    if near.any():
+        candidates = np.flatnonzero(inside | near)
+        for chain in SetFinder().find(detections[candidates]):
+            members = candidates[chain]
+            if inside[members].any():
+                inside[members] = True
+    return detections[inside]
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,14 @@ from hypothesis import strategies as st
 
 from vision.calibrate import (
     DPI,
+    TABLE_SIZE_MM,
     Calibration,
     CalibrationError,
     CameraMotionCheck,
+    _largest_free_rectangle,
     calibrate,
     find_markers,
+    find_table,
     markers_pages,
     markers_pdf,
 )
@@ -132,16 +135,63 @@ def test_missing_markers_are_named(drop: tuple[int, ...], named: str) -> None:
 # -- other ways to calibrate -------------------------------------------------------------------------------
 
 
-def test_auto_finds_the_table_top(scene: tuple[np.ndarray, np.ndarray]) -> None:
-    calibration = Calibration.auto(scene[0])
-    assert np.abs(calibration.corners_px - TABLE_PX).max() < 0.01 * FRAME[0]
-    assert calibration.method == "auto" and calibration.size_mm == (1000, 700)
+def test_find_table_finds_the_table_top(scene: tuple[np.ndarray, np.ndarray]) -> None:
+    assert np.abs(find_table(scene[0]) - TABLE_PX).max() < 0.01 * FRAME[0]
+
+
+def test_auto_is_the_table_top_less_what_lies_at_its_edges(scene: tuple[np.ndarray, np.ndarray]) -> None:
+    """The markers lie 40 mm from the table's edge: things at the edge are no play area; the table's middle is."""
+    image, homography = scene
+    calibration, search = Calibration.auto_search(image)
+    assert calibration.method == "auto" and search.table_found
+    assert np.abs(search.table_px - TABLE_PX).max() < 0.01 * FRAME[0]
+    x0, y0, x1, y1 = PLAY_MM
+    markers = project(homography, [(x0 - 30, y0 - 30), (x1 + 30, y0 - 30), (x1 + 30, y1 + 30), (x0 - 30, y1 + 30)])
+    assert not calibration.contains(markers).any()
+    middle = project(homography, [(x0 + 90, y0 + 90), (x1 - 90, y0 + 90), (x1 - 90, y1 - 90), (x0 + 90, y1 - 90)])
+    assert calibration.contains(middle).all()
+    # Its size is measured on a table top of TABLE_SIZE_MM: the play area is a part of that.
+    assert 0.5 * TABLE_SIZE_MM[0] < calibration.size_mm[0] < TABLE_SIZE_MM[0]
 
 
 def test_auto_without_a_table_says_so() -> None:
-    noise = np.random.default_rng(1).integers(0, 255, (360, 640, 3), dtype=np.uint8)
-    with pytest.raises(CalibrationError, match="no table found"):
-        Calibration.auto(noise)
+    """A frame covered edge to edge with things that are not a table (big patches of every colour)."""
+    patches = np.random.default_rng(1).integers(0, 255, (9, 16, 3), dtype=np.uint8)
+    with pytest.raises(CalibrationError, match="no play area found"):
+        Calibration.auto(cv2.resize(patches, (640, 360), interpolation=cv2.INTER_NEAREST))
+
+
+def test_largest_free_rectangle() -> None:
+    free = np.ones((6, 8), bool)
+    free[0, :] = False  # a rack along the top
+    free[:, 6] = False  # and one down the right side
+    assert _largest_free_rectangle(free) == (0, 1, 6, 6)
+    assert _largest_free_rectangle(np.zeros((3, 3), bool)) is None
+
+
+# Filmed games as users set their cameras up (vision.synth.video): 2 to 6 racks, clutter, tilted, distorted lenses.
+OPENINGS = [
+    # players, seed, staging
+    (2, 1, {}),  # two racks facing each other, the pool in a corner
+    (4, 3, {}),
+    (6, 5, {}),  # two racks on each long edge
+    (4, 6, {"clutter": True}),  # cups, a sheet, a phone, a tablecloth, sleeves, the next table
+    (4, 9, {"tilt_deg": 30, "distortion": -0.08}),  # a camera tilted to 30 degrees, barrel distortion
+    (3, 11, {"glare": True}),
+]
+
+
+@pytest.mark.parametrize(("players", "seed", "staging"), OPENINGS)
+def test_auto_play_area_of_a_filmed_table(players: int, seed: int, staging: dict) -> None:
+    """Every tile standing in a rack and every face-down pool tile lies outside; the true play area inside."""
+    from vision.synth.video import Staging, opening_frame
+
+    profile = "official-6p" if players > 4 else "official"
+    frame = opening_frame(players=players, seed=seed, profile=profile, size=(960, 540), staging=Staging(**staging))
+    calibration = Calibration.auto(frame.image)
+    assert not calibration.contains(frame.rack_tiles_px).any()
+    assert not calibration.contains(frame.pool_px).any()
+    assert calibration.contains(frame.play_area_px, margin_mm=5.0).all()
 
 
 def test_corners_and_whole_frame() -> None:

@@ -479,3 +479,49 @@ def test_a_move_over_time_is_reverted_whatever_boxes_were_left_out() -> None:
     [move] = keeper.settled(after, time_s=90.0, frame=2700, start_s=80.0, seat=0, hands=True, left_out=2)
     assert [v["code"] for v in move["ruling"]["violations"]] == ["timeout"]
     assert move["ruling"]["verdict"] == "revert"
+
+
+def test_only_boxes_on_the_play_area_are_read_and_a_row_across_its_edge_is_kept_whole() -> None:
+    """Rack, pool and next-table boxes lie outside: dropped, never left out; a set laid across the edge stays."""
+    from vision.calibrate import from_corners
+    from vision.pipeline import on_play_area, read_table
+
+    calibration = from_corners([[100, 100], [500, 100], [500, 400], [100, 400]], size_mm=(400, 300))  # 1 px = 1 mm
+    labels = ["red-5", "red-6", "red-7", "blue-1", "blue-2", "black-9", "orange-4"]
+    boxes = [[440, 200, 470, 240], [471, 200, 501, 240], [502, 200, 532, 240],  # across the right edge
+             [150, 20, 180, 60], [181, 20, 211, 60],  # a rack's tiles above the play area
+             [600, 300, 630, 340],  # far out: the pool, the next table
+             [200, 200, 230, 240]]  # fmt: skip
+    found = detections_of(labels, boxes, [0.99] * 7, [0.9] * 7)
+    kept = on_play_area(found, calibration)
+    assert sorted(kept.labels) == ["orange-4", "red-5", "red-6", "red-7"]
+    assert len(read_table(kept).left_out) == 0
+    assert on_play_area(found, None) is found
+
+
+def test_an_automatic_play_area_is_found_again_when_the_camera_moves(scenes: Any) -> None:
+    """A play area found automatically is found again on the moved picture (not merely shifted), and on the first
+    still table; one given by hand (corners, markers) follows the shift as before."""
+    import dataclasses
+
+    scene = scenes.TableScene()
+    scene.show(START)
+    width, height = scene.size
+    calibration = dataclasses.replace(whole_frame(width, height, 0.05), method="auto")
+    check = CameraMotionCheck(calibration, scene.frame())
+    pipeline = scenes.pipeline(scene, calibration=calibration, motion_check=check)
+    found_again: list[Any] = []
+
+    def refound(image: Any) -> Any:
+        found_again.append(image.shape)
+        return dataclasses.replace(pipeline.calibration, corners_px=pipeline.calibration.corners_px + 6.0)
+
+    pipeline._refound = refound  # the search itself is measured in tests/vision/test_calibrate.py
+    feed = scenes.SceneFeed(pipeline, scene)
+    events = feed.run(2.0)
+    assert next(e for e in events if e["event"] == "calibration")["reason"].startswith("play area found again")
+    scene.shift = (15, 10)
+    events = feed.run(6.0)
+    [bumped] = [e for e in events if e["event"] == "camera-moved"]
+    assert bumped["action"] == "play area found again" and len(found_again) == 2
+    assert moves(events) == []
