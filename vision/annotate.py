@@ -100,7 +100,12 @@ class BoxAnnotator:
 
 
 class LabelAnnotator:
-    """The label (and confidence) above each tile's box, on a filled background of its colour."""
+    """The label (and confidence) of each tile on a filled background of its colour, above its box where there is
+    room: a label wider than its tile would cover its neighbours' labels, so each goes to the first free place
+    (above, below, centred, then further out with a thin line back to its tile; :meth:`places`)."""
+
+    MAX_ROWS = 6
+    """How far out (in label heights) a label may go to find a free place."""
 
     def __init__(
         self,
@@ -116,17 +121,63 @@ class LabelAnnotator:
         self.short = short
         """Short labels (``r12``, ``k7``, ``j``): they fit above small tiles."""
 
+    def text(self, item: Item) -> str:
+        label = _short(item.label) if self.short else item.label
+        return label + (f" {item.confidence:.2f}" if self.show_confidence else "") + ("?" * item.uncertain)
+
+    def places(self, items: list[Item], width: int, height: int) -> list[tuple[int, int, int, int]]:
+        """Where each item's label goes (x0, y0, x1, y1 of its background), in reading order: the nearest place
+        that covers no label placed before it and no tile, else no label, else the least covered one."""
+        tiles = np.asarray([item.box for item in items], float).reshape(-1, 4)
+        labels = np.zeros((len(items), 4), float)
+        result: dict[int, tuple[int, int, int, int]] = {}
+        for done, i in enumerate(sorted(range(len(items)), key=lambda i: (items[i].box[1], items[i].box[0]))):
+            (w, h), baseline = cv2.getTextSize(self.text(items[i]), cv2.FONT_HERSHEY_SIMPLEX, self.scale, 1)
+            rects = _candidates(items[i].box, w, h + baseline, self.MAX_ROWS, width, height)
+            # a label over another label is worse than one over a tile (their digits still show round it)
+            on_tiles = _overlaps(rects, tiles) - _overlaps(rects, tiles[i : i + 1])
+            cost = 1000.0 * _overlaps(rects, labels[:done]) + on_tiles
+            best = rects[int(np.argmin(cost))]  # the first (nearest) of the cheapest
+            labels[done] = best
+            result[i] = (int(best[0]), int(best[1]), int(best[2]), int(best[3]))
+        return [result[i] for i in range(len(items))]
+
     def annotate(self, scene: np.ndarray, source: Detections | Table) -> np.ndarray:
         image = scene.copy()
-        for item in items_of(source, self.uncertain_below):
-            label = _short(item.label) if self.short else item.label
-            text = label + (f" {item.confidence:.2f}" if self.show_confidence else "") + ("?" * item.uncertain)
-            (w, h), baseline = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, self.scale, 1)
-            x, y = round(item.box[0]), max(round(item.box[1]), h + baseline)
+        items = items_of(source, self.uncertain_below)
+        for item, (x0, y0, x1, y1) in zip(items, self.places(items, image.shape[1], image.shape[0]), strict=True):
+            text = self.text(item)
+            (_, _), baseline = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, self.scale, 1)
             colour = UNCERTAIN_BGR if item.uncertain else _colour_of(item.label)
-            cv2.rectangle(image, (x, y - h - baseline), (x + w, y), colour, cv2.FILLED)
-            cv2.putText(image, text, (x, y - baseline), cv2.FONT_HERSHEY_SIMPLEX, self.scale, (255, 255, 255), 1)
+            bx0, by0, bx1, by1 = (round(v) for v in item.box)
+            if y1 < by0 - 1 or y0 > by1 + 1:  # not next to its tile: a line back to it
+                start = ((x0 + x1) // 2, y1 if y1 < by0 else y0)
+                cv2.line(image, start, ((bx0 + bx1) // 2, by0 if y1 < by0 else by1), colour, 1, cv2.LINE_AA)
+            cv2.rectangle(image, (x0, y0), (x1, y1), colour, cv2.FILLED)
+            cv2.putText(image, text, (x0, y1 - baseline), cv2.FONT_HERSHEY_SIMPLEX, self.scale, (255, 255, 255), 1)
         return image
+
+
+def _candidates(box: tuple[float, ...], w: int, tall: int, rows: int, width: int, height: int) -> np.ndarray:
+    """Places for a label (x0, y0, x1, y1 rows), nearest first: just above the tile, just below, then a row further
+    out each time; at each, flush left with the tile, centred on it, flush right; each moved inside the picture."""
+    x0, y0, x1, y1 = box
+    steps = np.arange(rows, dtype=float) * (tall + 1)
+    tops = np.stack([y0 - tall - steps, y1 + steps], axis=1).reshape(-1)
+    lefts = np.asarray([x0, (x0 + x1 - w) / 2, x1 - w], float)
+    left = np.clip(np.round(np.tile(lefts, len(tops))), 0, max(0, width - w))
+    top = np.clip(np.round(np.repeat(tops, len(lefts))), 0, max(0, height - tall))
+    return np.stack([left, top, left + w, top + tall], axis=1)
+
+
+def _overlaps(rects: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """For each of ``rects`` (n x 4, x0 y0 x1 y1), the area it shares with ``others`` (m x 4), summed."""
+    if not len(others):
+        return np.zeros(len(rects))
+    a, b = rects[:, None, :], others[None, :, :]
+    width = np.clip(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), 0, None)
+    height = np.clip(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), 0, None)
+    return (width * height).sum(axis=1)
 
 
 class SetAnnotator:
