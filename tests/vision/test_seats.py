@@ -7,8 +7,19 @@ import math
 
 import pytest
 
-from referee.profiles import PROFILES
-from vision.seats import MIDDLE, PLAYERS, SEATS, Edge, Seat, seat_at, seat_numbered, seating
+from referee.profiles import PROFILES, PlayDirection
+from vision.seats import (
+    MIDDLE,
+    PLAYERS,
+    SEATS,
+    Edge,
+    Orientation,
+    Seat,
+    seat_at,
+    seat_numbered,
+    seating,
+    turn_order,
+)  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -100,3 +111,58 @@ def test_a_logged_seat_number_names_its_seat(number: int, name: str) -> None:
 @pytest.mark.parametrize("bad", [-1, 8, 99, "2", None, True, 2.0])
 def test_a_number_that_is_no_seat_names_none(bad: object) -> None:
     assert seat_numbered(bad) is None
+
+
+# -- the way play goes (issue 17): the profile's direction through the camera's orientation ------------------
+
+
+@pytest.mark.parametrize("players", PLAYERS)
+def test_the_default_orientation_with_no_direction_is_the_seating_every_log_has(players: int) -> None:
+    assert turn_order(players) == seating(players)
+    assert turn_order(players, None, Orientation()) == seating(players)
+
+
+@pytest.mark.parametrize("players", PLAYERS)
+def test_play_to_the_right_seen_from_above_is_the_old_order_play_to_the_left_its_reverse(players: int) -> None:
+    # Not mirrored, the picture is the view from above: counter-clockwise in it is "to the right" (seed 002).
+    assert turn_order(players, PlayDirection.COUNTERCLOCKWISE) == seating(players)
+    clockwise = turn_order(players, "clockwise")
+    assert clockwise[0] == seating(players)[0] if players <= 4 else clockwise[0].edge is Edge.BOTTOM
+    assert set(clockwise) == set(seating(players))
+    turns = [_angle(seat) for seat in clockwise]
+    from_first = [(turns[0] - turn) % (2 * math.pi) for turn in turns]  # clockwise: the angle goes down
+    assert from_first == sorted(from_first) and len(set(from_first)) == players
+
+
+@pytest.mark.parametrize(
+    ("players", "direction", "first", "mirrored", "names"),
+    [
+        (4, "clockwise", "bottom", False, ["bottom", "left", "top", "right"]),  # seeds 004, 000, 003
+        (4, "counterclockwise", "bottom", False, ["bottom", "right", "top", "left"]),  # seed 002: to the right
+        (4, "clockwise", "bottom", True, ["bottom", "right", "top", "left"]),  # a mirrored picture turns it round
+        (4, "clockwise", "top", False, ["top", "right", "bottom", "left"]),  # player 1 across the table
+        (3, "clockwise", "bottom", False, ["bottom", "top", "right"]),
+        (2, "clockwise", "right", False, ["bottom", "top"]),  # nobody on the right: the next seat clockwise
+        (6, "clockwise", "bottom", False, ["bottom right", "bottom left", "left", "top left", "top right", "right"]),
+        (5, "counterclockwise", "left", False, ["left", "bottom left", "bottom right", "right", "top"]),
+    ],
+)
+def test_turn_order_by_direction_and_orientation(
+    players: int, direction: str, first: str, mirrored: bool, names: list[str]
+) -> None:
+    seats = turn_order(players, direction, Orientation.parse(first, mirrored))
+    assert [seat.name for seat in seats] == names
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_every_profile_has_a_turn_order_at_every_size_it_is_played_by(profile: str) -> None:
+    rules = PROFILES[profile]
+    for players in range(2, rules.max_players + 1):
+        seats = turn_order(players, rules.direction)
+        assert sorted(s.number for s in seats) == sorted(s.number for s in seating(players))
+
+
+@pytest.mark.parametrize(("first", "mirrored"), [("middle", False), ("", False), ("left", "yes")])
+def test_an_orientation_that_names_no_edge_is_a_value_error(first: str, mirrored: object) -> None:
+    with pytest.raises(ValueError, match=r"first player.s side|mirrored is true or false"):
+        Orientation.parse(first, mirrored)  # type: ignore[arg-type]
