@@ -121,3 +121,41 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
             if pa.max() <= pb.min() + 0.5 or pb.max() <= pa.min() + 0.5:
                 return False
     return True
+
+
+def test_staging_adds_what_real_tables_have_and_keeps_the_game(tmp_path: Path, game: tuple[Path, dict]) -> None:
+    """Clutter, a tilted camera and glare change the pictures, never the game: the same seed plays the same moves;
+    the plain film's header says nothing of staging (earlier games' truth files stay as they were)."""
+    from vision.synth.video import Staging
+
+    plain_header, plain_events = truth_lines(game[0])
+    assert "staging" not in plain_header
+    staging = Staging(clutter=True, tilt_deg=30.0, glare=True, distortion=-0.05)
+    write_game(tmp_path, **GAME, staging=staging)
+    header, events = truth_lines(tmp_path)
+    assert header["staging"] == staging.describe() and header["camera"]["tilt_deg"] == pytest.approx(30.0, abs=0.5)
+    assert [e.get("after") for e in events] == [e.get("after") for e in plain_events]
+    width, height = header["size"]
+    corners = np.array(header["play_area_px"])
+    assert (corners >= 0).all() and (corners[:, 0] <= width).all() and (corners[:, 1] <= height).all()
+    top, bottom = np.linalg.norm(corners[1] - corners[0]), np.linalg.norm(corners[2] - corners[3])
+    assert bottom > 1.15 * top  # the near edge looks longer: the camera leans towards seat 0
+
+
+@pytest.mark.parametrize("bad", [{"tilt_deg": 60.0}, {"distortion": 0.5}])
+def test_impossible_staging_is_refused(bad: dict) -> None:
+    from vision.synth.video import Staging
+
+    with pytest.raises(ValueError, match=r"tilt|distortion"):
+        Staging(**bad)
+
+
+def test_an_opening_frame_shows_where_the_racks_and_the_pool_are() -> None:
+    from vision.synth.video import opening_frame
+
+    frame = opening_frame(players=5, seed=2, profile="official-6p", size=(480, 270))
+    assert frame.image.shape == (270, 480, 3)
+    assert len(frame.rack_tiles_px) >= 5 * 8 and len(frame.pool_px) == 40
+    x, y = np.round(frame.rack_tiles_px).astype(int).T
+    inside = (x >= 0) & (x < 480) & (y >= 0) & (y < 270)
+    assert inside.mean() > 0.9

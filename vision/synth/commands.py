@@ -30,6 +30,8 @@ def _size(text: str) -> tuple[int, int]:
     return width, height
 
 
+TILT = NumberArg(minimum=0, maximum=45)
+DISTORTION = NumberArg(minimum=-0.3, maximum=0.3)
 FRAME_RATE = NumberArg(minimum=1, maximum=240)
 """Frames per second a video can have: from a time-lapse to a high-speed camera."""
 
@@ -59,12 +61,13 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def cmd_synth_game(args: argparse.Namespace) -> int:
-    from vision.synth.video import write_game
+    from vision.synth.video import Staging, write_game
 
     players_under(args.profile, args.players)
+    staging = Staging(clutter=args.clutter, tilt_deg=args.tilt, glare=args.glare, distortion=args.distortion)
     summary = write_game(
         Path(args.out), players=args.players, seed=args.seed, violation_rate=args.violations, profile=args.profile,
-        minutes=args.minutes, size=args.size, fps=args.fps, progress=not args.json,
+        minutes=args.minutes, size=args.size, fps=args.fps, progress=not args.json, staging=staging,
     )  # fmt: skip
     text = (
         f"wrote {summary['video']} ({summary['frames']} frames, {summary['duration_s']:.0f} s of game,"
@@ -112,4 +115,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     game.add_argument("--size", type=_size, default=(1920, 1080), help="video size (default 1920x1080)")
     game.add_argument("--fps", type=FRAME_RATE, default=30.0, help="frames per second of the video (default 30)")
+    game.add_argument(
+        "--clutter", action="store_true",
+        help="what real tables have: a cup, a score sheet, a phone, a tablecloth, resting sleeves, the next table",
+    )  # fmt: skip
+    game.add_argument(
+        "--tilt", type=TILT, metavar="DEG", help="camera tilt from straight down, 0-45 (default: 0-12 from the seed)"
+    )
+    game.add_argument("--glare", action="store_true", help="a strong glare spot over the play area")
+    game.add_argument(
+        "--distortion", type=DISTORTION, default=0.0, metavar="K1", help="radial lens distortion, -0.3 to 0.3"
+    )
     add_json_option(game)

@@ -358,10 +358,12 @@ class Canvas:
         self.occluders = np.zeros((camera.height, camera.width), np.uint8)
 
     # -- table top --------------------------------------------------------------------------------------
-    def draw_table(self, material: str, table_area: Area) -> None:
+    def draw_table(self, material: str, table_area: Area, *, room: bool = True) -> None:
+        """The table top of ``material`` over ``table_area``; ``room``: the floor around it first (a plain colour).
+        Without it, the top is laid over what is drawn (a tablecloth on the table, the next table in the room)."""
         cam = self.camera
-        room = np.array([int(v) for v in self.rng.integers(15, 90, 3)], np.uint8)
-        self.image[:] = room
+        if room:
+            self.image[:] = np.array([int(v) for v in self.rng.integers(15, 90, 3)], np.uint8)
         ppm = min(3.0, max(0.6, cam.focal_px / max(cam.position[2], 1.0)))
         size = (int(table_area.width * ppm), int(table_area.height * ppm))
         texture = textures.table_texture(material, size, ppm, self.rng)

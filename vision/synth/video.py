@@ -66,6 +66,36 @@ class Segment:
     hands_seat: Seat | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Staging:
+    """What the film shows beyond the game. The default is the plain table every earlier game had (the same seed
+    films the same frames); the rest is drawn from its own seeds, so a game's moves and truth stay the same."""
+
+    clutter: bool = False
+    """What real tables have: a cup, a score sheet and a phone in the table's corners, a tablecloth whose edge lies
+    on the table, players' sleeves resting on the table's edge, and the next table (its tiles face up) at the
+    frame's border."""
+    tilt_deg: float | None = None
+    """The camera's tilt from straight down, towards seat 0 (up to 30); None: 0-12 degrees, drawn from the seed."""
+    glare: bool = False
+    """A strong glare spot over the play area."""
+    distortion: float = 0.0
+    """Radial lens distortion ``k1`` (mild: -0.1 to 0.1; negative is barrel)."""
+
+    def __post_init__(self) -> None:
+        if self.tilt_deg is not None and not 0 <= self.tilt_deg <= 45:
+            raise ValueError(f"a camera tilt is 0 to 45 degrees from straight down, not {self.tilt_deg}")
+        if not -0.3 <= self.distortion <= 0.3:
+            raise ValueError(f"lens distortion k1 is -0.3 to 0.3, not {self.distortion}")
+
+    @property
+    def plain(self) -> bool:
+        return self == Staging()
+
+    def describe(self) -> dict[str, Any]:
+        return {"clutter": self.clutter, "tilt_deg": self.tilt_deg, "glare": self.glare, "distortion": self.distortion}
+
+
 class LayoutKeeper:
     """Keeps sets where they lie from one table state to the next, as players do.
 
@@ -168,6 +198,7 @@ class GameFilm:
     size: tuple[int, int]
     seed: int
     params: LayoutParams
+    staging: Staging = Staging()
 
     def __post_init__(self) -> None:
         rng = np.random.default_rng(self.seed)
@@ -177,6 +208,12 @@ class GameFilm:
         self.lighting = replace(lighting, glare=lighting.glare[:1])
         self.sensor = effects.sample_sensor(rng, self.size)
         self.rng = rng
+        self.extras = np.random.default_rng([self.seed, 23])
+        """The staging's own draws (the plain film's stay as they were)."""
+        if self.staging.glare:
+            x, y = self.extras.uniform(0.4, 0.6, 2)
+            self.lighting = replace(self.lighting, glare=((float(x), float(y), 0.13, 0.85),))
+        self.arms: list[dict[str, Any]] = []
         self.background = self._background()
         self.noise = [
             rng.normal(0, max(self.sensor.noise_sigma, 1.5), (self.camera.height, self.camera.width, 1)).astype(
@@ -188,28 +225,119 @@ class GameFilm:
     def _background(self) -> np.ndarray:
         canvas = Canvas(self.camera, np.random.default_rng(self.seed + 1))
         canvas.draw_table(self.material, TABLE_AREA)
+        if self.staging.clutter:
+            self._clutter(canvas)
         return canvas.image
+
+    def _clutter(self, canvas: Canvas) -> None:
+        """The next table at the frame's border, a tablecloth, things in the table's corners; sleeves for later."""
+        rng = self.extras
+        canvas.rng = rng
+        others = [m for m in textures.TABLE_MATERIALS["train"] if m != self.material]
+        side = 1 if rng.random() < 0.5 else -1
+        near = TABLE_AREA.x1 + float(rng.uniform(40, 90))
+        neighbour = Area(near, -500.0, near + 900, 500.0) if side > 0 else Area(-near - 900, -500.0, -near, 500.0)
+        canvas.draw_table(str(rng.choice(others)), neighbour, room=False)
+        self.neighbour_tiles = _neighbour_tiles(neighbour, side, rng)
+        margin = rng.uniform(50, 80, 4)
+        cloth = Area(
+            PLAY_AREA.x0 - margin[0], PLAY_AREA.y0 - margin[1], PLAY_AREA.x1 + margin[2], PLAY_AREA.y1 + margin[3]
+        )
+        canvas.draw_table(str(rng.choice([m for m in others if m != self.material])), cloth, room=False)
+        # Corners clear of the play area (the pool has the top right one): a cup, a score sheet, a phone.
+        for kind, (cx, cy) in zip(("cup", "score_sheet", "phone"), ((-1, -1), (-1, 1), (1, -1)), strict=True):
+            # In the middle of the corner outside the play area (a cup's rim and its shadow just clear of it; a
+            # sheet folded to A6 and a phone, standing up in the picture, fit there).
+            x = cx * ((PLAY_AREA.x1 + TABLE_AREA.x1) / 2 + float(rng.uniform(-8, 8)))
+            y = cy * ((PLAY_AREA.y1 + TABLE_AREA.y1) / 2 + float(rng.uniform(-8, 8)))
+            centre, ppm = _image_point(self.camera, (x, y))
+            if centre is None:
+                continue
+            draw = getattr(distractors, f"draw_{kind}")
+            if kind == "cup":
+                draw(canvas.image, canvas.occluders, rng, centre=centre, px_per_mm=ppm * 0.85)
+            else:
+                shrink = 0.65 if kind == "score_sheet" else 0.8
+                angle = float(rng.normal(0, 8))
+                draw(canvas.image, canvas.occluders, rng, centre=centre, angle_deg=angle, px_per_mm=ppm * shrink)
+        # Sleeves resting on the table's edge, reaching towards the play area (drawn over racks in each still).
+        for edge in (Edge(int(e)) for e in rng.choice([Edge.BOTTOM, Edge.LEFT, Edge.RIGHT], size=2, replace=False)):
+            along = float(rng.uniform(-0.3, 0.3))
+            if edge is Edge.BOTTOM:
+                entry, tip = (
+                    (along * TABLE_AREA.width, TABLE_AREA.y0 - 150),
+                    (along * TABLE_AREA.width * 0.8, PLAY_AREA.y0 - 25),
+                )
+            else:
+                x_out = TABLE_AREA.x0 - 150 if edge is Edge.LEFT else TABLE_AREA.x1 + 150
+                x_in = PLAY_AREA.x0 - 25 if edge is Edge.LEFT else PLAY_AREA.x1 + 25
+                entry, tip = (x_out, along * TABLE_AREA.height), (x_in, along * TABLE_AREA.height * 0.8)
+            seed = int(rng.integers(2**31))
+            self.arms.append({"entry": entry, "tip": tip, "seed": seed, "seat": int(edge)})
 
     def still(self, placed: list[PlacedTile], racks: list[np.ndarray]) -> np.ndarray:
         canvas = Canvas(self.camera, np.random.default_rng(self.seed + 2))
         canvas.image[:] = self.background
+        placed = placed + getattr(self, "neighbour_tiles", [])
         canvas.draw_shadows(placed, racks, self.lighting)
         for body in racks:
             canvas.draw_box(body, (30, 30, 34), self.lighting)
         canvas.draw_tiles(placed, self.style, self.lighting)
-        return effects.apply_lighting(canvas.image, self.lighting)
+        for arm in self.arms:
+            entry, ppm = _image_point(self.camera, arm["entry"], inside=False)
+            tip, _ = _image_point(self.camera, arm["tip"], inside=False)
+            if entry is not None and tip is not None:
+                distractors.draw_hand(
+                    canvas.image, canvas.occluders, np.random.default_rng(arm["seed"]), entry=entry, tip=tip,
+                    px_per_mm=ppm, skin_bgr=_SKINS[arm["seat"]], sleeve_bgr=_SLEEVES[arm["seat"]],
+                )  # fmt: skip
+        image = effects.apply_lighting(canvas.image, self.lighting)
+        maps = self.camera.distortion_maps()
+        if maps is not None:
+            image = cv2.remap(image, *maps, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+        return image
+
+
+def _image_point(
+    camera: Camera, point_mm: tuple[float, float], *, inside: bool = True
+) -> tuple[tuple[float, float] | None, float]:
+    """A table point in the undistorted render, and how many pixels a millimetre is there."""
+    pts = camera.project(np.array([[point_mm[0], point_mm[1], 0], [point_mm[0] + 10, point_mm[1], 0]]), distort=False)
+    if np.isnan(pts).any():
+        return None, 1.0
+    ppm = float(np.linalg.norm(pts[1] - pts[0]) / 10)
+    if inside and not (0 <= pts[0, 0] < camera.width and 0 <= pts[0, 1] < camera.height):
+        return None, ppm
+    return (float(pts[0, 0]), float(pts[0, 1])), ppm
+
+
+def _neighbour_tiles(area: Area, side: int, rng: np.random.Generator) -> list[PlacedTile]:
+    """A few face-up tiles on the next table, near its edge that faces ours (never table tiles of this game)."""
+    colours, tiles = ("red", "blue", "black", "orange"), []
+    edge = area.x0 if side > 0 else area.x1
+    for index in range(int(rng.integers(4, 9))):
+        x = edge + side * float(rng.uniform(20, 70))
+        y = float(rng.uniform(-300, 300))
+        tile = Tile.parse(f"{colours[int(rng.integers(4))]}-{int(rng.integers(1, 14))}")
+        pose = TilePose(x, y, float(rng.uniform(0, 360)))
+        tiles.append(PlacedTile(tile, pose, LOOSE_SET, index))
+    return tiles
 
 
 PLAY_AREA = Area(-430.0, -280.0, 430.0, 280.0)
 TABLE_AREA = Area(-560.0, -420.0, 560.0, 420.0)
 
 
-def film_camera(size: tuple[int, int], rng: np.random.Generator) -> Camera:
-    """Straight overhead or nearly, framing the whole table; a margin for the jitter."""
+def film_camera(size: tuple[int, int], rng: np.random.Generator, staging: Staging = Staging()) -> Camera:
+    """Straight overhead or nearly, framing the whole table; a margin for the jitter. A camera tilted further
+    (``staging.tilt_deg``) stands back so the near edge stays in view."""
     width, height = size
     fov = float(rng.uniform(55, 70))
-    tilt = math.radians(float(rng.uniform(0, 12)))
+    drawn = float(rng.uniform(0, 12))
+    tilt = math.radians(drawn if staging.tilt_deg is None else staging.tilt_deg)
     extent = max(TABLE_AREA.width * 0.92, TABLE_AREA.height * 0.92 * width / height)
+    if staging.tilt_deg is not None:
+        extent *= 1 + 0.8 * math.sin(tilt)
     distance = extent / 2 / math.tan(math.radians(fov) / 2)
     position = (0.0, -distance * math.sin(tilt), distance * math.cos(tilt))
     framed_width = width + 2 * JITTER_PX
@@ -220,6 +348,7 @@ def film_camera(size: tuple[int, int], rng: np.random.Generator) -> Camera:
         position=position,
         target=(0.0, 0.0, 0.0),
         roll_deg=float(rng.normal(0, 1.0)),
+        k1=staging.distortion,
     )
 
 
@@ -304,6 +433,41 @@ def timeline(
     return segments, truth, states
 
 
+@dataclass(frozen=True, slots=True)
+class OpeningFrame:
+    """A game's first frame (the table before the first move) and where things are in it."""
+
+    image: np.ndarray
+    play_area_px: list[list[float]]
+    rack_tiles_px: np.ndarray
+    """The centres of the tiles standing in racks (N x 2), and of the face-down pool: never table tiles."""
+    pool_px: np.ndarray
+    camera: Camera
+
+
+def opening_frame(
+    *, players: int, seed: int, profile: str = "official", size: tuple[int, int] = (1920, 1080),
+    staging: Staging = Staging(),
+) -> OpeningFrame:  # fmt: skip
+    """The first frame :func:`write_game` would film for these arguments (without the camera's jitter and noise),
+    for tests and measurements of what the camera sees."""
+    game = simulate_game(players=players, seed=seed, violation_rate=0.0, profile=profile, max_duration_s=120)
+    rng = np.random.default_rng([seed, 7])
+    film = GameFilm(film_camera(size, rng, staging), size, seed, LayoutParams(), staging)
+    _, _, states = timeline(game, rng)
+    stills = _StillCache(film, game, states, seed)
+    image = stills.get(0)[JITTER_PX : JITTER_PX + size[1], JITTER_PX : JITTER_PX + size[0]]
+    seats = seating(game.players)
+    racks, racks_rng = [], np.random.default_rng(film.seed + 5)  # as the still drew them
+    for player, tiles in stills.racks.items():
+        shown = RACK_SHOWN if seats[player].along == MIDDLE else SHARED_RACK_SHOWN
+        rack_tiles, _ = lay_out_rack(seats[player], TABLE_AREA, tiles[:shown], racks_rng, 1.0)
+        racks += [t.pose.centre() for t in rack_tiles]
+    pool = [t.pose.centre() for t in stills.pool[:40]]
+    project = lambda points: film.camera.project(np.array(points).reshape(-1, 3)) - JITTER_PX  # noqa: E731
+    return OpeningFrame(image.copy(), play_area_px(film.camera), project(racks), project(pool), film.camera)
+
+
 def write_game(
     out: Path,
     *,
@@ -315,6 +479,7 @@ def write_game(
     size: tuple[int, int] = (1920, 1080),
     fps: float = 30.0,
     progress: bool = True,
+    staging: Staging = Staging(),
 ) -> dict[str, Any]:
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -322,7 +487,7 @@ def write_game(
         players=players, seed=seed, violation_rate=violation_rate, profile=profile, max_duration_s=minutes * 60
     )
     rng = np.random.default_rng([seed, 7])
-    film = GameFilm(film_camera(size, rng), size, seed, LayoutParams())
+    film = GameFilm(film_camera(size, rng, staging), size, seed, LayoutParams(), staging)
     segments, truth, states = timeline(game, rng)
     stills = _StillCache(film, game, states, seed)
     total_s = segments[-1].end_s if segments else 0.0
@@ -354,6 +519,8 @@ def write_game(
         "material": film.material,
         "lighting": film.lighting.describe(),
     }
+    if not staging.plain:
+        header["staging"] = staging.describe()
     with truth_path.open("w") as handle:
         handle.write(json.dumps(header, sort_keys=True) + "\n")
         for line in truth:
