@@ -377,7 +377,7 @@ def _bench_pipeline(args: argparse.Namespace) -> tuple[Any, str]:
         folders = [Path(p) for p in args.games]
     else:
         root = Path("cache") / "bench-pipeline"
-        folders = generate_games(root, args.inputs or 3, 1000 + args.seed, args.minutes)
+        folders = generate_games(root, args.inputs or 3, 1000 + args.seed, args.minutes, staged=True)
     result = run_pipeline_benchmark(folders, Path("cache") / "bench-pipeline-out", progress=not args.json)
     return result, format_pipeline_benchmark(result)
 

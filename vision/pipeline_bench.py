@@ -1,8 +1,14 @@
 """``bench pipeline``: analyse synthetic game videos and compare moves and rulings with their ground truth.
 
 Each game folder holds ``game.mp4`` and ``truth.jsonl`` from ``synth-game`` (fresh seeds are generated when
-no folder is given). The video is analysed like any recorded game, with the play area's corners from the
-truth header as the calibration (what an operator gives when a table has no markers). Then:
+no folder is given: :data:`BENCH_TABLES`, tables as users film them). Each video is analysed twice:
+
+- **the user's path** (the headline): as ``analyze`` does with its defaults, the play area found on its own
+  (no markers, nothing from the truth);
+- **the true play area**: with the play area's corners from the truth header as the calibration (what an
+  operator would give by hand), to tell what the automatic play area costs from what reading costs.
+
+Then, for each:
 
 - a detected move matches a true move when it is ruled between the true move's settling and
   :data:`MATCH_WINDOW_S` later (each used once); *moves found* = matched / true moves, *with the right
@@ -134,20 +140,31 @@ def _ratio(a: int, b: int) -> float | None:
     return round(a / b, 4) if b else None
 
 
-def analyse_folder(folder: Path, out: Path, reader: Any, *, progress: bool = False) -> dict[str, Any]:
-    """Analyse one synthetic game with its truth's play area as calibration; returns scores and speed."""
+CALIBRATIONS = ("auto", "truth")
+"""The two ways each game is analysed: the play area found on its own, and the true one."""
+
+
+def analyse_folder(
+    folder: Path, out: Path, reader: Any, *, progress: bool = False, calibration: str = "truth"
+) -> dict[str, Any]:
+    """Analyse one synthetic game (``calibration``: ``auto``, the play area found on its own as ``analyze`` finds
+    it, or ``truth``, the truth's play area); returns scores and speed."""
     from vision.analyze import AnalyzeOptions, analyze_video
     from vision.gamelog import read_log
 
     header, truth = load_truth(folder)
-    calibration_file = truth_calibration(header, out)
-    options = AnalyzeOptions(
-        profile=header["profile"], players=header["players"], calibration=str(calibration_file), progress=progress
-    )
+    how = "auto" if calibration == "auto" else str(truth_calibration(header, out))
+    options = AnalyzeOptions(profile=header["profile"], players=header["players"], calibration=how, progress=progress)
     summary = analyze_video(folder / header["video"], out, options, reader, overwrite=True)  # the bench's own folder
-    scores = score_game(truth, read_log(out / "game-log.jsonl"))
+    events = read_log(out / "game-log.jsonl")
+    scores = score_game(truth, events)
     scores.update(
         folder=str(folder),
+        calibration=calibration,
+        players=header["players"],
+        profile=header["profile"],
+        staging=header.get("staging"),
+        play_area=_play_area_found(header, events),
         video_s=summary["video_s"],
         seconds=summary["seconds"],
         speed_x_real_time=summary["speed_x_real_time"],
@@ -155,6 +172,27 @@ def analyse_folder(folder: Path, out: Path, reader: Any, *, progress: bool = Fal
         frame_size=header["size"],
     )
     return scores
+
+
+def _play_area_found(header: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How the play area the analysis used (its last calibration) covers the true one: the share of the true
+    area inside it, and its area over the true one's."""
+    import cv2
+    import numpy as np
+
+    used = [e for e in events if e.get("event") == "calibration" or "corners_px" in e]
+    if not used or "play_area_px" not in header:
+        return None
+    width, height = header["size"]
+    truth, found = np.zeros((height, width), np.uint8), np.zeros((height, width), np.uint8)
+    cv2.fillConvexPoly(truth, np.round(np.array(header["play_area_px"])).astype(np.int32), 1)
+    cv2.fillConvexPoly(found, np.round(np.array(used[-1]["corners_px"])).astype(np.int32), 1)
+    true_area = max(1, int(truth.sum()))
+    return {
+        "method": used[0].get("method"),
+        "true_area_covered": round(float((truth & found).sum()) / true_area, 4),
+        "area_ratio": round(float(found.sum()) / true_area, 3),
+    }
 
 
 def play_area_calibration(header: dict[str, Any]) -> Any:
@@ -174,35 +212,83 @@ def truth_calibration(header: dict[str, Any], out: Path) -> Path:
     return out / "calibration.json"
 
 
-def generate_games(root: Path, count: int, seed: int, minutes: float) -> list[Path]:
-    """Fresh synthetic games (players 2-4 and profiles in turn), or the ones already generated there."""
-    from vision.synth.video import write_game
+def generate_games(root: Path, count: int, seed: int, minutes: float, *, staged: bool = False) -> list[Path]:
+    """Fresh synthetic games, or the ones already generated there: players 2-4 and profiles in turn on the plain
+    table; ``staged``: :data:`BENCH_TABLES` in turn (2 to 6 players, clutter, tilted cameras, glare)."""
+    from vision.synth.video import Staging, write_game
 
     profiles = ("pl-championship", "official", "przasnysz", "wejherowo")
     folders = []
     for k in range(count):
         game_seed = seed + k
-        folder = root / f"game-{game_seed}"
+        if staged:
+            players, profile, staging = BENCH_TABLES[k % len(BENCH_TABLES)]
+            folder = root / f"game-{game_seed}-{players}p-{_tag(staging)}"
+        else:
+            players, profile, staging = 2 + k % 3, profiles[k % len(profiles)], {}
+            folder = root / f"game-{game_seed}"
         if not (folder / "truth.jsonl").is_file():
             write_game(
-                folder, players=2 + k % 3, seed=game_seed, violation_rate=0.25, profile=profiles[k % len(profiles)],
-                minutes=minutes, progress=False,
+                folder, players=players, seed=game_seed, violation_rate=0.25, profile=profile, minutes=minutes,
+                progress=False, staging=Staging(**staging),
             )  # fmt: skip
         folders.append(folder)
     return folders
 
 
+BENCH_TABLES: tuple[tuple[int, str, dict[str, Any]], ...] = (
+    (4, "pl-championship", {"clutter": True}),
+    (2, "official", {"tilt_deg": 30.0, "distortion": -0.05}),
+    (6, "official-6p", {"clutter": True, "glare": True}),
+    (3, "przasnysz", {"glare": True}),
+    (5, "official-6p", {"clutter": True, "tilt_deg": 20.0}),
+    (4, "wejherowo", {}),
+    (2, "pl-championship", {"clutter": True, "tilt_deg": 15.0, "distortion": 0.05}),
+    (6, "official-6p", {}),
+)
+"""Tables as users film them (players, profile, :class:`vision.synth.video.Staging`), in the order games are made:
+the default three have 2, 4 and 6 players, a camera tilted 30 degrees and a glare; eight cover 2 to 6 players."""
+
+
+def _tag(staging: dict[str, Any]) -> str:
+    parts = [name for name in ("clutter", "glare") if staging.get(name)]
+    if staging.get("tilt_deg"):
+        parts.append(f"tilt{staging['tilt_deg']:g}")
+    if staging.get("distortion"):
+        parts.append("lens")
+    return "-".join(parts) or "plain"
+
+
 def run_pipeline_benchmark(
-    folders: list[Path], out_root: Path, *, models: Path | None = None, progress: bool = True
+    folders: list[Path],
+    out_root: Path,
+    *,
+    models: Path | None = None,
+    progress: bool = True,
+    calibrations: tuple[str, ...] = CALIBRATIONS,
 ) -> dict[str, Any]:
+    """Each game analysed per calibration (:data:`CALIBRATIONS`); ``summary`` is the first's (the user's path), and
+    ``rows`` holds each calibration's summary and games."""
     from vision.pipeline import pipeline_reader
 
     reader = pipeline_reader(models)
-    games = []
-    for folder in folders:
-        started = time.perf_counter()
-        games.append(analyse_folder(folder, out_root / folder.name, reader, progress=progress))
-        games[-1]["wall_s"] = round(time.perf_counter() - started, 1)
+    rows = {}
+    for calibration in calibrations:
+        games = []
+        for folder in folders:
+            started = time.perf_counter()
+            games.append(
+                analyse_folder(
+                    folder, out_root / calibration / folder.name, reader, progress=progress, calibration=calibration
+                )
+            )
+            games[-1]["wall_s"] = round(time.perf_counter() - started, 1)
+        rows[calibration] = {"summary": _summary_of(games), "games": games}
+    first = rows[calibrations[0]]
+    return {"summary": first["summary"], "games": first["games"], "rows": rows}
+
+
+def _summary_of(games: list[dict[str, Any]]) -> dict[str, Any]:
     summary = summarise(games)
     video = sum(g["video_s"] for g in games)
     seconds = sum(g["seconds"] for g in games)
@@ -213,11 +299,47 @@ def run_pipeline_benchmark(
         sampled_frames_per_s=round(sum(g["samples"] for g in games) / seconds, 1) if seconds else None,
         frame_sizes=sorted({"x".join(map(str, g["frame_size"])) for g in games}),
     )
-    return {"summary": summary, "games": games}
+    clean = [r for g in games for r in g["rows"] if r["true_verdict"] == "ok"]
+    summary["clean_moves_ruled_review"] = sum(1 for r in clean if r.get("verdict") == "review")
+    summary["clean_moves"] = len(clean)
+    return summary
+
+
+ROW_LABELS = {
+    "auto": "play area found on its own (analyze's default: no markers, nothing from the truth)",
+    "truth": "true play area given as corners (for comparison)",
+}
 
 
 def format_pipeline_benchmark(result: dict[str, Any]) -> str:
-    s = result["summary"]
+    """Each calibration's row (:data:`ROW_LABELS`), labelled, the user's path first; one line per game."""
+    rows = result.get("rows") or {"": {"summary": result["summary"], "games": result["games"]}}
+    parts = []
+    for calibration, row in rows.items():
+        label = ROW_LABELS.get(calibration, calibration)
+        text = _format_summary(row["summary"])
+        parts.append(f"== {label}\n{text}" if label else text)
+        for game in row["games"]:
+            parts.append(_format_game(game))
+    return "\n".join(parts)
+
+
+def _format_game(game: dict[str, Any]) -> str:
+    rows = game["rows"]
+    found = [r for r in rows if r["found"]]
+    area = game.get("play_area") or {}
+    staging = game.get("staging") or {}
+    table = _tag(staging) if staging else "plain"
+    covered = f", play area covers {area['true_area_covered']:.1%} of the true one" if area else ""
+    return (
+        f"  {Path(game['folder']).name}: {game.get('players', '?')} players, {game.get('profile', '?')}, {table}:"
+        f" {len(found)}/{len(rows)} moves found, {sum(1 for r in found if r['tables_right'])} with the right"
+        f" tables, {sum(1 for r in found if r['true_verdict'] == 'ok' and r['verdict'] == 'review')} clean moves"
+        f" ruled review{covered}; {game.get('wall_s', '?')} s"
+    )
+
+
+def _format_summary(s: dict[str, Any]) -> str:
     lines = [
         f"games {s['games']}, video {s['video_s']} s ({', '.join(s['frame_sizes'])}), analysed in {s['analyze_s']} s"
         f" = {s['speed_x_real_time']}x real time ({s['sampled_frames_per_s']} sampled frames/s)",
@@ -227,7 +349,12 @@ def format_pipeline_benchmark(result: dict[str, Any]) -> str:
         f" {s['moves_by_the_right_player']}",
         f"verdict accuracy {s['verdict_accuracy']} on found moves, {s['verdict_accuracy_right_tables']} where the"
         f" tables were read right; true->ruled {s['verdicts']}",
-        f"false reverts {s['false_reverts']}, phantom moves {s['phantom_moves']}",
+        f"false reverts {s['false_reverts']}, phantom moves {s['phantom_moves']}"
+        + (
+            f", clean moves ruled review {s['clean_moves_ruled_review']} of {s['clean_moves']}"
+            if "clean_moves" in s
+            else ""
+        ),
         f"latency from settling to ruling: median {s['latency_s_median']} s, max {s['latency_s_max']} s",
         "injected code              moves  flagged  ruled with the code",
     ]

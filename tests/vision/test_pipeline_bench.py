@@ -164,3 +164,49 @@ def test_a_game_is_analysed_again_into_the_benchs_own_folder(tmp_path: Path, sce
         scores = analyse_folder(game, out, scenes.PixelReader())
         assert scores["rows"] == [] and scores["phantoms"] == [] and scores["video_s"] == pytest.approx(3.0, abs=0.3)
     assert (out / "calibration.json").is_file()  # kept: not a file the analysis writes
+
+
+def test_the_users_path_comes_first_and_the_true_play_area_is_a_labelled_second_row() -> None:
+    summary = summarise([score_game([truth(0, 10.0)], [detected(1, 10.4)])])
+    summary.update(video_s=60.0, analyze_s=12.0, speed_x_real_time=5.0, sampled_frames_per_s=30.0, frame_sizes=[])
+    game = {"folder": "cache/game-1000-4p-clutter", "players": 4, "profile": "official", "staging": {"clutter": True},
+            "rows": score_game([truth(0, 10.0)], [detected(1, 10.4)])["rows"], "wall_s": 30.0,
+            "play_area": {"true_area_covered": 0.995, "area_ratio": 1.2}}  # fmt: skip
+    rows = {"auto": {"summary": summary, "games": [game]}, "truth": {"summary": summary, "games": [game]}}
+    text = format_pipeline_benchmark({"summary": summary, "games": [game], "rows": rows})
+    found_on_its_own = text.index("play area found on its own")
+    assert found_on_its_own < text.index("true play area given as corners")
+    assert "game-1000-4p-clutter: 4 players, official, clutter: 1/1 moves found" in text
+    assert "covers 99.5% of the true one" in text
+
+
+def test_bench_tables_cover_two_to_six_players_a_tilted_camera_and_a_glare() -> None:
+    from vision.pipeline_bench import BENCH_TABLES
+
+    first_three = BENCH_TABLES[:3]  # what the bench renders by default
+    assert {players for players, _, _ in first_three} == {2, 4, 6}
+    assert any(staging.get("tilt_deg", 0) >= 30 for _, _, staging in first_three)
+    assert any(staging.get("glare") for _, _, staging in first_three)
+    assert {players for players, _, _ in BENCH_TABLES} == {2, 3, 4, 5, 6}
+
+
+def test_the_users_path_is_analysed_without_the_truths_play_area(tmp_path: Path, scenes: Any) -> None:
+    import cv2
+
+    from vision.pipeline_bench import analyse_folder
+
+    scene = scenes.TableScene()
+    scene.show("[black-5 blue-5 orange-5]")
+    game = tmp_path / "game"
+    game.mkdir()
+    writer = cv2.VideoWriter(str(game / "game.avi"), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, scene.size)
+    for _ in range(20):
+        writer.write(scene.frame())
+    writer.release()
+    width, height = scene.size
+    header = {"video": "game.avi", "profile": "official", "players": 2, "size": [width, height], "fps": 10,
+              "play_area_px": [[0, 0], [width, 0], [width, height], [0, height]]}  # fmt: skip
+    (game / "truth.jsonl").write_text(json.dumps(header) + "\n")
+    scores = analyse_folder(game, tmp_path / "out", scenes.PixelReader(), calibration="auto")
+    assert not (tmp_path / "out" / "calibration.json").exists()
+    assert scores["calibration"] == "auto" and scores["play_area"]["method"] in ("auto", "frame")
