@@ -214,7 +214,7 @@ class Report:
         facts = [
             ("Video", f'<span title="{_e(source)}">{_e(Path(source).name)}</span>'),
             ("Profile", _e(self.profile)),
-            ("Players", _e(", ".join(self.names)) if self.names else _e(start.get("players", "?"))),
+            ("Players", _e(", ".join(self._seated())) if self.names else _e(start.get("players", "?"))),
             ("Duration", _clock(self.duration)),
             ("Moves", f"{len(self.moves)} ({draws} draw{'s' if draws != 1 else ''})"),
             ("Verdicts", " ".join(_badge(v, f"{verdicts[v]} {VERDICT_TITLES[v]}") for v in VERDICTS)),
@@ -514,6 +514,16 @@ class Report:
         if self.scores is not None and (not isinstance(count, int) or len(self.scores) == count):
             return [s["name"] for s in self.scores]
         return [f"Player {i + 1}" for i in range(count)] if isinstance(count, int) else []
+
+    def _seated(self) -> list[str]:
+        """The players with their seats as the camera sees them (``Player 1 (bottom)``), as the station lists them."""
+        from vision.seats import seating
+
+        try:
+            seats = [seat.name for seat in seating(len(self.names))]
+        except ValueError:
+            return list(self.names)
+        return [f"{name} ({seat})" for name, seat in zip(self.names, seats, strict=True)]
 
     def _who(self, move: dict[str, Any]) -> str:
         """The mover as the station names them: ``Player 1``, or the name from the racks."""

@@ -282,7 +282,7 @@ def event_text(event: dict[str, Any]) -> str:
     texts = {
         "start": lambda e: f"Game started ({e.get('profile')}, {e.get('players')} players)",
         "resume": lambda e: f"Game resumed after move {e.get('moves')}",
-        "end": lambda e: f"Game ended after {e.get('moves')} moves",
+        "end": lambda e: f"Game ended after {e.get('moves')} move{'' if e.get('moves') == 1 else 's'}",
         "calibration": lambda e: f"Play area found ({e.get('method', 'calibrated')})",
         "occluded": lambda e: f"Something over the table for {e.get('seconds')} s: tiles hidden",
         "camera-moved": lambda e: f"Camera moved {e.get('shift_px')} px: {e.get('action')}",

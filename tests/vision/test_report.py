@@ -351,7 +351,7 @@ def test_played_tiles_are_shown_set_by_set(filmed_dir: Path) -> None:
 def test_players_are_named_as_the_station_names_them(game_dir: Path) -> None:
     page = write_report(game_dir).read_text(encoding="utf-8")
     assert "Player 2 (top)" in _article(page, 2) and "Player 1 (bottom)" in _article(page, 1)
-    assert "(seat " not in page
+    assert "(seat " not in page and "<dd>Player 1 (bottom), Player 2 (top)</dd>" in page
 
 
 def test_the_filters_and_the_zoom_work_in_a_browser(filmed_dir: Path) -> None:

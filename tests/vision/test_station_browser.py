@@ -538,6 +538,8 @@ def test_the_page_stays_with_the_summary_when_the_game_ends(page: Any, game: Gam
     expect(page.locator("#banner")).to_have_class(verdict("revert"))  # the last ruling stays
     expect(page.locator("#banner-actions button").first).to_be_disabled()
     expect(page.locator("#clock-key")).to_be_hidden()
+    expect(page.locator("#timer")).to_be_hidden()  # no move is being timed any more
+    expect(page.locator("#events li").first).to_have_text("00:30Game ended after 1 move")
     page.keyboard.press("o")
     page.keyboard.press("Space")
     time.sleep(0.5)
