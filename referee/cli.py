@@ -481,7 +481,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench = command(
         "bench",
         cmd_bench,
-        "Benchmark the rules solver (against an ILP reference in the same run) or the tile recognition.",
+        "Benchmark a part of the referee: rules (the solver against an ILP reference in the same run); with the"
+        " vision package: recognition, colour, pipeline (rulings against synthetic games' truth), live (real-time"
+        " playback), station (browser-like clients).",
         f"{PROG} bench rules",
     )
     bench.add_argument(

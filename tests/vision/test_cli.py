@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from referee.cli import subcommands
+from tests.extras import TRAIN_EXTRA
 from vision.cli import build_parser, main
 
 
@@ -15,6 +16,24 @@ def test_every_command_is_documented_with_an_example() -> None:
     for name, sub in subcommands(build_parser()).choices.items():
         assert sub.description, f"{name} has no description"
         assert "Example:" in (sub.epilog or ""), f"{name} --help has no example"
+
+
+def test_the_main_help_says_of_each_command_what_its_own_help_says() -> None:
+    commands = subcommands(build_parser())
+    listed = {action.dest: action.help for action in commands._choices_actions}
+    assert listed == {name: sub.description for name, sub in commands.choices.items()}
+    assert "video" in listed["demo"] and "--rules" in listed["demo"]  # not the old sample-table demo
+
+
+@pytest.mark.parametrize(
+    "command", ["validate", "check", "live", "analyze", "synth-game"]
+)  # every command that rules, or films a game to rule
+def test_every_profile_option_has_the_one_default_and_says_it(command: str) -> None:
+    from referee.profiles import DEFAULT_PROFILE
+
+    sub = subcommands(build_parser()).choices[command]
+    (option,) = [a for a in sub._actions if "--profile" in a.option_strings]
+    assert option.default == DEFAULT_PROFILE and f"default {DEFAULT_PROFILE}" in option.help
 
 
 def test_synth_writes_a_yolo_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -90,7 +109,7 @@ def test_unknown_recipe_parameter_is_named(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_synth_dataset_loads_in_ultralytics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("ultralytics")
+    pytest.importorskip("ultralytics", reason=f"needs ultralytics, {TRAIN_EXTRA}")
     from ultralytics.data.dataset import YOLODataset
     from ultralytics.data.utils import check_det_dataset
 
