@@ -429,7 +429,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         commands,
         "analyze",
         cmd_analyze,
-        "Analyse a recorded game video: the move log, each move's ruling, as JSONL/JSON in a folder.",
+        "Analyse a recorded game video: the game log, each move's ruling and report.html, in a folder.",
         f"{PROG} analyze final.mp4 --profile pl-championship --players 4 --out analysis/",
     )
     analyze.add_argument("video", metavar="VIDEO", help="a video file of the table seen from above")
