@@ -61,6 +61,8 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from referee.events import Override, Undo, describe, describe_override, event_from_json
+from referee.game import GameStateError
 from referee.profiles import get_profile
 from referee.sets import TileSet
 from referee.table import LOOSE, Table, TableError
@@ -259,26 +261,11 @@ def _place_text(which: str, place: Iterable[int]) -> str:
 def event_text(event: dict[str, Any]) -> str:
     """A short line for the page's event list."""
     kind = event.get("event", "?")
-    if kind == "move":
-        ruling = event["ruling"]
-        what = "drew a tile" if event.get("kind") == "draw" else "played " + (" ".join(ruling["played"]) or "no tile")
-        codes = ", ".join(dict.fromkeys(v["code"] for v in ruling["violations"]))
-        return f"Move {event['number']}: player {event['player'] + 1} {what}: {ruling['verdict'].upper()}" + (
-            f" ({codes})" if codes else ""
-        )
-    if kind == "restore":
-        state = "restored" if event.get("complete") else "partly restored"
-        return f"Table {state} after move {event.get('after_move')}"
-    if kind == "table":
-        reason = event.get("reason", "")
-        if reason == "first reading":
-            tiles = view["tiles"] if (view := table_view(event.get("table"), "official")) else 0
-            return f"Table read: {tiles} tiles"
-        return "Reading refined" if reason == "refined" else f"Table {reason}"
-    if kind == "clock":
-        return "Clock key" + (f" (confirms move {event['confirms']})" if event.get("confirms") else "")
-    if kind == "override":
-        return "Referee: " + override_text(event)
+    if kind in ("move", "restore", "table", "clock", "override"):
+        try:
+            return describe(event_from_json(event))
+        except GameStateError:  # a line the game refused: named, not described
+            return str(kind)
     texts = {
         "start": lambda e: f"Game started ({e.get('profile')}, {e.get('players')} players)",
         "resume": lambda e: f"Game resumed after move {e.get('moves')}",
@@ -297,21 +284,11 @@ def event_text(event: dict[str, Any]) -> str:
 
 
 def override_text(event: dict[str, Any]) -> str:
-    action, move = event.get("action"), event.get("move")
-    if action == "accept":
-        return f"ruling on move {move} stands"
-    if action == "ok":
-        return f"move {move} is OK"
-    if action == "revert":
-        return f"move {move} is reverted"
-    if action == "correct":
-        where = _place_text(str(event.get("table")), event.get("place") or (0, 0))
-        was = f"{event['was']} → " if event.get("was") else ""
-        return f"move {move}: {where} is {was}{event.get('label')}"
-    if action == "undo":
-        undone = event.get("undoes")
-        return "undo" + (f" ({override_text(undone)})" if isinstance(undone, dict) else "")
-    return str(action)
+    try:
+        typed = event_from_json({**event, "event": "override"})
+    except GameStateError:
+        return str(event.get("action"))
+    return describe_override(typed) if isinstance(typed, Override | Undo) else str(event.get("action"))
 
 
 class Station:
