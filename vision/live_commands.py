@@ -47,18 +47,36 @@ def cmd_markers(args: argparse.Namespace) -> int:
     return 0
 
 
+def write_image(path: Path, image: object) -> None:
+    """An image written, or a one-line error (a folder that does not exist, an unknown extension)."""
+    import cv2
+
+    try:
+        written = cv2.imwrite(str(path), image)
+    except cv2.error:
+        written = False
+    if not written:
+        raise rules_cli.CommandError(f"{path}: cannot write the preview (a .png or .jpg in an existing folder)")
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from vision.calibrate import CORNER_NAMES, calibrate
+    from vision.calibrate import CORNER_NAMES, Calibration, calibrate, preview
     from vision.recognition import load_image
 
     if (args.method == "corners") != (args.corners is not None):
         raise rules_cli.CommandError("--corners goes with --method corners (four X,Y points: TL TR BR BL)")
     image = load_image(args.image)
-    calibration = calibrate(
-        image, args.method, args.corners, size_mm=args.area_mm, marker_mm=args.marker_mm, margin=args.margin
-    )
+    search = None
+    if args.method == "auto":
+        calibration, search = Calibration.auto_search(image, size_mm=args.area_mm)
+    else:
+        calibration = calibrate(
+            image, args.method, args.corners, size_mm=args.area_mm, marker_mm=args.marker_mm, margin=args.margin
+        )
     if args.out:
         calibration.save(args.out)
+    if args.preview:
+        write_image(args.preview, preview(image, calibration, search))
     data = {"image": args.image, **calibration.to_json()}
     width, height = calibration.size_mm
     lines = [f"{args.image}: play area {width:.0f} x {height:.0f} mm found by {calibration.method}"]
@@ -67,6 +85,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     ]
     if args.out:
         lines.append(f"wrote {args.out}")
+    if args.preview:
+        data["preview"] = str(args.preview)
+        lines.append(
+            f"wrote {args.preview} (play area in green; with auto, the table top in blue, what was kept out in red)"
+        )
     rules_cli.emit(args, data, "\n".join(lines))
     return 0
 
@@ -90,7 +113,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         commands,
         "calibrate",
         cmd_calibrate,
-        "Find the play area in a photo of the table (corner markers, the table's edge, or the whole frame).",
+        "Find the play area in a photo of the table: corner markers; auto (the table top less racks, pool, cups and"
+        " sheets at its edges); four corners; or the whole frame. --preview draws what was chosen.",
         f"{PROG} calibrate table.jpg --method markers --out calibration.json",
     )
     calibrate.add_argument("image", metavar="IMAGE", help="a photo or video frame from the referee camera")
@@ -98,6 +122,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--method", choices=["markers", "auto", "frame", "corners"], default="markers", help="default: markers"
     )
     calibrate.add_argument("--out", type=Path, metavar="JSON", help="write the calibration to this file")
+    calibrate.add_argument(
+        "--preview", type=Path, metavar="IMAGE", help="write the photo with the play area drawn on it (PNG or JPEG)"
+    )
     calibrate.add_argument(
         "--area-mm", type=_area, metavar="WxH", help="play area size in mm (default: measured from the markers)"
     )

@@ -379,6 +379,20 @@ def test_calibrate_command_prints_and_saves_the_corners(
     assert "found by auto" in text and "bottom-left" in text
 
 
+def test_calibrate_preview_draws_the_play_area_chosen(scene_png: Path, tmp_path: Path) -> None:
+    preview_png = tmp_path / "preview.png"
+    assert main(["calibrate", str(scene_png), "--method", "auto", "--preview", str(preview_png)]) == 0
+    drawn, photo = cv2.imread(str(preview_png)), cv2.imread(str(scene_png))
+    assert drawn.shape == photo.shape
+    corners = Calibration.auto(photo).corners_px
+    x, y = np.round(corners.mean(axis=0)).astype(int)
+    assert (drawn[y, x] == photo[y, x]).all()  # the middle of the play area is left as it is
+    green = (drawn[:, :, 1] > 200) & (drawn[:, :, 0] < 40) & (drawn[:, :, 2] < 40)
+    x0, y0 = np.round(corners[0]).astype(int)
+    assert green[y0 - 3 : y0 + 4, x0 - 3 : x0 + 4].any()  # its outline in green
+    assert main(["calibrate", str(scene_png), "--method", "auto", "--preview", str(tmp_path / "no" / "p.png")]) == 2
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
