@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from referee.events import (
     Activity,
@@ -235,3 +237,58 @@ def test_lines_the_game_does_not_model_go_back_out_as_they_came() -> None:
         event = event_from_json(line)
         assert event.to_json() == line
     assert isinstance(event_from_json({"event": "end", "moves": 3}), Note)
+
+
+# -- any game replays to itself ---------------------------------------------------------------------------------
+
+LAYOUTS = (
+    "[black-5 blue-5 orange-5]",
+    "[black-5 blue-5 orange-5] [red-10 red-11 red-12]",
+    "[black-5 blue-5 orange-5] [red-10 red-11 blue-12]",
+    "[black-5 blue-5 orange-5] [red-10 red-11]",
+    "[black-5 blue-5 orange-5] [red-10 red-11 red-12] [blue-1 blue-2 blue-3]",
+    "[black-5 blue-5] [red-10 red-11 red-12] loose: orange-5",
+    "",
+)
+STEP = st.one_of(
+    st.tuples(st.just("settle"), st.sampled_from(LAYOUTS), st.one_of(st.none(), st.integers(0, 6)), st.booleans()),
+    st.tuples(st.just("clock"), st.one_of(st.none(), st.sampled_from(LAYOUTS))),
+    st.tuples(st.just("activity")),
+    st.tuples(st.just("unread"), st.sampled_from([0.5, 2.0])),
+    st.tuples(st.just("override"), st.sampled_from(["accept", "ok", "revert", "correct", "undo"]), st.integers(1, 4),
+              st.sampled_from(["before", "after"]), st.integers(-1, 2), st.integers(0, 3)),
+)  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(players=st.integers(2, 6), first=st.integers(0, 5), steps=st.lists(STEP, max_size=25))
+def test_any_game_replayed_from_its_log_is_the_same_game(players: int, first: int, steps: list[tuple]) -> None:
+    game = Game.start("official-6p", players, first_player=first % players)
+    logged: list[Any] = []
+    t = 0.0
+    for step in steps:
+        t += 7.0
+        events: list[Any]
+        if step[0] == "settle":
+            game, events = game.on_settled(Table.parse(step[1]), time_s=t, frame=int(t), start_s=None,
+                                           hands_seat=step[2], hands=step[3])  # fmt: skip
+        elif step[0] == "clock":
+            settled = None if step[1] is None else Table.parse(step[1])
+            game, events = game.on_clock(time_s=t, frame=int(t), table=settled)
+        elif step[0] == "activity":
+            game, events = game.on_activity(time_s=t, frame=int(t))
+        elif step[0] == "unread":
+            events = [Unread(step[1], t)]
+            game = game.apply(events[0])
+        else:
+            _, action, move, which, set_index, position = step
+            fields = {"action": action} if action == "undo" else {"action": action, "move": move}
+            if action == "correct":
+                fields |= {"table": which, "place": [set_index, position], "label": "red-12"}
+            event = game.complete(event_from_json({"event": "override", "time_s": t, **fields}))
+            game, events = game.apply(event), [event]
+        logged += events
+    lines = [json.loads(json.dumps(event.to_json())) for event in logged]
+    assert [event_from_json(line) for line in lines] == logged
+    replayed = Game.start("official-6p", players, first_player=first % players).replay(map(event_from_json, lines))
+    assert replayed == game
