@@ -26,5 +26,12 @@ def test_the_demo_referees_the_bundled_game_like_its_script(tmp_path: Path, caps
     truth = resources.files("vision").joinpath("samples", "demo-truth.jsonl").read_text().splitlines()
     events = [json.loads(line) for line in (out / "game-log.jsonl").read_text().splitlines()]
     scores = summarise([score_game([json.loads(line) for line in truth[1:]], events)])
-    # every move of the script is found, and nobody is sent back by mistake
+    # Every move of the script is found, none is made up, and nobody is sent back by mistake. Measured on the AVX2
+    # CPU: all 6 moves with exactly the right tables and player, 4 OK and 2 REVERT as scripted, each REVERT with
+    # the injected code (opening-below-threshold, invalid-set).
     assert scores["move_recall"] == 1.0 and scores["false_reverts"] == 0
+    assert scores["move_precision"] == 1.0 and scores["phantom_moves"] == 0
+    assert scores["right_tables_share"] == 1.0 and scores["moves_by_the_right_player"] == scores["true_moves"] == 6
+    assert scores["verdict_accuracy"] == 1.0 and scores["verdicts"] == {"ok->ok": 4, "revert->revert": 2}
+    injected = {code: row for code, row in scores["per_code"].items() if row["injected"]}
+    assert injected and all(row["ruled_with_code"] == row["injected"] for row in injected.values()), injected
