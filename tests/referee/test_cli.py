@@ -339,3 +339,51 @@ def test_score_records_the_declaration_given_on_the_command_line(
     assert code == 0 and (row["small_points"], row["announced_opening"]) == (-100, True)
     code, _, err = run("score", str(path), "--announced", "Z", capsys=capsys)
     assert code == 2 and "--announced Z" in err
+
+
+def test_tournament_from_the_command_line_new_enter_standings_html(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cup = str(tmp_path / "cup.json")
+    names = [f"P{i}" for i in range(1, 9)]
+    code, out, err = run("tournament", cup, "--new", "--profile", "pl-championship", "--players", ",".join(names),
+                         "--seed", "4", "--json", capsys=capsys)  # fmt: skip
+    assert code == 0, err
+    summary = json.loads(out)
+    assert [len(t["seats"]) for t in summary["rounds"][0]["tables"]] == [4, 4] and "pending" in summary["rounds"][1]
+    code, _, err = run("tournament", cup, "--new", "--players", "A,B", capsys=capsys)
+    assert code == 2 and "already exists" in err
+    code, _, err = run("tournament", cup, "--enter", "2/1/1", "--small", "P1=3,P2=-3", capsys=capsys)
+    assert code == 2 and "is drawn when round 1 is complete" in err
+    for table in summary["rounds"][0]["tables"]:
+        seated = list(table["seats"].values())
+        for game in (1, 2):
+            if game == 1:
+                small = ",".join(f"{n}={p}" for n, p in zip(seated, (30, -5, -10, -15), strict=True))
+                code, _, err = run("tournament", cup, "--enter", f"1/{table['table']}/{game}", "--small", small,
+                                   capsys=capsys)  # fmt: skip
+            else:  # the second game from a game file, as `score` reads it
+                game_file = tmp_path / f"t{table['table']}.json"
+                racks = [[], ["red-1"], ["red-2"], ["red-3"]]
+                game_file.write_text(json.dumps({"ending": "out", "players": [
+                    {"name": n, "rack": r} for n, r in zip(seated, racks, strict=True)]}))  # fmt: skip
+                code, _, err = run("tournament", cup, "--enter", f"1/{table['table']}/2", "--game-file",
+                                   str(game_file), capsys=capsys)  # fmt: skip
+            assert code == 0, err
+    code, out, _ = run("tournament", cup, "--json", capsys=capsys)
+    final = json.loads(out)["rounds"][1]["tables"][0]["seats"]
+    # Seat A won both games at each table, seat B came second both times: 2 tables, so 2 of each reach the final.
+    best = {name for t in summary["rounds"][0]["tables"] for name in list(t["seats"].values())[:2]}
+    assert code == 0 and set(final.values()) == best and len(final) == 4
+    page = tmp_path / "standings.html"
+    code, out, _ = run("tournament", cup, "--html", str(page), capsys=capsys)
+    assert code == 0 and "standings so far" in out and page.read_text().count("<tr>") > 8
+    for bad, message in [
+        (["--enter", "1-1-1", "--small", "a=1"], "ROUND/TABLE/GAME"),
+        (["--enter", "1/1/1"], "--small NAME=POINTS"),
+        (["--enter", "1/1/1", "--small", "P1=x"], "is not NAME=POINTS"),
+        (["--small", "P1=1"], "add --enter"),
+        (["--players", "A,B"], "add --new"),
+    ]:
+        code, _, err = run("tournament", cup, *bad, capsys=capsys)
+        assert code == 2 and message in err and err.count("\n") == 1, (bad, err)

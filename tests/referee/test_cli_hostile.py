@@ -228,6 +228,9 @@ CASES: list = [
     pytest.param(["score", "{game_bad_profile}"], id="score-profile-is-a-list"),
     pytest.param(["score", "{game_players_wrong}"], id="score-players-not-a-list"),
     pytest.param(["score", "{game}", "--profile", "nope"], id="score-unknown-profile"),
+    # tournament: its file
+    *[pytest.param(["tournament", f"{{{name}}}"], id=f"tournament-{name}") for name in FILE_INPUTS],
+    pytest.param(["tournament", "{game}"], id="tournament-a-game-file"),
     # profiles, bench, demo: options
     pytest.param(["profiles", "--bogus"], id="profiles-unknown-option"),
     pytest.param(["bench", "nope"], id="bench-unknown-suite"),

@@ -248,6 +248,8 @@ CASES = [
     *[case("check", "{table.json}", f"{{{name}}}", "--opened") for name in IMAGE_INPUTS if name != "table.json"],
     case("score", "{deep.json}"),
     case("score", "{garbage.json}"),
+    case("tournament", "{deep.json}"),
+    case("tournament", "{garbage.json}"),
     case("profiles", "--bogus"),
     case("bench", "nope"),
     case("bench", "pipeline", "--games", "{missing}"),
