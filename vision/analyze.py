@@ -122,9 +122,13 @@ def analyze_video(
                         bar.clear()
                     on_event(event)
 
+            from vision.calibrate import CameraMotionCheck
+
+            # A camera knocked during the game: the play area follows it (found again, when found automatically).
             pipeline = TablePipeline(
-                reader, keeper, source.size, calibration=calibration, config=options.config, on_event=record
-            )
+                reader, keeper, source.size, calibration=calibration, config=options.config, on_event=record,
+                motion_check=CameraMotionCheck(calibration, first.image),
+            )  # fmt: skip
             current: Any = None
 
             def on_frame(frame: Any) -> None:
