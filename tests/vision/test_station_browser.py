@@ -434,8 +434,10 @@ MEASURE = """(() => {
     playerFont: parseFloat(style("#player-name").fontSize),
   };
 })()"""
-READABLE_PX = {"badge": 40.0, "chips": 28.0, "player": 26.0}
-"""Type sizes readable from two metres (a 40 px font is 10 mm on a 15.6-inch 1366 x 768 screen, 0.25 mm a pixel)."""
+READABLE_PX = {"badge": 40.0, "chips": 28.0, "player": 26.0, "late_chips": 18.0}
+"""Type sizes readable from two metres (a 40 px font is 10 mm on a 15.6-inch 1366 x 768 screen, 0.25 mm a pixel);
+a late game's 44 tiles, read up close by whoever restores the table, at 18 px or more (25 px at 1280 x 720 and 20 px
+upright were measured when this was written)."""
 
 
 def inside(box: dict[str, Any], width: float, height: float) -> bool:
@@ -451,11 +453,44 @@ def overlap(a: dict[str, Any], b: dict[str, Any]) -> bool:
     )
 
 
+LATE_START = (
+    "[black-1 black-2 black-3 black-4] [red-7 blue-7 orange-7 black-7] [orange-9 orange-10 orange-11 orange-12]"
+    " [blue-4 blue-5 blue-6] [red-1 red-2 red-3 red-4 red-5] [black-10 red-10 blue-10] [blue-11 blue-12 blue-13]"
+    " [orange-1 orange-2 orange-3] [black-8 black-9 black-10 black-11] [red-12 blue-12 orange-12 black-12]"
+    " [red-8 red-9 red-10 red-11] [orange-4 orange-5 orange-6]"
+)
+"""A late game: 12 sets, 44 tiles on the table."""
+SPLIT = ("[black-1 black-2 black-3 black-4]", "[black-1 black-2] [black-3 black-4 red-3 blue-3]")
+LATE_BROKEN = LATE_START.replace(*SPLIT)
+"""Player 1, not opened yet, splits a run and adds two 3s from the rack."""
+
+
 @pytest.mark.parametrize("screen", list(SCREENS))
 def test_a_revert_fits_every_screen(browser: Any, game: Game, screen: str) -> None:
     """The REVERT badge, the tiles to send back and the layout to restore in view without scrolling, large enough to
     read from two metres, and none of them under a button; a screenshot of each screen for CI to keep."""
+    seen = revert_on_screen(browser, game, screen, START, BROKEN, "station-revert")
     width, height = SCREENS[screen]
+    assert_fits(seen, width, height, restored_tiles=13)
+    assert seen["badgeFont"] >= READABLE_PX["badge"]
+    assert seen["chipFont"] >= READABLE_PX["chips"]
+    assert seen["playerFont"] >= READABLE_PX["player"]
+
+
+@pytest.mark.parametrize("screen", ["1280x720", "1024x1366"])
+def test_a_late_game_revert_fits_the_smallest_screens(browser: Any, game: Game, screen: str) -> None:
+    """44 tiles on the table: the chips shrink to fit, and everything still shows whole without scrolling."""
+    seen = revert_on_screen(browser, game, screen, LATE_START, LATE_BROKEN, "station-late-revert")
+    assert_fits(seen, *SCREENS[screen], restored_tiles=44)
+    assert seen["badgeFont"] >= READABLE_PX["badge"]
+    assert seen["chipFont"] >= READABLE_PX["late_chips"]
+
+
+def revert_on_screen(browser: Any, game: Game, screen: str, start: str, broken: str, name: str) -> dict[str, Any]:
+    """The page at a screen's size after ``broken`` was ruled REVERT (from ``start``): what MEASURE finds."""
+    width, height = SCREENS[screen]
+    if start != START:
+        game.settle(start, hands=False)
     server = serve_in_thread(game.session, "127.0.0.1:0", announce=lambda _: None)
     context = browser.new_context(viewport={"width": width, "height": height})
     try:
@@ -463,19 +498,22 @@ def test_a_revert_fits_every_screen(browser: Any, game: Game, screen: str) -> No
         page.goto(server.url)
         page.wait_for_selector("#current-table .chip")
         shown = seq(page)
-        game.settle(BROKEN)
+        game.settle(broken)
         seq_after(page, shown)
         sync_api.expect(page.locator("#banner")).to_have_class(verdict("revert"))
         page.evaluate("document.getAnimations().forEach((a) => a.finish())")  # the REVERT flash, over
-        screenshot(page, f"station-revert-{screen}.png")
-        seen = page.evaluate(MEASURE)
+        screenshot(page, f"{name}-{screen}.png")
+        return page.evaluate(MEASURE)
     finally:
         context.close()
         server.stop()
+
+
+def assert_fits(seen: dict[str, Any], width: int, height: int, *, restored_tiles: int) -> None:
     assert seen["viewport"] == [width, height]
     assert seen["page"][0] <= width and seen["page"][1] <= height, f"the page scrolls: {seen['page']}"
     assert seen["sendBack"] is not None and len(seen["sendBackChips"]) == 2  # red-3 and blue-3 back to the rack
-    assert len(seen["restoreChips"]) == 13
+    assert len(seen["restoreChips"]) == restored_tiles
     shown_whole = [seen["badge"], seen["tag"], seen["banner"], seen["sendBack"], seen["restore"]]
     shown_whole += seen["sendBackChips"] + seen["restoreChips"] + seen["buttons"]
     assert [b["text"] for b in shown_whole if not inside(b, width, height)] == []
@@ -485,9 +523,6 @@ def test_a_revert_fits_every_screen(browser: Any, game: Game, screen: str) -> No
     assert len(seen["buttons"]) == 3
     covered = [seen[k] for k in ("badge", "title", "reasons", "sendBack", "restore", "current")]
     assert [(b["text"], c["text"]) for b in seen["buttons"] for c in covered if overlap(b, c)] == []
-    assert seen["badgeFont"] >= READABLE_PX["badge"]
-    assert seen["chipFont"] >= READABLE_PX["chips"]
-    assert seen["playerFont"] >= READABLE_PX["player"]
 
 
 def inside_box(box: dict[str, Any], outer: dict[str, Any]) -> bool:
