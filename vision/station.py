@@ -995,7 +995,7 @@ def setup_page(models_dir: Path | None) -> str:
             using += f" (enrolled {card.get('created', '?')} from {photos or '?'})"
     return (
         "<!doctype html><html lang=en><meta charset=utf-8><title>Referee station: setup</title>"
-        "<link rel=stylesheet href=/static/station.css><main><h1>Setup: enrol this venue's tiles</h1>"
+        "<link rel=stylesheet href=/static/station.css><body class=page><main><h1>Setup: enrol this venue's tiles</h1>"
         f"<p>This station reads tiles with {html.escape(using)}.</p>"
         "<p>Before the tournament, lay one copy of the venue's set out as below, photograph it with the referee"
         " camera, do the same with the second copy, then run the command and restart the station with"
