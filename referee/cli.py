@@ -577,7 +577,7 @@ def build_parser() -> argparse.ArgumentParser:
         " game files or entered points, score sheets and standings (an HTML page with --html).",
         f"{PROG} tournament cup.json --new --profile przasnysz --players Ann,Bob,Cyd,Dan,Eve,Fay,Gus,Hal --seed 7\n"
         f"  {PROG} tournament cup.json --enter 1/1/1 --game-file r1-t1-g1.json\n"
-        f"  {PROG} tournament cup.json --enter 1/2/1 --small Eve=31,Fay=-12,Gus=-4,Hal=-15\n"
+        f"  {PROG} tournament cup.json --enter 1/2/1 --small Cyd=31,Bob=-12,Ann=-4,Eve=-15\n"
         f"  {PROG} tournament cup.json --html standings.html",
     )
     tournament.add_argument("file", metavar="FILE", help="the tournament file (JSON): players, seed, results")

@@ -245,8 +245,9 @@ class Tournament:
             previous = round_number - 1
             missing = self._missing(previous, results)
             if missing:
+                called = "" if stage.name == f"round {round_number}" else f" ({stage.name})"
                 raise TournamentError(
-                    f"round {round_number} ({stage.name}) is drawn when round {previous} is complete; it lacks"
+                    f"round {round_number}{called} is drawn when round {previous} is complete; it lacks"
                     f" {missing[0]}" + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
                 )
             if stage.seating == "sorted":

@@ -198,7 +198,7 @@ def test_players_fill_as_few_tables_as_possible_as_evenly_as_possible(count: int
                 "players": ["A", "B"],
                 "results": [{"round": 2, "table": 1, "game": 1, "small": {"A": 5, "B": -5}}],
             },
-            "round 2 \\(round 2\\) is drawn when round 1 is complete",
+            "round 2 is drawn when round 1 is complete",
         ),
         (
             {
