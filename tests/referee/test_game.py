@@ -14,6 +14,8 @@ null when not located; ``hands``: default true), ``clock`` (true, or the table s
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -292,3 +294,13 @@ def test_any_game_replayed_from_its_log_is_the_same_game(players: int, first: in
     assert [event_from_json(line) for line in lines] == logged
     replayed = Game.start("official-6p", players, first_player=first % players).replay(map(event_from_json, lines))
     assert replayed == game
+
+
+def test_the_game_imports_no_camera_and_no_imaging() -> None:
+    """The state machine is the rules package's: it stands without vision/, OpenCV or numpy."""
+    code = (
+        "import sys, referee.game, referee.events; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('vision', 'cv2', 'numpy', 'onnxruntime')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
