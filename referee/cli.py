@@ -337,10 +337,11 @@ def cmd_profiles(args: argparse.Namespace) -> int:
     lines = []
     for p in PROFILES.values():
         limit = "none" if p.time_limit_s is None else f"{p.time_limit_s:g} s"
+        joker = "0 (no value in the seed)" if p.joker_on_rack_points is None else f"-{p.joker_on_rack_points}"
         lines.append(
-            f"{p.name:<22} {p.title}\n{'':<22} opening {p.opening_threshold}, time {limit}, penalty {p.penalty_tiles},"
-            f" tiles {p.copies}x52+{p.jokers},"
-            f" joker on rack -{p.joker_on_rack_points}, big points {p.big_points.value}"
+            f"{p.name:<24} {p.title}\n{'':<24} opening {p.opening_threshold}, time {limit}, penalty {p.penalty_tiles},"
+            f" tiles {p.copies}x52+{p.jokers}, joker on rack {joker}, big points {p.big_points.value},"
+            f"\n{'':<24} late moves: {p.timeout_rule.value}, play {p.direction.value}"
         )
     emit(args, data, "\n".join(lines))
     return 0
