@@ -321,6 +321,7 @@ def _format_tournament(summary: dict[str, Any]) -> str:
         for table in round_info["tables"]:
             seats = ", ".join(f"{seat} {name}" for seat, name in table["seats"].items())
             lines.append(f"  table {table['table']}: {seats}")
+    lines += [f"note: {note}" for note in summary["notes"]]
     standing = "standings" if summary["complete"] else "standings so far"
     lines.append(f"{standing} (big points, then small points)")
     for row in summary["standings"]:

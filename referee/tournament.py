@@ -268,16 +268,39 @@ class Tournament:
         return tuple(group[game % len(group)] for game in range(stage.games))
 
     def _finalists(self, semi: int, results: Mapping[int, list[GameResult]]) -> list[str]:
-        tables = self._tables(semi, results)
-        advance = self.advance or max(1, self.format.table_size // len(tables))
         finalists = []
-        for table in tables:
-            games = [g for g in results.get(semi, []) if g.table == table.number]
-            ranked = [s.name for s in _sheet(games)]
-            finalists += ranked[:advance]
+        for ranked, advance, _ in self._cuts(semi, results):
+            finalists += [s.name for s in ranked[:advance]]
         if len(finalists) > max(6, self.format.table_size):
             raise TournamentError(f"{len(finalists)} finalists do not fit at one table: lower 'advance'")
         return finalists
+
+    def _cuts(self, semi: int, results: Mapping[int, list[GameResult]]) -> list[tuple[list[Standing], int, TablePlan]]:
+        """Each semi-final table's ranking and how many of it reach the final."""
+        tables = self._tables(semi, results)
+        advance = self.advance or max(1, self.format.table_size // len(tables))
+        return [
+            (_sheet(g for g in results.get(semi, []) if g.table == table.number), advance, table) for table in tables
+        ]
+
+    def notes(self) -> list[str]:
+        """What a person must look at: a tie at the cut for the final, which the seeds do not settle (the players
+        are then listed by name, and the first goes through)."""
+        if self.format.stages[-1].seating != "finalists":
+            return []
+        by_round = self._results_by_round()
+        semi = self.rounds - 1
+        if self._missing(semi, by_round):
+            return []
+        notes = []
+        for ranked, advance, table in self._cuts(semi, by_round):
+            if len(ranked) > advance and ranked[advance - 1].rank == ranked[advance].rank:
+                tied = [s.name for s in ranked if s.rank == ranked[advance].rank]
+                notes.append(
+                    f"{self.stage(semi).name} table {table.number}: {', '.join(tied)} tie on big and small points at"
+                    " the cut for the final; the seeds do not say how to break it (listed by name): a person decides"
+                )
+        return notes
 
     def _missing(self, round_number: int, results: Mapping[int, list[GameResult]]) -> list[str]:
         have = {(g.table, g.game) for g in results.get(round_number, [])}
@@ -488,6 +511,7 @@ class Tournament:
             "rounds": rounds,
             "sheets": self.sheets(),
             "standings": [s.to_dict() for s in self.standings()],
+            "notes": self.notes(),
             "complete": all(r.get("complete") for r in rounds),
         }
 
@@ -626,6 +650,8 @@ def standings_html(tournament: Tournament, title: str = "") -> str:
     for round_info in summary["rounds"]:
         if "pending" in round_info:
             out.append(f'<p class="pending">{esc(round_info["stage"])}: {esc(round_info["pending"])}</p>')
+    for note in summary["notes"]:
+        out.append(f'<p class="pending">{esc(note)}</p>')
     for note in summary["format"]["notes"]:
         out.append(f"<p><small>{esc(note)}</small></p>")
     out.append("</body></html>")

@@ -238,3 +238,18 @@ def test_a_round_counts_its_games_once_each_in_the_sheets() -> None:
     tournament = Tournament.from_json({"profile": "przasnysz", "players": ["A", "B"], "results": [entry]})
     (sheet,) = tournament.sheets()
     assert sheet["games_played"] == [2] and Counter(r["big_points"] for r in sheet["rows"]) == Counter({1: 1, 0: 1})
+
+
+def test_a_tie_at_the_cut_for_the_final_is_left_to_a_person() -> None:
+    players = [f"P{i}" for i in range(1, 13)]  # 3 semi-final tables: one player of each reaches the final
+    tournament = Tournament.from_json({"profile": "wejherowo", "seed": 3, "players": players})
+    for table in tournament.tables(1):
+        a, b, c, d = table.players
+        for game in (1, 2):  # a and b win one game each with the same points: tied on big and small points
+            winner, other = (a, b) if game == 1 else (b, a)
+            small = {winner: 30, other: -10, c: -10, d: -10}
+            tournament = tournament.with_entry({"round": 1, "table": table.number, "game": game, "small": small})
+    notes = tournament.notes()
+    assert len(notes) == 3 and all("a person decides" in n for n in notes)
+    assert tournament.summary()["notes"] == notes
+    assert len(tournament.tables(2)[0].players) == 3
