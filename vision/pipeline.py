@@ -387,7 +387,9 @@ class TablePipeline:
         event: Event = {"event": "camera-moved", "time_s": round(time_s, 3), "frame": frame,
                         "shift_px": round(float(result.shift_px), 1)}  # fmt: skip
         shift = getattr(result, "shift", None)
-        refound = self._refound(image)
+        # A translation moves the play area with it (tiles near its edge stay on it); a view no translation
+        # explains (turned, tilted, zoomed) has its automatic play area found again.
+        refound = self._refound(image) if shift is None else None
         if refound is not None:
             self._use_calibration(refound, image)
             event["corners_px"] = np.round(self.calibration.corners_px, 1).tolist()

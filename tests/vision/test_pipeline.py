@@ -500,9 +500,12 @@ def test_only_boxes_on_the_play_area_are_read_and_a_row_across_its_edge_is_kept_
 
 
 def test_an_automatic_play_area_is_found_again_when_the_camera_moves(scenes: Any) -> None:
-    """A play area found automatically is found again on the moved picture (not merely shifted), and on the first
-    still table; one given by hand (corners, markers) follows the shift as before."""
+    """A play area found automatically is found again on the first still table, and when the camera's view changed
+    in a way no translation explains; a translation moves it, as it does one given by hand."""
     import dataclasses
+    from types import SimpleNamespace
+
+    from vision.calibrate import MotionResult
 
     scene = scenes.TableScene()
     scene.show(START)
@@ -520,8 +523,15 @@ def test_an_automatic_play_area_is_found_again_when_the_camera_moves(scenes: Any
     feed = scenes.SceneFeed(pipeline, scene)
     events = feed.run(2.0)
     assert next(e for e in events if e["event"] == "calibration")["reason"].startswith("play area found again")
-    scene.shift = (15, 10)
-    events = feed.run(6.0)
+    scene.shift = (15, 10)  # a translation: the play area moves with it
+    events = feed.run(4.0)
+    [bumped] = [e for e in events if e["event"] == "camera-moved"]
+    assert bumped["action"] == "play area moved with the camera" and len(found_again) == 1
+    # Then a view no translation explains (the camera turned, or zoomed), once; the same view after that.
+    still = SimpleNamespace(check=lambda image: MotionResult(0.0, False, 1.0), rebased=lambda *args: still)
+    turned = MotionResult(25.0, True, 0.3, None)
+    pipeline.motion_check = SimpleNamespace(check=lambda image: turned, rebased=lambda *args: still)
+    events = feed.run(3.0)
     [bumped] = [e for e in events if e["event"] == "camera-moved"]
     assert bumped["action"] == "play area found again" and len(found_again) == 2
-    assert moves(events) == []
+    assert moves(feed.events) == []
