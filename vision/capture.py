@@ -278,7 +278,7 @@ class FrameSource:
             if position and position > 0:
                 index = max(index, int(position) - 1)
         self._next_index = index + 1
-        time_s = index / self.fps if not self.is_live else self._clock() - self._opened_at
+        time_s = index / self.fps if not self.is_live else self.clock_s()
         return Frame(index, time_s, image)
 
     def read(self) -> Frame | None:
@@ -385,6 +385,11 @@ class FrameSource:
         reached = self.skip(index) == index
         self._skipped = passed_before + (index - current)  # skip() counted the frames before ``current`` again
         return reached
+
+    def clock_s(self) -> float:
+        """Seconds since the source opened, on its clock: a live source's frames are timed on it, so this is the
+        time of the frame the camera shows now (how far behind a frame being looked at is)."""
+        return self._clock() - self._opened_at
 
     def damage(self) -> Damage:
         """How much of a file could not be decoded so far, out of the frames it holds (a live source: nothing)."""

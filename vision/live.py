@@ -6,6 +6,14 @@ goes to the game log before anything else sees it. The clock key (:meth:`LiveSes
 window's space bar, the terminal's Enter key or the station's button) and the referee's overrides are queued
 and handled by the main loop between frames, so the game state has one writer.
 
+Reading never falls behind silently (:class:`KeepingUp`): when the frame the pipeline is looking at is more than
+:data:`LAG_BOUND_S` older than the camera's picture (a reading slowed down by a busy machine, a decoder starved), a
+watch thread records a ``behind`` warning at once, which the console prints and the station shows
+(:attr:`LiveSession.behind`); every stretch of the camera the pipeline never looked at is logged as ``unread``,
+and the game rules the next move REVIEW (:class:`vision.moves.GameKeeper`), since a move may have come and gone
+unseen. ``caught-up`` lifts the warning once reading has kept within the bound for :data:`CAUGHT_UP_S`. A video
+played at its pace passes undecoded the frames it is late for, so reading catches up instead of queueing.
+
 A game resumed from its log (:meth:`LoggedGame.resume`) goes on where the log stops: on the video file it was
 watching, from the frame after the last logged time; on a camera, a stream or another video, with the game's
 clock going on from that time (so a turn's elapsed time does not restart at 0).
@@ -31,6 +39,18 @@ from vision.moves import GameKeeper, GameStateError
 from vision.pipeline import Event, TablePipeline
 
 Listener = Callable[[Event], None]
+
+LAG_BOUND_S = 0.9
+"""Reading is *behind* when the frame the pipeline looks at is more than this older than the camera's picture, or
+two frames it looked at one after the other are more than this apart on the camera's clock (the frames between were
+never looked at). Why 0.9 s: the shortest synthetic draw keeps an arm over the play area for 1.1 s (a 2-s draw,
+:func:`vision.synth.video.timeline`), so frames looked at within 0.9 s of each other see every arm; and checked
+every :data:`WATCH_EVERY_S`, the warning comes at most 1 s after the last frame looked at (issue 16's target)."""
+WATCH_EVERY_S = 0.1
+"""How often the watch thread compares the frame being looked at with the camera's clock."""
+CAUGHT_UP_S = 5.0
+"""Camera seconds of keeping within :data:`LAG_BOUND_S` before the warning is lifted: a machine too slow for every
+reading stays *behind* rather than saying it caught up between two readings."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +148,100 @@ def _video_of(source: str) -> dict[str, str]:
         return {}
 
 
+class KeepingUp:
+    """Whether reading keeps up with the camera; the events that say when it does not.
+
+    The main loop tells it the camera time of each frame the pipeline is about to look at
+    (:meth:`looking_at`), a watch thread the camera's clock now (:meth:`check`); both answer with the events to
+    record. Thread-safe; times are the game's (camera) seconds.
+    """
+
+    def __init__(self, bound_s: float = LAG_BOUND_S, caught_up_s: float = CAUGHT_UP_S) -> None:
+        self.bound_s, self.caught_up_s = bound_s, caught_up_s
+        self._lock = threading.Lock()
+        self.looked_at_s: float | None = None
+        """Camera time of the frame the pipeline looks at (or last looked at)."""
+        self.state: dict[str, Any] | None = None
+        """While behind: since when, how far at worst, seconds never looked at, frames dropped (None: keeping up)."""
+        self._last_behind_s = -math.inf
+        self.incidents = 0
+        self.unread_s = 0.0
+        self.windows = 0
+        self.worst_s = 0.0
+        """The longest time, in the whole session, between the camera's picture and the frame looked at."""
+        self.warned_after_s: list[float] = []
+        """How far behind reading was when each ``behind`` warning was recorded."""
+
+    def looking_at(self, time_s: float, dropped: int, *, source_back_s: float = -math.inf) -> list[Event]:
+        """The pipeline looks at the frame of camera time ``time_s`` (``dropped``: frames dropped so far): an
+        ``unread`` event for the stretch since the frame before when it is longer than the bound (a ``behind``
+        warning first, unless said already or the stretch began before the source came back from a dropout at
+        ``source_back_s``: the source said so itself), ``caught-up`` once reading has kept within the bound long
+        enough."""
+        with self._lock:
+            previous, self.looked_at_s = self.looked_at_s, time_s
+            if previous is None:
+                return []
+            gap = time_s - previous
+            events: list[Event] = []
+            if gap > self.bound_s:
+                self.windows += 1
+                self.unread_s += gap
+                self.worst_s = max(self.worst_s, gap)
+                self._last_behind_s = time_s
+                if self.state is None and previous > source_back_s:
+                    events.append(self._open(time_s, gap, dropped))
+                self._update(gap, dropped, unread_s=gap)
+                events.append({"event": "unread", "time_s": round(time_s, 3), "from_s": round(previous, 3),
+                               "seconds": round(gap, 3)})  # fmt: skip
+            elif self.state is not None and time_s - self._last_behind_s >= self.caught_up_s:
+                state, self.state = self.state, None
+                events.append({"event": "caught-up", "time_s": round(time_s, 3), "since_s": state["since_s"],
+                               "behind_s_max": state["behind_s"], "unread_s": state["unread_s"]})  # fmt: skip
+            return events
+
+    def check(self, now_s: float, dropped: int) -> Event | None:
+        """The camera's clock reads ``now_s``: a ``behind`` warning the moment the frame being looked at is older
+        than the bound (once per incident; later checks only update :attr:`state`)."""
+        with self._lock:
+            if self.looked_at_s is None:
+                return None
+            lag = now_s - self.looked_at_s
+            if lag <= self.bound_s:
+                return None
+            self.worst_s = max(self.worst_s, lag)
+            self._last_behind_s = max(self._last_behind_s, now_s)
+            if self.state is None:
+                return self._open(now_s, lag, dropped)
+            self._update(lag, dropped)
+            return None
+
+    def _update(self, lag: float, dropped: int, *, unread_s: float = 0.0) -> None:
+        """The incident under way got worse (a new dictionary: the station reads it from another thread)."""
+        if self.state is not None:
+            behind, unread = max(self.state["behind_s"], lag), self.state["unread_s"] + unread_s
+            self.state = {**self.state, "behind_s": round(behind, 3), "unread_s": round(unread, 3),
+                          "frames_dropped": dropped}  # fmt: skip
+
+    def _open(self, time_s: float, lag: float, dropped: int) -> Event:
+        self.incidents += 1
+        self.warned_after_s.append(round(lag, 3))
+        self.state = {"since_s": round(time_s - lag, 3), "behind_s": round(lag, 3), "unread_s": 0.0,
+                      "frames_dropped": dropped, "bound_s": self.bound_s}  # fmt: skip
+        return {"event": "behind", "time_s": round(time_s, 3), "behind_s": round(lag, 3), "frames_dropped": dropped,
+                "bound_s": self.bound_s}  # fmt: skip
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "bound_s": self.bound_s,
+            "warnings": self.incidents,
+            "warned_after_s_max": max(self.warned_after_s, default=None),
+            "unread_s": round(self.unread_s, 3),
+            "unread_stretches": self.windows,
+            "behind_s_max": round(self.worst_s, 3),
+        }
+
+
 class LatestFrame:
     """The newest frame from a reader thread; older ones are dropped (and counted)."""
 
@@ -204,6 +318,24 @@ class LiveSession:
         self.stop_reason: str | None = None
         """Why :meth:`stop` was called (the end event's reason), if a reason was given."""
         self.source: FrameSource | None = None
+        self.keeping_up = KeepingUp()
+        """Whether reading keeps up with the camera (not watched for a video read as fast as possible)."""
+        self.frames_passed = 0
+        """Frames of a paced video passed undecoded because reading was late for them (catching up)."""
+        self._dropped = 0
+        """Frames the pipeline never looked at: dropped for newer ones, or passed undecoded."""
+        self._source_down = False
+        self._source_back_s = -math.inf
+        """Camera time the source came back after its last dropout (stretches lost to a dropout are not reading's
+        to announce: the source said so itself)."""
+        self._record_lock = threading.RLock()
+        """Events come from the main loop, the reader thread (dropouts) and the watch thread: one at a time."""
+
+    @property
+    def behind(self) -> dict[str, Any] | None:
+        """While reading is behind the camera: since when (camera seconds), how far at worst, seconds never looked
+        at, frames dropped and the bound (what the station shows); None while it keeps up."""
+        return self.keeping_up.state
 
     # -- called from other threads ----------------------------------------------------------------
     def press_clock(self) -> None:
@@ -223,9 +355,10 @@ class LiveSession:
 
     # -- the loop ---------------------------------------------------------------------------------
     def record(self, event: Event) -> None:
-        self.log.append(event)
-        for listener in list(self.listeners):
-            listener(event)
+        with self._record_lock:
+            self.log.append(event)
+            for listener in list(self.listeners):
+                listener(event)
 
     def run(self, on_start: Callable[[], None] | None = None) -> dict[str, Any]:
         """Watch the game until the source ends, :meth:`stop` is called or Ctrl-C; the summary (also logged as
@@ -251,6 +384,8 @@ class LiveSession:
                 on_start()
             latest.put(first)
             threading.Thread(target=self._read_frames, args=(source, latest, first.time_s), daemon=True).start()
+            if not self._fast:
+                threading.Thread(target=self._watch, args=(latest,), daemon=True).start()
             self._loop(latest)
         except KeyboardInterrupt:
             if not self.started:
@@ -265,7 +400,9 @@ class LiveSession:
             "reason": self._end_reason(source, latest),
             "moves": self.keeper.moves,
             "frames_dropped": latest.dropped,
+            "frames_passed": self.frames_passed,
             "behind_s_max": round(self.behind_s_max, 3),
+            "keeping_up": None if self._fast else self.keeping_up.summary(),
             "lag_s_max": round(max(self.lag_s), 3) if self.lag_s else None,
             "lag_s_median": round(float(np.median(self.lag_s)), 3) if self.lag_s else None,
             "capture": {
@@ -319,11 +456,51 @@ class LiveSession:
             arrived = time.monotonic()
             time_s = frame.time_s + self.clock_offset_s
             self.latest_image, self.latest_time_s = frame.image, time_s
+            if not self._fast:
+                self._look_at(time_s, latest)
             self.pipeline.process(frame.image, time_s, frame.index)
             done = time.monotonic()
             self.lag_s.append(done - arrived)
             if not self._fast:
                 time.sleep(max(0.0, interval - (done - arrived)))  # the sampling rate is enough; leave the cores
+
+    def _look_at(self, time_s: float, latest: LatestFrame) -> None:
+        """The pipeline is about to look at the frame of ``time_s``: stretches it never looked at go to the game
+        (``unread``, so the next move is REVIEW) and the log, with a ``behind`` warning if the watch missed it."""
+        assert self.source is not None
+        events = self.keeping_up.looking_at(time_s, self._frames_dropped(latest), source_back_s=self._source_back_s)
+        for event in events:
+            if event["event"] == "unread":
+                self.keeper.apply(event)
+            self.record(event)
+
+    def _frames_dropped(self, latest: LatestFrame) -> int:
+        return latest.dropped + self.frames_passed
+
+    def _camera_now(self) -> float | None:
+        """The camera time of the picture the camera shows now (None before a paced video has started)."""
+        source = self.source
+        if source is None:
+            return None
+        if source.is_live:
+            return source.clock_s() + self.clock_offset_s
+        if self.playback_started is None:
+            return None
+        return time.monotonic() - self.playback_started + self.clock_offset_s
+
+    def _watch(self, latest: LatestFrame) -> None:
+        """Watch thread: says at once when the frame being looked at falls more than the bound behind the camera
+        (the main loop is busy reading then, and cannot); not while the source is down (it said so itself)."""
+        while not self._stop.wait(WATCH_EVERY_S):
+            now = self._camera_now()
+            if now is None or latest.finished or self.source is None:
+                continue
+            looked_at = self.keeping_up.looked_at_s
+            if self._source_down or looked_at is None or looked_at <= self._source_back_s:
+                continue
+            event = self.keeping_up.check(now, self._frames_dropped(latest))
+            if event is not None:
+                self.record(event)
 
     def _read_frames(self, source: Any, latest: LatestFrame, origin_s: float = 0.0) -> None:
         """Reader thread: every frame of the source, newest kept; a video file is paced at its frame rate.
@@ -334,14 +511,23 @@ class LiveSession:
         """
         started = self.playback_started = time.monotonic() - origin_s
         step = max(1, round(source.fps / self.options.config.sample_hz)) if self._fast else 1
+        paced = self.options.realtime and not source.is_live
+        due = math.floor(origin_s * source.fps + 1e-6) + 1  # the index of a paced video's next frame
         try:
             while not self._stop.is_set():
                 if step > 1:
                     source.skip(step - 1)
+                elif paced:
+                    # Late (decoding starved): the frames before the one the camera shows now are passed
+                    # undecoded, so reading goes on from the camera's picture of now instead of queueing.
+                    shown = math.floor((time.monotonic() - started) * source.fps)
+                    if shown > due:
+                        self.frames_passed += source.skip(shown - due)
                 frame = source.read()
                 if frame is None:
                     break
-                if self.options.realtime and not source.is_live:
+                due = frame.index + 1
+                if paced:
                     delay = frame.time_s - (time.monotonic() - started)
                     if delay > 0:
                         time.sleep(delay)
@@ -375,6 +561,10 @@ class LiveSession:
 
     def _source_event(self, kind: str, info: dict[str, Any]) -> None:
         at = float(info["time_s"]) + self.clock_offset_s if "time_s" in info else self.latest_time_s
+        if kind == "dropout":
+            self._source_down = True
+        elif kind == "reconnected":
+            self._source_back_s, self._source_down = at, False
         self.record({"event": kind, **{k: v for k, v in info.items() if k != "time_s"}, "time_s": round(at, 3)})
 
 
