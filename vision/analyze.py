@@ -320,6 +320,10 @@ def _run(
     return last_time + 1.0 / fps, reason
 
 
+REDRAW_S = 0.1
+"""A bar on a terminal is drawn again at most this often (a line cleared for a ruling is drawn at the next step)."""
+
+
 class ProgressBar:
     """How much of the video has been read, on one line of standard error: redrawn in place on a terminal (and
     cleared for a line printed in between, see :meth:`clear`), a line every 10 % elsewhere."""
@@ -332,6 +336,7 @@ class ProgressBar:
         self.done = 0
         self.last_decile = -1
         self.drawn = False
+        self.drawn_at = 0.0
 
     def advance(self, n: int = 1) -> None:
         self.done = min(self.total, self.done + n)
@@ -342,6 +347,10 @@ class ProgressBar:
         line = f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {self.label}  ETA {eta:4.0f} s"
         decile = 10 * self.done // self.total
         if self.tty:
+            now = time.perf_counter()
+            if self.drawn and now - self.drawn_at < REDRAW_S and self.done < self.total:
+                return
+            self.drawn_at = now
             self.stream.write("\r" + line + "\x1b[K")
             self.drawn = True
         elif decile != self.last_decile:
