@@ -361,6 +361,12 @@ def _rule_on_time(
             " it after the limit: one of the readings is wrong, a person decides",
             players_fault=False,
         )
+    if touched is None and moved_after and (at_limit.uncertain or after.uncertain):  # type: ignore[union-attr]
+        return exam.with_timeout(
+            f"{late}; the table read when the time ran out differs from the table now, and some tiles were read with"
+            " low confidence: whether tiles were moved after the limit is for a person to say",
+            players_fault=False,
+        )
     touched_after = True if (touched or moved_after) else (False if at_limit is not None else None)
     if exam.unchanged and (at_limit is None or at_limit.same_layout(before)):
         if touched_after:

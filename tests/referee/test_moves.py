@@ -654,6 +654,17 @@ def test_tables_that_differ_though_no_hands_were_seen_are_a_review() -> None:
     assert (ruling.verdict, ruling.codes) == (Verdict.REVIEW, ["timeout"])
 
 
+def test_tables_that_differ_only_through_uncertain_readings_never_void_a_move() -> None:
+    # A misread at the limit would look like tiles moved after it (przasnysz rule 20: void): a person decides.
+    at_limit = Table.from_json({"sets": [["red-5", "red-6", "red-7"], ["blue-1", "blue-2",
+                                {"label": "blue-3", "confidence": 0.3}]]})  # fmt: skip
+    ruling = check_move(
+        T(LATE_BEFORE), T(VALID_AT_LIMIT + " [k9 b9 o9]"), opened=True, profile="przasnysz", elapsed_s=50.0,
+        table_at_limit=at_limit,
+    )  # fmt: skip
+    assert (ruling.verdict, ruling.codes, ruling.penalty_tiles) == (Verdict.REVIEW, ["timeout"], 0)
+
+
 def test_a_draw_over_time_is_no_fault_but_touching_the_table_after_the_limit_is_reviewed() -> None:
     draw = check_move(T(LATE_BEFORE), T(LATE_BEFORE), opened=True, profile="przasnysz", elapsed_s=50.0)
     assert (draw.verdict, draw.kind) == (Verdict.OK, "draw")
