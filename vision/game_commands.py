@@ -48,6 +48,13 @@ def format_event(event: dict[str, Any]) -> str | None:
     if kind in ("dropout", "reconnected", "camera-moved", "occluded", "gave-up"):
         extra = {k: v for k, v in event.items() if k not in ("event", "time_s", "frame")}
         return f"{at} {kind}: {json.dumps(extra, sort_keys=True)}"
+    if kind == "behind":  # said at once (vision.live.KeepingUp): the referee must know moves may go unseen
+        return (
+            f"{at} WARNING: reading is {event['behind_s']:.1f} s behind the camera ({event['frames_dropped']} frames"
+            " dropped): a move now may be missed; the next move is ruled REVIEW"
+        )
+    if kind == "caught-up":
+        return f"{at} reading caught up with the camera ({event.get('unread_s', 0.0):.1f} s of it never read)"
     if kind == "table" and event.get("reason") == "first reading":
         return f"{at} table read: {_table_text(event['table'])}"
     if kind == "end":

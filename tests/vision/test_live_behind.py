@@ -331,3 +331,15 @@ def test_a_paced_video_read_too_slowly_passes_frames_to_catch_up_instead_of_queu
     # every frame of the video was either decoded or passed undecoded, and frames were passed: never queued up
     assert len(put) + live.frames_passed == 59 and live.frames_passed == source.passed > 0
     assert any(b - a > 1 for a, b in itertools.pairwise(put)) and put == sorted(put)
+
+
+def test_the_console_says_when_reading_falls_behind_and_when_it_caught_up() -> None:
+    from vision.game_commands import format_event
+
+    behind = {"event": "behind", "time_s": 72.4, "behind_s": 1.04, "frames_dropped": 31, "bound_s": 0.9}
+    assert format_event(behind) == (
+        "[01:12] WARNING: reading is 1.0 s behind the camera (31 frames dropped): a move now may be missed; the next"
+        " move is ruled REVIEW"
+    )
+    caught_up = {"event": "caught-up", "time_s": 80.0, "since_s": 71.4, "behind_s_max": 2.8, "unread_s": 4.25}
+    assert format_event(caught_up) == "[01:20] reading caught up with the camera (4.2 s of it never read)"
