@@ -56,6 +56,8 @@ CROP_PAD_TILES = 0.75
 CROP_MIN_SHARE = 0.15
 """A move's pictures show at least this share of the frame's width and height, centred on what it changed."""
 CROP_QUALITY = 88
+SEEK_FRAMES = 300
+"""Frames further apart than this are reached by seeking (a long game is not decoded again from end to end)."""
 CHANGED_BGR, OFFENDING_BGR = (230, 120, 20), (30, 30, 220)
 
 
@@ -640,10 +642,14 @@ class MoveCrops:
         try:
             position = 0
             for index in indices:
-                if index > position:
+                if index - position > SEEK_FRAMES:
+                    if not source.seek(index):
+                        break  # the video ends before it
+                    position = index
+                elif index > position:
                     position += source.skip(index - position)
                 if index != position:
-                    break  # the video ends before it
+                    break
                 frame = source.read()
                 if frame is None:
                     break
