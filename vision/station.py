@@ -279,6 +279,9 @@ def event_text(event: dict[str, Any]) -> str:
         "reading-disagrees": lambda e: "A reading disagrees with the table: checking again",
         "activity": lambda e: "Hands over the table",
         "clock-waiting": lambda e: f"Clock key pressed {e.get('seconds')} s ago: waiting for the table to settle",
+        "behind": lambda e: f"Reading {e.get('behind_s')} s behind the camera: a move now may be missed",
+        "unread": lambda e: f"{e.get('seconds')} s of the camera never read: the next move is REVIEW",
+        "caught-up": lambda e: f"Reading caught up with the camera ({e.get('unread_s')} s never read)",
     }
     return texts[kind](event) if kind in texts else str(kind)
 
@@ -424,6 +427,7 @@ class Station:
             "warn_s": WARN_BEFORE_S,
             "pending_restore": None if pending is None else pending.after_move,
             "phase": getattr(pipeline, "phase", None),
+            "behind": getattr(self.session, "behind", None),  # reading behind the camera (vision.live.KeepingUp)
         }
 
     def move_view(self, number: int, *, tables: bool = False) -> dict[str, Any]:

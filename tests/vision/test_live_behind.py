@@ -343,3 +343,18 @@ def test_the_console_says_when_reading_falls_behind_and_when_it_caught_up() -> N
     )
     caught_up = {"event": "caught-up", "time_s": 80.0, "since_s": 71.4, "behind_s_max": 2.8, "unread_s": 4.25}
     assert format_event(caught_up) == "[01:20] reading caught up with the camera (4.2 s of it never read)"
+
+
+def test_the_station_shows_the_session_behind_the_camera(tmp_path: Path) -> None:
+    from vision.station import Station
+
+    log = GameLog.create(tmp_path / "game.jsonl", {"profile": "official", "players": 2, "mode": "live"})
+    live = LiveSession(LiveOptions(source="0", profile="official", players=2), None, log, GameKeeper("official", 2))
+    station = Station(live)
+    assert station.status()["behind"] is None
+    live.keeping_up.looking_at(10.0, 0)
+    live.record(live.keeping_up.check(11.5, 12))
+    shown = station.status()["behind"]
+    assert shown["behind_s"] == 1.5 and shown["frames_dropped"] == 12 and shown["since_s"] == 10.0
+    assert station.state()["events"][0]["text"] == "Reading 1.5 s behind the camera: a move now may be missed"
+    log.close()

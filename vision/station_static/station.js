@@ -105,6 +105,10 @@
   function renderStatus(next) {
     status = next;
     statusAt = performance.now();
+    // Reading behind the camera (status.behind, from the live session): moves now may be missed, so say it.
+    $("behind").hidden = !next.behind;
+    $("behind").textContent = next.behind ? "Reading " + next.behind.behind_s.toFixed(1) +
+      " s behind the camera: a move now may be missed · the next move is REVIEW" : "";
     $("player-name").textContent = "Player " + (next.player + 1);
     const waiting = next.pending_restore ? (reviewing ? " · the referee decides first" : " · restore first") : "";
     $("player-seat").textContent = next.seats[next.player] + " of the picture" + waiting;
