@@ -302,9 +302,13 @@ def _outlined(image: np.ndarray, bgr: tuple[int, int, int]) -> int:
     return int((np.abs(image.astype(int) - bgr).max(axis=2) < 60).sum())
 
 
+@pytest.mark.parametrize("seek_frames", [300, 1])  # frames read one after the other; each reached by seeking
 def test_a_move_is_shown_cut_from_the_video_at_full_resolution_with_the_offending_set_outlined(
-    filmed_dir: Path,
+    filmed_dir: Path, seek_frames: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import vision.report
+
+    monkeypatch.setattr(vision.report, "SEEK_FRAMES", seek_frames)
     page = write_report(filmed_dir).read_text(encoding="utf-8")
     revert = _article(page, 2)
     after, before = (
