@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from referee.scoring import Game, score_game
 from referee.tiles import JOKER, NUMBER_TILES
@@ -253,3 +255,24 @@ def test_a_tie_at_the_cut_for_the_final_is_left_to_a_person() -> None:
     assert len(notes) == 3 and all("a person decides" in n for n in notes)
     assert tournament.summary()["notes"] == notes
     assert len(tournament.tables(2)[0].players) == 3
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 20), st.integers(0, 10**6), st.data())
+def test_every_round_seats_every_player_once_at_tables_of_even_size(count: int, seed: int, data: st.DataObject) -> None:
+    names = [f"P{i}" for i in range(count)]
+    tournament = Tournament.from_json({"profile": "przasnysz", "seed": seed, "players": names})
+    for round_number in range(1, 5):
+        tables = tournament.tables(round_number)
+        sizes = [len(t.players) for t in tables]
+        assert sorted(p for t in tables for p in t.players) == sorted(names)
+        assert max(sizes) <= 4 and max(sizes) - min(sizes) <= 1 and len(tables) == -(-count // 4)
+        for table in tables:
+            for game in (1, 2, 3):
+                points = data.draw(st.permutations(range(len(table.players))))  # distinct: one winner a game
+                small = {name: p - len(table.players) // 2 for name, p in zip(table.players, points, strict=True)}
+                entry = {"round": round_number, "table": table.number, "game": game, "small": small}
+                tournament = tournament.with_entry(entry)
+    standings = tournament.standings()
+    assert sum(s.big_points for s in standings) == 4 * 3 * -(-count // 4)
+    assert all(s.games == 12 for s in standings) and tournament.summary()["complete"]
