@@ -42,7 +42,8 @@ class GameOptions:
     time_limit_s: Any = None
     """None: the profile's limit; a number, or "none" for no limit (a limit agreed at the table)."""
     calibration: str = "auto"
-    """"markers", "auto" (markers if found, else the table's edge, else the whole frame), "frame" or a JSON file."""
+    """"markers", "auto" (markers if found, else the play area found on the table: racks, pool and clutter at its edges
+    left out), "frame" or a JSON file."""
     config: PipelineConfig = field(default_factory=PipelineConfig)
 
 
