@@ -1,4 +1,5 @@
-"""bench live: a synthetic game played at its frame rate through a live session, scored against its truth."""
+"""bench live: a synthetic game played at its frame rate through a live session, idle and beside a busy core,
+scored against its truth."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from vision.live_bench import format_live_benchmark, run_live_benchmark
+from vision.live import LAG_BOUND_S
+from vision.live_bench import LOADS, format_live_benchmark, run_live_benchmark, silent_failures
 from vision.pipeline import pipeline_reader
 from vision.pipeline_bench import load_truth
 from vision.synth.video import write_game
@@ -20,17 +22,45 @@ def game(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_a_game_played_in_real_time_is_timed_on_the_wall_clock_and_scored(game: Path, tmp_path: Path) -> None:
+def test_a_game_played_in_real_time_idle_and_beside_a_busy_core_is_timed_and_scored(game: Path, tmp_path: Path) -> None:
     _, truth = load_truth(game)
     result = run_live_benchmark(game, tmp_path / "out", pipeline_reader(None), minutes=0.15)
-    # Paced by the video's clock: it stops after 9 s of wall clock, never ahead of it. How much of the video a
-    # busy machine keeps up with (frames decoded, seconds behind) is the benchmark's figure, not a test's.
-    assert 0 < result["played_s"] <= 9.0 + 1.0
-    assert 0 < result["frames_processed"] <= result["frames_decoded"] <= result["frames_expected"] + 2
-    assert result["behind_s_max"] >= 0
-    assert result["processing_lag_s_median"] > 0
-    played = [t for t in truth if t["event"] == "move" and t["settle_s"] < result["played_s"] - 3.0]
-    assert result["scores"]["true_moves"] == len(played)
-    assert (tmp_path / "out" / "game-log.jsonl").is_file() and (tmp_path / "out" / "calibration.json").is_file()
+    assert [run["load"] for run in result["runs"]] == list(LOADS)
+    for run in result["runs"]:
+        assert 8.0 <= run["played_s"] <= 10.0  # stopped after 9 s of wall clock, at the paced video's time
+        # every frame due was decoded or passed undecoded to catch up: none queued up
+        assert run["frames_decoded"] + run["frames_passed"] >= 0.9 * run["frames_expected"]
+        assert 0 < run["frames_processed"] <= run["frames_decoded"]
+        assert run["processing_lag_s_median"] > 0 and run["behind_s_max"] is not None
+        played = [t for t in truth if t["event"] == "move" and t["settle_s"] < run["played_s"] - 3.0]
+        assert run["scores"]["true_moves"] == len(played)
+        warned = [w for w in run["warnings"] if w["event"] == "behind"]  # the log's warnings, as the summary counts
+        assert all(w["behind_s"] > LAG_BOUND_S for w in warned) and (run["warned_after_s_max"] is None) == (not warned)
+        folder = tmp_path / "out" / run["load"].replace(" ", "-")
+        assert (folder / "game-log.jsonl").is_file() and (folder / "calibration.json").is_file()
     text = format_live_benchmark(result)
-    assert "played in real time" in text and "behind the camera's clock" in text
+    assert "[idle," in text and "[one core busy," in text and "warnings shown" in text and "silently" in text
+
+
+def test_silent_failures_are_misses_no_warning_covered_and_wrong_verdicts_not_sent_to_review() -> None:
+    truth = [
+        {"event": "move", "index": 0, "start_s": 2.0, "settle_s": 5.0},
+        {"event": "move", "index": 1, "start_s": 10.0, "settle_s": 12.0},
+        {"event": "move", "index": 2, "start_s": 20.0, "settle_s": 24.0},
+        {"event": "move", "index": 3, "start_s": 30.0, "settle_s": 33.0},
+    ]
+    rows = [
+        {"index": 0, "found": True, "true_verdict": "revert", "verdict": "ok"},  # wrong, and nobody was asked
+        {"index": 1, "found": False, "true_verdict": "ok"},  # missed while reading was behind: said
+        {"index": 2, "found": False, "true_verdict": "ok"},  # missed with nothing said
+        {"index": 3, "found": True, "true_verdict": "revert", "verdict": "review"},  # a person decides: not silent
+    ]
+    events = [
+        {"event": "behind", "time_s": 11.5, "behind_s": 1.2},
+        {"event": "unread", "time_s": 14.0, "from_s": 10.3, "seconds": 3.7},
+        {"event": "unread", "time_s": 40.0, "from_s": 38.0, "seconds": 2.0},  # after move 3: covers nothing
+    ]
+    assert silent_failures({"rows": rows}, truth, events) == {
+        "moves_missed": [2],
+        "wrong_verdicts": [{"index": 0, "true": "revert", "ruled": "ok"}],
+    }
