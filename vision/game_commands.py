@@ -127,9 +127,16 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if args.report:
         from vision.report import write_report
 
+        _writing_report(args)
         summary["report"] = str(write_report(args.out))
     rules_cli.emit(args, summary, "\n".join(analysis_lines(summary)))
     return _analysis_status(summary, args.out)
+
+
+def _writing_report(args: argparse.Namespace) -> None:
+    """Say so on a terminal: cutting each move's pictures from the video takes a few seconds more."""
+    if not args.json and sys.stderr.isatty():
+        print("writing the report (each move's pictures cut from the video)...", file=sys.stderr, flush=True)
 
 
 def analysis_lines(summary: dict[str, Any]) -> list[str]:
@@ -365,6 +372,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     summary = analyze_video(
         str(video), args.out, options, pipeline_reader(None), overwrite=True, on_event=None if args.json else say
     )
+    _writing_report(args)
     summary["report"] = str(write_report(args.out))
     if args.json:
         moves = json.loads((Path(args.out) / "moves.json").read_text())
