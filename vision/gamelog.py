@@ -5,7 +5,8 @@ The first line is the ``start`` event (format, profile, players, source); then `
 ``activity`` (hands over the table, once per move), ``calibration``, warnings (``occluded``, ``clock-waiting``,
 ``reading-disagrees``, ``camera-moved``), stream events (``dropout``, ``reconnected``), ``override``, ``end``.
 Nothing is kept only in memory, so a crash loses at most the line being written; :func:`read_log` skips a torn
-last line and :meth:`GameLog.resume` continues the same file.
+last line and :meth:`GameLog.resume` continues the same file. The lines are the only place the game's events are
+dictionaries: :func:`read_events` gives them as :mod:`referee.events` values.
 
 One process writes a log at a time: the writer holds an exclusive lock (``flock``) on the open file for as long
 as it is open, so a second ``live`` on the same log is refused instead of interleaving its moves with the first's.
@@ -21,9 +22,12 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from vision.seats import PLAYERS
+
+if TYPE_CHECKING:
+    from referee.events import Event
 
 try:
     import fcntl
@@ -258,11 +262,31 @@ def _shown(value: Any) -> str:
 def read_log(path: str | Path) -> list[dict[str, Any]]:
     """Every event of a game log (a torn last line, from a crash mid-write, is skipped)."""
     path = Path(path)
+    return _parse(_read_bytes(path), path)[0]
+
+
+def read_events(path: str | Path) -> list[Event]:
+    """Every event of a game log as the typed events of :mod:`referee.events` (lines the game does not model are
+    :class:`~referee.events.Note`); a line the game could not take is a :class:`GameLogError` naming it."""
+    from referee.events import GameStateError, event_from_json
+
+    path = Path(path)
+    data = _read_bytes(path)
+    events, lines, _ = _parse(data, path)
+    typed: list[Event] = []
+    for event, line in zip(events, lines, strict=True):
+        try:
+            typed.append(event_from_json(event))
+        except GameStateError as error:
+            raise GameLogError(f"{path}:{line}: {error}") from None
+    return typed
+
+
+def _read_bytes(path: Path) -> bytes:
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as error:
         raise GameLogError(f"cannot read the game log {str(path)!r}: {error.strerror or error}") from None
-    return _parse(data, path)[0]
 
 
 def _parse(data: bytes, path: Path) -> tuple[list[dict[str, Any]], list[int], int]:

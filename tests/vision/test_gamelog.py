@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vision.gamelog import LOG_FORMAT, GameLog, GameLogError, GameSetup, read_log
+from vision.gamelog import LOG_FORMAT, GameLog, GameLogError, GameSetup, read_events, read_log
 
 START = {"profile": "official", "players": 2, "source": "0"}
 
@@ -362,3 +362,18 @@ def test_an_old_log_resumes_to_the_game_it_held(tmp_path: Path) -> None:
     again = GameKeeper("official", 2)
     again.replay(read_log(path))
     assert again.status() == keeper.status()
+
+
+def test_read_events_gives_typed_events_and_names_a_line_the_game_cannot_take(tmp_path: Path) -> None:
+    from referee.events import Move, Note, Restore, TableRead
+
+    path = tmp_path / "old.jsonl"
+    lines = _old_log_lines()
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    events = read_events(path)
+    assert [type(e) for e in events][:4] == [Note, Note, TableRead, Move] and isinstance(events[7], Restore)
+    assert [e.to_json() for e in events] == lines  # each line goes back out as it came in
+    lines[3] = {**lines[3], "time_s": "soon"}
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    with pytest.raises(GameLogError, match=r"old\.jsonl:4: move 1: time_s is 'soon'"):
+        read_events(path)
