@@ -419,8 +419,10 @@ MEASURE = """(() => {
     return {x: r.left, y: r.top, w: r.width, h: r.height, text: node.textContent.trim().slice(0, 40)}; };
   const all = (selector) => [...document.querySelectorAll(selector)].map(box);
   const one = (selector) => { const node = document.querySelector(selector); return node ? box(node) : null; };
-  const panel = document.getElementById("panel-restore");
-  const style = (selector) => getComputedStyle(document.querySelector(selector));
+  const scrolls = (id) => { const panel = document.getElementById(id);
+    return panel.scrollHeight > panel.clientHeight + 1 || panel.scrollWidth > panel.clientWidth + 1; };
+  const style = (selector) => { const node = document.querySelector(selector);
+    return node ? getComputedStyle(node) : {fontSize: "0"}; };
   return {
     viewport: [innerWidth, innerHeight],
     page: [document.documentElement.scrollWidth, document.documentElement.scrollHeight],
@@ -428,7 +430,7 @@ MEASURE = """(() => {
     reasons: one("#banner-body ul"), sendBack: one("#send-back"), restore: one("#panel-restore"),
     current: one("#panel-current"), buttons: all("#banner-actions button"), tag: one("#moves .move .tag"),
     restoreChips: all("#restore-table .chip"), sendBackChips: all("#send-back .chip"),
-    restoreScrolls: panel.scrollHeight > panel.clientHeight + 1 || panel.scrollWidth > panel.clientWidth + 1,
+    restoreScrolls: scrolls("panel-restore"), currentScrolls: scrolls("panel-current"),
     badgeFont: parseFloat(style("#banner-verdict").fontSize),
     chipFont: parseFloat(style("#restore-table .chip").fontSize),
     playerFont: parseFloat(style("#player-name").fontSize),
@@ -581,3 +583,31 @@ def test_the_page_stays_with_the_summary_when_the_game_ends(page: Any, game: Gam
     assert game.logged("override") == [] and game.logged("clock") == []
     expect(page.locator("#connection")).to_have_text("live")
     screenshot(page, "station-game-over.png")
+
+
+def test_a_review_fits_the_smallest_screen(browser: Any, game: Game) -> None:
+    """A REVIEW on a 1280 x 720 laptop: its badge, the uncertain reading named, the tile marked on the table, the
+    buttons over none of them."""
+    server = serve_in_thread(game.session, "127.0.0.1:0", announce=lambda _: None)
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        page = context.new_page()
+        page.goto(server.url)
+        page.wait_for_selector("#current-table .chip")
+        shown = seq(page)
+        game.settle(OPENING, uncertain=("red-11",))
+        seq_after(page, shown)
+        sync_api.expect(page.locator("#banner")).to_have_class(verdict("review"))
+        screenshot(page, "station-review-1280x720.png")
+        seen = page.evaluate(MEASURE)
+        box = page.locator("#current-table .chip.uncertain").bounding_box()
+    finally:
+        context.close()
+        server.stop()
+    assert seen["page"] == [1280, 720] and box is not None
+    marked = {"x": box["x"], "y": box["y"], "w": box["width"], "h": box["height"], "text": "uncertain chip"}
+    shown_whole = [seen["badge"], seen["reasons"], marked, *seen["buttons"]]
+    assert [b["text"] for b in shown_whole if not inside(b, 1280, 720)] == []
+    assert not seen["currentScrolls"], "the table is cut off in its panel"
+    covered = [seen["badge"], seen["title"], seen["reasons"], marked]
+    assert [(b["text"], c["text"]) for b in seen["buttons"] for c in covered if overlap(b, c)] == []
