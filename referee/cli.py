@@ -557,7 +557,7 @@ def build_parser() -> argparse.ArgumentParser:
         "score",
         cmd_score,
         "Score a finished game (or a list of games, with the tournament sheet) from the racks at the end.",
-        f"{PROG} score game.json --json",
+        f"{PROG} score referee/samples/finished-game.json --json",
     )
     score.add_argument("game", metavar="GAME", help="game JSON: {profile, ending, players: [{name, rack, opened}]}")
     score.add_argument(
