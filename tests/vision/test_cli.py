@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.cli import subcommands
+from referee.cli import PROG, subcommands
 from tests.extras import TRAIN_EXTRA
 from vision.cli import build_parser, main
 
@@ -34,6 +34,21 @@ def test_every_profile_option_has_the_one_default_and_says_it(command: str) -> N
     sub = subcommands(build_parser()).choices[command]
     (option,) = [a for a in sub._actions if "--profile" in a.option_strings]
     assert option.default == DEFAULT_PROFILE and f"default {DEFAULT_PROFILE}" in option.help
+
+
+def test_every_help_example_parses() -> None:
+    import shlex
+
+    examples = []
+    for name, sub in subcommands(build_parser()).choices.items():
+        lines = (sub.epilog or "").split("Example:", 1)[-1].strip().splitlines()
+        examples += [(name, line.split(" > ")[0].strip()) for line in lines if line.strip().startswith(PROG)]
+    assert len(examples) >= len(subcommands(build_parser()).choices)
+    for name, example in examples:
+        try:
+            build_parser().parse_args(shlex.split(example)[1:])
+        except SystemExit:
+            pytest.fail(f"{name} --help: the example does not parse: {example}")
 
 
 def test_synth_writes_a_yolo_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
