@@ -320,7 +320,8 @@ class Report:
                     f'<a href="#move-{event["number"]}">Move {event["number"]}</a> '
                     f"{_badge(ruling['verdict'])}<br>{_e(what)}"
                 )
-                cards.append(self._figure(event.get("snapshot"), _clock(event["time_s"]), text))
+                crop = (self.crops.get(int(event["number"])) or {}).get("after")
+                cards.append(self._figure(event.get("snapshot"), _clock(event["time_s"]), text, uri=crop))
             elif kind in WARNINGS:
                 details = _warning_detail(event)
                 text = f"<b>{_e(WARNINGS[kind])}</b>" + (f"<br>{_e(details)}" if details else "")
@@ -492,9 +493,14 @@ class Report:
         return "".join(lines)
 
     # -- helpers --------------------------------------------------------------------------------------------
-    def _figure(self, snapshot: Any, caption: str, text: str = "", anchor: str | None = None) -> str:
-        uri = self._image(snapshot)
-        picture = f'<img src="{uri}" alt="{_e(caption)}">' if uri else '<div class="nopic">no picture</div>'
+    def _figure(
+        self, snapshot: Any, caption: str, text: str = "", anchor: str | None = None, *, uri: str | None = None
+    ) -> str:
+        """A picture with its caption: ``uri`` (a move's full-resolution crop, zoomed at full size), else the
+        snapshot."""
+        full = ' data-zoom="full"' if uri else ""
+        uri = uri or self._image(snapshot)
+        picture = f'<img src="{uri}" alt="{_e(caption)}"{full}>' if uri else '<div class="nopic">no picture</div>'
         ident = f' id="{anchor}"' if anchor else ""
         return f"<figure{ident}>{picture}<figcaption>{_e(caption)}{'<br>' + text if text else ''}</figcaption></figure>"
 

@@ -324,6 +324,8 @@ def test_a_move_is_shown_cut_from_the_video_at_full_resolution_with_the_offendin
     assert _outlined(cut, (30, 30, 220)) > 500  # the offending set, in red
     assert "170&times;" not in revert and f"{cut.shape[1]}&times;{cut.shape[0]} px" in revert
     assert 'data-zoom="full"' in revert
+    problems = page[page.index('<section id="problems">') : page.index('<section id="moves">')]
+    assert f'<img src="{after}"' in problems  # the gallery of what went wrong shows the same crop
     ok = _picture(re.search(r'<figure class="crop"><img src="([^"]+)" alt="after', _article(page, 1)).group(1))  # type: ignore[union-attr]
     assert _outlined(ok, (30, 30, 220)) == 0 and _outlined(ok, (230, 120, 20)) > 300  # a changed set, in blue
 
