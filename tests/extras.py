@@ -6,7 +6,6 @@ repository on the project's machines and in CI."""
 from __future__ import annotations
 
 from importlib.util import find_spec
-from pathlib import Path
 
 import pytest
 
@@ -15,14 +14,10 @@ from vision import realdata
 TRAIN_EXTRA = 'the train extra: pip install -e ".[train]"'
 
 needs_torch = pytest.mark.skipif(find_spec("torch") is None, reason=f"needs torch, {TRAIN_EXTRA}")
-needs_ultralytics = pytest.mark.skipif(find_spec("ultralytics") is None, reason=f"needs ultralytics, {TRAIN_EXTRA}")
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-"""``../shared`` beside the repository."""
 REAL_PHOTOS = realdata.default_root()
 """The labelled real photos (``$RUMMIKUB_REAL_DATA`` or ``../shared/data/rummikub-nvypk-train``)."""
 
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"needs ../shared beside the repository ({SHARED})")
 needs_real_photos = pytest.mark.skipif(
     not (REAL_PHOTOS / "images").is_dir(),
     reason=f"needs the real photos in {REAL_PHOTOS} (../shared/data beside the repository, or RUMMIKUB_REAL_DATA)",
