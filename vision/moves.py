@@ -14,6 +14,7 @@ No imaging here: tables in, events out.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from referee.game import (
@@ -31,13 +32,11 @@ from vision.seats import PLAYERS, Seat, seating
 
 __all__ = ["GameKeeper", "GameStateError", "Pending", "looks_restored"]
 
-_USE_PROFILE = USE_PROFILE
-
 
 class GameKeeper:
     """The game the camera watches: a :class:`referee.game.Game` and the seats its players sit in."""
 
-    def __init__(self, profile: str, players: int, first_player: int = 0, time_limit_s: Any = _USE_PROFILE) -> None:
+    def __init__(self, profile: str, players: int, first_player: int = 0, time_limit_s: Any = USE_PROFILE) -> None:
         if isinstance(players, int) and not isinstance(players, bool) and PLAYERS[0] <= players <= PLAYERS[-1]:
             seats: tuple[int, ...] | None = tuple(seat.number for seat in seating(players))
         else:
@@ -81,8 +80,6 @@ class GameKeeper:
     @opened.setter
     def opened(self, value: Iterable[bool]) -> None:
         """For a test's setup: players who have opened before the game's first move."""
-        from dataclasses import replace
-
         self.game = replace(self.game, opened=tuple(bool(v) for v in value))
 
     @property
