@@ -452,7 +452,7 @@ def describe(event: Event) -> str:
     if isinstance(event, Activity):
         return "Hands over the table"
     if isinstance(event, Unread):
-        return f"Camera not read for {event.seconds:g} s: the next move is for a person to decide"
+        return f"{event.seconds} s of the camera never read: the next move is REVIEW"
     if isinstance(event, Override | Undo):
         return "Referee: " + describe_override(event)
     return event.kind
