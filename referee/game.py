@@ -275,7 +275,9 @@ class Game:
         Overrides (from the station, or replayed from the log):
 
         - ``accept``: the ruling stands (recorded, nothing changes).
-        - ``ok``: the move is fine: no restore owed, and a player who laid tiles has opened.
+        - ``ok``: the move is fine: no restore owed, and a player who laid tiles has opened. The table settling as
+          it was before the move is still the restore of it (:attr:`Pending.overruled`): the player may have been
+          taking the tiles back when the word came.
         - ``revert``: the referee orders the move undone: the table as it was before it is to be restored
           (``restore``, else the ruling's plan, else the move's ``before``); a player who opened with the move has
           not opened after all.
