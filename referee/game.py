@@ -1,5 +1,8 @@
 """The game between moves as a pure state machine: who is on move, who has opened, what must be restored.
 
+(Over 500 lines on purpose: one state machine whose parts, turn order, restore matching, re-rulings and the override
+ledger, change the same frozen value; its events and their JSON are in :mod:`referee.events`.)
+
 A :class:`Game` is a frozen value, like a chess library's board: :meth:`Game.apply` takes one typed event and
 returns the game after it, for new events and for events replayed from a game log alike, so a game resumed after
 a crash is exactly the game that was interrupted. The history the game needs is kept explicitly: the last move
