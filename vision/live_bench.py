@@ -96,7 +96,7 @@ def run_live_benchmark(
         if load not in LOADS:
             raise ValueError(f"a load is one of {', '.join(LOADS)}, not {load!r}")
         with competing_process(load != "idle"):
-            load_average = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+            load_average = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
             run = play_live(folder, out / load.replace(" ", "-"), reader, minutes=minutes)
         runs.append({"load": load, "load_average_1min_at_start": load_average, **run})
     return {"folder": str(folder), "runs": runs}
@@ -189,7 +189,9 @@ def format_live_benchmark(result: dict[str, Any]) -> str:
             f" {'x'.join(map(str, r['frame_size']))} video at {r['fps']:g} fps, played in real time",
             f"  keeping up: decoded {r['frames_decoded']} of {r['frames_expected']} frames (passed {r['frames_passed']}"
             f" to catch up), the pipeline took {r['frames_processed']} (skipped {r['frames_skipped']}); the frame"
-            f" looked at was at worst {r['behind_s_max']} s behind the camera; readings {r['reading_ms_mean']} ms",
+            f" looked at was at worst {r['behind_s_max']} s behind the camera (decoding:"
+            f" {r['decoding_behind_s_max']} s), each frame done {r['processing_lag_s_max']} s at worst after it"
+            f" arrived; readings {r['reading_ms_mean']} ms",
             f"  warnings shown: {len(warned)} (at worst {r['warned_after_s_max']} s behind when shown); camera never"
             f" looked at: {r['unread_s']} s in {r['unread_stretches']} stretch(es)",
             f"  ruling after the table settled (wall clock): median {r['wall_latency_s_median']} s,"
