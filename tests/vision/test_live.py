@@ -43,7 +43,8 @@ class ScriptedCamera:
     it keeps showing the last frame and calls ``when_done`` once.
 
     ``processed()`` (samples the pipeline has done) keeps the camera at most a frame ahead of the pipeline, so a
-    busy machine running the tests slows the game down instead of skipping it.
+    busy machine running the tests slows the game down instead of skipping it (up to 5 s of real time a frame:
+    nine frames skipped would be a stretch of the camera nobody looked at, and make the next move REVIEW).
     """
 
     def __init__(
@@ -74,7 +75,7 @@ class ScriptedCamera:
             self.broken, self.drop_at = True, None
             return None
         waited = 0
-        while self.processed is not None and self.processed() < self.delivered - 1 and waited < 500:
+        while self.processed is not None and self.processed() < self.delivered - 1 and waited < 5000:
             threading.Event().wait(0.001)
             waited += 1
         self.clock.now += 0.1
