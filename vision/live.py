@@ -322,8 +322,6 @@ class LiveSession:
         """Whether reading keeps up with the camera (not watched for a video read as fast as possible)."""
         self.frames_passed = 0
         """Frames of a paced video passed undecoded because reading was late for them (catching up)."""
-        self._dropped = 0
-        """Frames the pipeline never looked at: dropped for newer ones, or passed undecoded."""
         self._source_down = False
         self._source_back_s = -math.inf
         """Camera time the source came back after its last dropout (stretches lost to a dropout are not reading's
