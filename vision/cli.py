@@ -27,6 +27,7 @@ PIL cannot read for us (``vision.imagefile``). OpenCV reads it once, when it is 
 def build_parser() -> argparse.ArgumentParser:
     parser = rules_cli.build_parser()
     commands = rules_cli.subcommands(parser)
+    from vision import batch as batch_commands
     from vision import commands as recognition_commands
     from vision import game_commands, live_commands
     from vision.synth import commands as synth_commands
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     training_commands.register(commands)
     game_commands.register(commands)
     live_commands.register(commands)
+    batch_commands.register(commands)
     return parser
 
 

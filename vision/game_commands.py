@@ -114,7 +114,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     rules_cli.players_under(args.profile, args.players)
     first_player = _first_player(args)
     _check_calibration_file(args.calibration)
-    reader = pipeline_reader(args.models)  # a missing model fails before the video is opened
+    from vision.batch import engine_kwargs
+
+    reader = pipeline_reader(args.models, **engine_kwargs(args))  # a missing model fails before the video is opened
     options = AnalyzeOptions(
         profile=args.profile, players=args.players, first_player=first_player,
         time_limit_s=args.time_limit, calibration=args.calibration, progress=not args.quiet and not args.json,
@@ -417,6 +419,8 @@ def _bench_live(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(commands: argparse._SubParsersAction) -> None:
+    from vision.batch import add_engine_options
+
     rules_cli.BENCH_SUITES["pipeline"] = _bench_pipeline
     rules_cli.BENCH_SUITES["live"] = _bench_live
     rules_cli.BENCH_SUITES["station"] = lambda args: __import__("vision.station_bench").station_bench.bench_suite(args)
@@ -455,6 +459,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     analyze.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_game_options(analyze)
+    add_engine_options(analyze)  # --threads, --provider
     rules_cli.add_json_option(analyze)
 
     live = rules_cli.add_command(

@@ -54,11 +54,17 @@ OVERHEAD_NMS_IOU = 0.3
 """Seen from above, tiles on the table never overlap: a box overlapping another by this much is a duplicate."""
 
 
-def pipeline_reader(models: Any = None) -> Any:
-    """The tile reader for table frames (models checked now, so a missing file fails before any frame)."""
-    from vision.recognition import TileReader
+def pipeline_reader(models: Any = None, *, threads: int | None = None, provider: str = "cpu") -> Any:
+    """The tile reader for table frames (models checked now, so a missing file fails before any frame).
 
-    reader = TileReader(models, iou=OVERHEAD_NMS_IOU, not_a_tile=0.0, rescale=False)  # frames: regions; fused later
+    ``threads``: ONNX Runtime's threads per model (None: the default, 2); ``provider``: "cpu" or "cuda" (refused in
+    one line where this ONNX Runtime lacks it)."""
+    from vision.recognition import TileReader, check_provider
+
+    providers = check_provider(provider)
+    reader = TileReader(
+        models, iou=OVERHEAD_NMS_IOU, not_a_tile=0.0, rescale=False, providers=providers, threads=threads
+    )  # frames: regions; fused later
     reader.check_models()
     return reader
 

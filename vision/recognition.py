@@ -37,6 +37,11 @@ CLASSIFIER_FILE = "tile-classifier.onnx"
 DEFAULT_PROVIDERS: tuple[str, ...] = ("CPUExecutionProvider",)
 INTRA_OP_THREADS = 2
 """The referee station has 2 cores; more threads than cores only adds contention."""
+PROVIDERS: dict[str, tuple[str, ...]] = {
+    "cpu": DEFAULT_PROVIDERS,
+    "cuda": ("CUDAExecutionProvider", "CPUExecutionProvider"),
+}
+"""``--provider``: ONNX Runtime's execution providers, in order of preference."""
 LETTERBOX_FILL = 114
 """Ultralytics pads letterboxed images with this grey; the detector was trained on it."""
 WINDOW_OVERLAP = 0.25
@@ -121,7 +126,23 @@ def load_image(path: str | Path) -> np.ndarray:
     return image
 
 
-def _session(path: Path, providers: Sequence[str]) -> Any:
+def check_provider(name: str) -> tuple[str, ...]:
+    """The providers for ``--provider NAME``; a one-line :class:`ModelLoadError` when this ONNX Runtime lacks it
+    (CUDA needs the onnxruntime-gpu package and an NVIDIA GPU)."""
+    import onnxruntime as ort
+
+    if name not in PROVIDERS:
+        raise ModelLoadError(f"unknown execution provider {name!r} (known: {', '.join(PROVIDERS)})")
+    wanted = PROVIDERS[name][0]
+    if wanted not in ort.get_available_providers():
+        raise ModelLoadError(
+            f"--provider {name}: this ONNX Runtime offers only {', '.join(ort.get_available_providers())}"
+            + (" (CUDA needs the onnxruntime-gpu package and an NVIDIA GPU)" if name == "cuda" else "")
+        )
+    return PROVIDERS[name]
+
+
+def _session(path: Path, providers: Sequence[str], threads: int | None = None) -> Any:
     import onnxruntime as ort
 
     if not path.is_file():
@@ -129,7 +150,7 @@ def _session(path: Path, providers: Sequence[str]) -> Any:
             f"{path}: model file not found (the tile models ship in models/; pass --models DIR or set RUMMIKUB_MODELS)"
         )
     options = ort.SessionOptions()
-    options.intra_op_num_threads = INTRA_OP_THREADS
+    options.intra_op_num_threads = INTRA_OP_THREADS if threads is None else threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     try:
@@ -249,12 +270,15 @@ class TileDetector:
         tiled: bool = False,
         window: int | None = None,
         max_windows: int = MAX_WINDOWS,
+        threads: int | None = None,
     ) -> None:
         self.path = Path(path)
         self.max_windows = max_windows
         self.confidence = confidence
         self.iou = iou
         self.providers = tuple(providers)
+        self.threads = threads
+        """ONNX Runtime's intra-op threads (None: :data:`INTRA_OP_THREADS`)."""
         self.tiled = tiled
         self._window = window
         self._session: Any = None
@@ -263,7 +287,7 @@ class TileDetector:
     @property
     def session(self) -> Any:
         if self._session is None:
-            self._session = _session(self.path, self.providers)
+            self._session = _session(self.path, self.providers, self.threads)
         return self._session
 
     @property
@@ -390,10 +414,16 @@ class TileClassifier:
     """
 
     def __init__(
-        self, path: str | Path, *, providers: Sequence[str] = DEFAULT_PROVIDERS, batch: int = CLASSIFIER_BATCH
+        self,
+        path: str | Path,
+        *,
+        providers: Sequence[str] = DEFAULT_PROVIDERS,
+        batch: int = CLASSIFIER_BATCH,
+        threads: int | None = None,
     ) -> None:
         self.path = Path(path)
         self.providers = tuple(providers)
+        self.threads = threads
         self.batch = batch
         self._session: Any = None
         self.head = _enrolment_head(self.path.parent / HEAD_FILE)
@@ -403,7 +433,7 @@ class TileClassifier:
     @property
     def session(self) -> Any:
         if self._session is None:
-            self._session = _session(self.path, self.providers)
+            self._session = _session(self.path, self.providers, self.threads)
             if self.head is not None and FEATURES_OUTPUT not in [o.name for o in self._session.get_outputs()]:
                 raise ModelLoadError(f"{self.path}: has no {FEATURES_OUTPUT!r} output for the enrolment head beside it")
         return self._session
@@ -502,6 +532,7 @@ class TileReader:
         providers: Sequence[str] = DEFAULT_PROVIDERS,
         colour: TableColour | None = None,
         familiarity: bool = True,
+        threads: int | None = None,
     ) -> None:
         self.colour = TableColour() if colour is None else colour
         self.use_familiarity = familiarity
@@ -512,9 +543,10 @@ class TileReader:
         self.not_a_tile = PHOTO_NOT_A_TILE if not_a_tile is None else not_a_tile
         self.models_dir = Path(models_dir) if models_dir is not None else default_models_dir()
         self.detector = TileDetector(
-            self.models_dir / DETECTOR_FILE, confidence=confidence, iou=iou, providers=providers, tiled=tiled
-        )
-        self.classifier = TileClassifier(self.models_dir / CLASSIFIER_FILE, providers=providers)
+            self.models_dir / DETECTOR_FILE, confidence=confidence, iou=iou, providers=providers, tiled=tiled,
+            threads=threads,
+        )  # fmt: skip
+        self.classifier = TileClassifier(self.models_dir / CLASSIFIER_FILE, providers=providers, threads=threads)
         self.rescale = rescale
         self.last_timings_ms: dict[str, float] = {}
         self.last_left_out = 0
