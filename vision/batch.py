@@ -450,9 +450,10 @@ class BatchProgress:
 # -- where the games run -------------------------------------------------------------------------------------
 
 
-def pool_runner(workers: int, *, method: str = "spawn") -> Runner:
-    """A local process pool (spawned workers: no state copied from the parent, as on a cluster node). A worker
-    that dies fails only the games it had; the pool is started afresh for the next attempt."""
+def pool_runner(workers: int, *, method: str = "spawn", work: Callable[[GameJob], dict[str, Any]] = run_game) -> Runner:
+    """A local process pool (spawned workers: no state copied from the parent, as on a cluster node) running
+    ``work`` (a top-level function) on each job. A worker that dies breaks the pool: the games it had and those
+    still queued fail this attempt (finished ones stay done) and the next attempt starts a fresh pool."""
 
     def run(jobs: list[GameJob]) -> Iterator[tuple[GameJob, dict[str, Any]]]:
         import multiprocessing
@@ -460,7 +461,7 @@ def pool_runner(workers: int, *, method: str = "spawn") -> Runner:
 
         context = multiprocessing.get_context(method)
         with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
-            pending: dict[Future[dict[str, Any]], GameJob] = {pool.submit(run_game, job): job for job in jobs}
+            pending: dict[Future[dict[str, Any]], GameJob] = {pool.submit(work, job): job for job in jobs}
             while pending:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:

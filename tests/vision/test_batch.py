@@ -143,6 +143,34 @@ def test_a_failed_attempt_is_retried_once_and_others_go_on(tmp_path: Path) -> No
     assert batch_json(tmp_path)["counts"] == {"done": 2, "skipped": 0, "failed": 1}
 
 
+def dies_on_first_try(job: GameJob) -> dict[str, Any]:
+    """In a pool worker: game 1's first attempt kills its process (as the OOM killer or ``kill -9`` would)."""
+    import os
+
+    marker = Path(job.out).with_suffix(".tried")
+    if job.spec.table == "1" and not marker.exists():
+        marker.write_text(str(os.getpid()))
+        os._exit(9)
+    return {"status": "done", "video_s": 1.0, "moves": 0, "verdicts": {}, "pid": os.getpid()}
+
+
+def test_a_worker_killed_mid_game_fails_that_attempt_and_a_fresh_pool_finishes_the_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vision.batch import pool_runner
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[2]))  # spawned workers import this module by its name
+
+    games = [GameSpec(video=f"v{t}.mp4", event="E", round="1", table=t) for t in ("1", "2")]
+    summary = run_batch(games, tmp_path, runner=pool_runner(1, work=dies_on_first_try))
+    by_table = {g["table"]: g for g in summary["games"]}
+    assert by_table["1"]["status"] == "done" and by_table["1"]["attempts"] == 2
+    assert by_table["1"]["errors"] == ["the worker process died (killed, or out of memory)"]
+    killed = int((tmp_path / "E_1_1.tried").read_text())
+    assert by_table["1"]["pid"] != killed  # the retry ran in a new worker
+    assert by_table["2"]["status"] == "done" and summary["counts"]["failed"] == 0
+
+
 YAML_MANIFEST = """
 defaults: {profile: official, players: 2}
 games:
