@@ -493,10 +493,13 @@ def ray_runner(address: str) -> Runner:
     except ImportError:
         raise rules_cli.CommandError(RAY_MISSING) from None
     if not ray.is_initialized():
-        if address == "local":
-            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-        else:
-            ray.init(address=address, log_to_driver=False)
+        try:
+            if address == "local":
+                ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+            else:
+                ray.init(address=address, log_to_driver=False)
+        except Exception as error:  # Ray's own exception types: no cluster there, a refused address
+            raise rules_cli.CommandError(f"--ray {address}: cannot start or reach Ray ({_one_line(error)})") from None
     task = ray.remote(num_cpus=1, max_retries=0)(run_game)
 
     def run(jobs: list[GameJob]) -> Iterator[tuple[GameJob, dict[str, Any]]]:
@@ -737,12 +740,15 @@ def register(commands: Any) -> None:
         commands,
         "batch",
         cmd_batch,
-        "Analyse every game video a manifest lists (as analyze does, each in its folder), then an archive report.",
+        "Analyse every game video a manifest lists (as analyze does, each in its folder), then an archive report"
+        " (exit status 1 when a game failed: batch.json lists it with its error).",
         f"{rules_cli.PROG} batch season.csv --out archive/ --workers 2",
     )
     batch.add_argument("manifest", metavar="MANIFEST", help="CSV or YAML: video, event, round, table, profile, ...")
     batch.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the games and the archive")
-    batch.add_argument("--workers", type=int, default=1, metavar="N", help="local worker processes (default 1)")
+    batch.add_argument(
+        "--workers", type=int, default=1, metavar="N", help="local worker processes (default 1; not with --ray)"
+    )
     batch.add_argument(
         "--ray", metavar="ADDRESS", help="run the games as Ray tasks: auto, ray://host:port, or local (2 CPUs here)"
     )
