@@ -359,6 +359,8 @@ BORDER_MM = 20.0
 CLEARANCE_MM = 4.0
 """Room kept between the play area and what lies at the edge. Little: sets are laid up to the racks, and a tile
 standing in a rack has its centre well inside the rack's outline, which is found with the tiles' tops and shadows."""
+OFF_CENTRE_WEIGHT = 1.0
+"""How much a rectangle off the table's middle loses against a centred one (:func:`_largest_free_rectangle`)."""
 MIN_PLAY_SHARE = 0.2
 """A play area under this share of the table top is not believed (the picture was read wrong)."""
 
@@ -424,7 +426,18 @@ def _edge_clutter(top: np.ndarray, band: int) -> np.ndarray:
     distance = difference.max(axis=2)  # lightness halved: shading and glare move it most
     spread = 1.4826 * float(np.median(np.abs(distance - np.median(distance))))
     # A table's own colour varies a little (grain, weave, noise); nothing that varies more than 30 is a table.
-    mask = (distance > min(30.0, max(12.0, float(np.median(distance)) + 6.0 * spread))).astype(np.uint8)
+    mask = distance > min(30.0, max(12.0, float(np.median(distance)) + 6.0 * spread))
+    # A glare is the table's own colour made lighter and greyer: not a thing (a white sheet passes for one too,
+    # which costs nothing: it is no tile).
+    lightness = lab[:, :, 0].astype(np.float32)
+    gradient = np.hypot(cv2.Sobel(lightness, cv2.CV_32F, 1, 0), cv2.Sobel(lightness, cv2.CV_32F, 0, 1))
+    sharp = cv2.dilate((gradient > 80).astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    outlined = cv2.dilate((gradient > 160).astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+    signed = lab.astype(np.float32) - background.astype(np.float32)
+    chroma, chroma_bg = (np.abs(x[:, :, 1:].astype(np.float32) - 128).sum(axis=2) for x in (lab, background))
+    greyer = (chroma <= chroma_bg + 2) | (np.abs(signed[:, :, 1:]).sum(axis=2) < 8)
+    mask &= ~((signed[:, :, 0] > 0) & greyer & ~outlined)  # with no outline near: tile backs have theirs
+    mask = mask.astype(np.uint8)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))  # grain and noise
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
     count, labels = cv2.connectedComponents(mask, connectivity=8)
@@ -433,9 +446,6 @@ def _edge_clutter(top: np.ndarray, band: int) -> np.ndarray:
     touching = np.zeros(count, bool)
     touching[np.unique(labels[edge])] = True
     # A thing has an outline; a glare or a shadow's soft edge has none: a component without sharp edges is light.
-    lightness = lab[:, :, 0].astype(np.float32)
-    sharp = np.hypot(cv2.Sobel(lightness, cv2.CV_32F, 1, 0), cv2.Sobel(lightness, cv2.CV_32F, 0, 1)) > 80
-    sharp = cv2.dilate(sharp.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
     sizes = np.bincount(labels.ravel(), minlength=count)
     edges = np.bincount(labels[sharp], minlength=count)
     touching &= edges >= np.maximum(4, 0.02 * sizes)
@@ -473,7 +483,7 @@ def find_play_area(image: np.ndarray, table_px: Any = None) -> PlayAreaSearch | 
         clutter.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * clearance + 1,) * 2)
     )
     blocked[:border], blocked[rows - border :], blocked[:, :border], blocked[:, cols - border :] = 1, 1, 1, 1
-    rectangle = _largest_free_rectangle(blocked == 0, off_centre=1.0)
+    rectangle = _largest_free_rectangle(blocked == 0, off_centre=OFF_CENTRE_WEIGHT)
     if rectangle is None:
         return None
     x0, y0, x1, y1 = rectangle
