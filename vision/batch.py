@@ -580,23 +580,38 @@ def _count(rows: Iterable[dict[str, Any]], key: Callable[[dict[str, Any]], Itera
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def bar_svg(counts: dict[str, int], *, width: int = 520, colour: str = "#4a7ab5") -> str:
-    """Horizontal bars, one per key, with the count at the end (inline SVG: the page needs nothing else)."""
+def bar_svg(
+    counts: dict[str, int],
+    *,
+    part: dict[str, int] | None = None,
+    part_name: str = "",
+    width: int = 560,
+    colour: str = "#4a7ab5",
+    part_colour: str = "#c49a2c",
+) -> str:
+    """Horizontal bars, one per key, with the count at the end (inline SVG: the page needs nothing else); ``part``:
+    how much of each bar is of another kind, drawn in ``part_colour`` and named after the count."""
     from html import escape
 
     if not counts:
         return "<p class=none>none</p>"
+    part = part or {}
     most = max(counts.values()) or 1
-    row_h, label_w = 20, 200
+    row_h, label_w = 20, 250
     parts = []
     for i, (name, n) in enumerate(counts.items()):
         y = i * row_h
-        w = max(1, round((width - label_w - 50) * n / most))
+        w = max(1, round((width - label_w - 90) * n / most))
+        k = part.get(name, 0)
+        w_part = round(w * k / n) if n else 0
+        label = f"{n} ({k} {part_name})" if k else str(n)
         parts.append(
-            f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end">{escape(str(name)[:32])}</text>'
+            f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end">{escape(str(name)[:42])}</text>'
             f'<rect x="{label_w}" y="{y + 3}" width="{w}" height="{row_h - 6}" fill="{colour}"/>'
-            f'<text x="{label_w + w + 4}" y="{y + 14}">{n}</text>'
-        )
+            + (f'<rect x="{label_w + w - w_part}" y="{y + 3}" width="{w_part}" height="{row_h - 6}"'
+               f' fill="{part_colour}"/>' if w_part else "")
+            + f'<text x="{label_w + w + 4}" y="{y + 14}">{escape(label)}</text>'
+        )  # fmt: skip
     height = row_h * len(counts)
     return f'<svg width="{width}" height="{height}" font-size="12" font-family="sans-serif">{"".join(parts)}</svg>'
 
@@ -632,15 +647,22 @@ def archive_html(summary: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     reviews = [r for r in rows if r["verdict"] == "review"]
     review_rate = len(reviews) / len(rows) if rows else 0.0
 
-    def by(key: str) -> dict[str, int]:
-        return _count((r for r in rows if r["codes"]), lambda r: [f"{key} {r[key]}"] * len(r["codes"].split()))
+    def violations(key: Callable[[dict[str, Any]], str] | None, verdicts: tuple[str, ...]) -> dict[str, int]:
+        """Violations found, one per code, grouped by ``key`` (the code itself without one)."""
+        chosen = (r for r in rows if r["codes"] and r["verdict"] in verdicts)
+        return _count(chosen, lambda r: r["codes"].split() if key is None else [key(r)] * len(r["codes"].split()))
+
+    def chart(key: Callable[[dict[str, Any]], str] | None) -> str:
+        # a REVIEW's violations are what the referee would rule if the reading is right: shown apart
+        found = violations(key, ("revert", "review"))
+        return bar_svg(found, part=violations(key, ("review",)), part_name="REVIEW", colour="#b5544a")
 
     sections = [
         ("Verdicts", bar_svg(_count(rows, lambda r: [r["verdict"]]))),
-        ("Violations by code", bar_svg(_count(rows, lambda r: r["codes"].split()), colour="#b5544a")),
-        ("Violations by player", bar_svg(by("player"), colour="#b5544a")),
-        ("Violations by profile", bar_svg(by("profile"), colour="#b5544a")),
-        ("Violations by round", bar_svg(by("round"), colour="#b5544a")),
+        ("Violations by code (red: REVERT, gold: REVIEW)", chart(None)),
+        ("Violations by player (seat in turn order)", chart(lambda r: f"player {r['player']}")),
+        ("Violations by profile", chart(lambda r: str(r["profile"]))),
+        ("Violations by round", chart(lambda r: f"{r['event']} round {r['round']}")),
         (
             f"REVIEW: {len(reviews)} of {len(rows)} moves ({100 * review_rate:.1f} %), by cause",
             bar_svg(_count(reviews, lambda r: [r["review_cause"]]), colour="#c49a2c"),

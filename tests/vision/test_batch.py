@@ -287,3 +287,40 @@ def test_a_local_ray_gives_the_pools_outputs(first_run: tuple[int, Path], season
 def events(folder: Path) -> list[tuple[str, Any]]:
     lines = [json.loads(line) for line in (folder / "game-log.jsonl").read_text().splitlines()]
     return [(e["event"], e.get("frame")) for e in lines]
+
+
+def a_move(number: int, player: int, verdict: str, codes: list[str], seconds: float, notes: list[str]) -> dict:
+    ruling = {"verdict": verdict, "violations": [{"code": c} for c in codes], "notes": notes, "uncertain": []}
+    return {"number": number, "player": player, "kind": "play", "elapsed_s": seconds, "time_s": 0.0, "ruling": ruling}
+
+
+def test_the_archive_counts_reverts_and_reviews_apart(tmp_path: Path) -> None:
+    from vision.batch import write_archive
+
+    moves = [
+        a_move(1, 0, "ok", [], 12.0, []),
+        a_move(2, 1, "revert", ["invalid-set", "joker-retained"], 61.5, []),
+        a_move(3, 0, "review", ["invalid-set"], 30.0, ["2 tile(s) read with low confidence: a person decides"]),
+        a_move(4, 1, "review", [], 8.0, ["1 tile(s) read with low confidence: a person decides"]),
+    ]
+    (tmp_path / "E_1_1").mkdir()
+    (tmp_path / "E_1_1" / "moves.json").write_text(json.dumps(moves))
+    game = {"label": "E_1_1", "event": "E", "round": "1", "table": "1", "profile": "official", "status": "done",
+            "errors": [], "moves": 4, "verdicts": {"ok": 1, "revert": 1, "review": 2}}  # fmt: skip
+    summary = {"games": [game], "counts": {"done": 1, "skipped": 0, "failed": 0}, "video_hours_analysed": 0.01}
+    page_path, csv_path = write_archive(tmp_path, summary)
+    with csv_path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["move"], r["player"], r["verdict"], r["codes"], r["seconds"]) for r in rows] == [
+        ("1", "1", "ok", "", "12.0"),
+        ("2", "2", "revert", "invalid-set joker-retained", "61.5"),
+        ("3", "1", "review", "invalid-set", "30.0"),
+        ("4", "2", "review", "", "8.0"),
+    ]
+    assert {r["review_cause"] for r in rows if r["verdict"] == "review"} == {"N tile(s) read with low confidence"}
+    page = page_path.read_text()
+    assert "REVIEW: 2 of 4 moves (50.0 %), by cause" in page
+    assert ">invalid-set</text>" in page and ">2 (1 REVIEW)</text>" in page  # one REVERT, one REVIEW
+    assert ">joker-retained</text>" in page
+    slowest = page.split("Slowest moves", 1)[1]
+    assert slowest.index("move 2,") < slowest.index("move 3,") < slowest.index("move 1,")  # 61.5 s, 30 s, 12 s
