@@ -99,7 +99,7 @@ def read_manifest(path: str | Path) -> list[GameSpec]:
         if game.label in seen:
             raise ManifestError(
                 f"{path}: {_where(number)} has the same event, round and table as {_where(seen[game.label])}"
-                f" ({game.label})"
+                f" (folder {game.label})"
             )
         seen[game.label] = number
     return games
@@ -439,7 +439,11 @@ class BatchProgress:
             return
         elapsed = time.perf_counter() - self.start
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.counts.items()))
-        rate = f", {self.analysed_s / elapsed:.1f} video h per wall h" if elapsed > 0 and self.analysed_s else ""
+        rate = ""
+        if elapsed > 0 and self.analysed_s:
+            speed = self.analysed_s / elapsed  # video hours per wall hour
+            left = max(0.0, self.video_s - self.seen_s) / speed
+            rate = f", {speed:.1f} video h per wall h, ETA {left / 60:.0f} min"
         self.stream.write(
             f"batch: {self.done}/{self.games} games ({counts}), {self.seen_s / 3600:.2f}/{self.video_s / 3600:.2f}"
             f" video hours{rate}\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -203,6 +204,7 @@ def test_a_yaml_manifest_with_defaults(tmp_path: Path) -> None:
         ("s.csv", "video,event,round,table,profile\na.mp4,E,1,1,chess\n", "unknown profile 'chess'"),
         ("s.csv", "video,event,round,table,time_limit\na.mp4,E,1,1,soon\n", "time_limit is seconds"),
         ("s.csv", "video,event,round,table\na.mp4,E,1,1\nb.mp4,E,1,1\n", "row 3 has the same event"),
+        ("s.csv", "video,event,round,table\na.mp4,A B,1,1\nb.mp4,A-B,1,1\n", "(folder A-B_1_1)"),
         ("s.csv", "video,event,round,table\na.mp4,E,1,1,extra\n", "more cells than the header"),
         ("s.yaml", "games: [\n", "not valid YAML"),
         ("s.yaml", "just text\n", "a list of games"),
@@ -215,7 +217,7 @@ def test_a_bad_manifest_is_one_line_and_status_2(
 ) -> None:
     path = tmp_path / name
     path.write_text(content)
-    with pytest.raises(ManifestError, match=message.replace("(", r"\(")):
+    with pytest.raises(ManifestError, match=re.escape(message)):
         read_manifest(path)
     assert main(["batch", str(path), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
