@@ -133,6 +133,8 @@ def _yaml_rows(path: Path, text: str) -> list[tuple[int, dict[str, Any]]]:
         mark = getattr(error, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
         raise ManifestError(f"{path}: not valid YAML{where}") from None
+    except RecursionError:
+        raise ManifestError(f"{path}: nested too deep to be a manifest") from None
     defaults: dict[str, Any] = {}
     if isinstance(data, dict):
         unknown = sorted(set(data) - {"defaults", "games"})
@@ -773,8 +775,9 @@ def register(commands: Any) -> None:
     batch.add_argument("manifest", metavar="MANIFEST", help="CSV or YAML: video, event, round, table, profile, ...")
     batch.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the games and the archive")
     batch.add_argument(
-        "--workers", type=int, default=1, metavar="N", help="local worker processes (default 1; not with --ray)"
-    )
+        "--workers", type=rules_cli.COUNT, default=1, metavar="N",
+        help="local worker processes (default 1; not with --ray)",
+    )  # fmt: skip
     batch.add_argument(
         "--ray", metavar="ADDRESS", help="run the games as Ray tasks: auto, ray://host:port, or local (2 CPUs here)"
     )
@@ -798,8 +801,9 @@ def engine_kwargs(args: Any) -> dict[str, Any]:
 def add_engine_options(parser: Any) -> None:
     """``--threads`` and ``--provider``: how ONNX Runtime runs the models (shared by analyze and batch)."""
     parser.add_argument(
-        "--threads", type=int, metavar="N", help="ONNX Runtime threads per model (default 2, the station's cores)"
-    )
+        "--threads", type=rules_cli.COUNT, metavar="N",
+        help="ONNX Runtime threads per model (default 2, the station's cores)",
+    )  # fmt: skip
     parser.add_argument(
         "--provider", choices=("cpu", "cuda"), default="cpu", help="ONNX Runtime execution provider (default cpu)"
     )

@@ -296,6 +296,8 @@ CASES = [
     *[case("analyze", "{video.mp4}", "--out", "{out}", "--quiet", "--calibration", f"{{{name}}}")
       for name in ("missing", "deep.json", "garbage.json", "malformed.json", "table.json")],
     case("analyze", "{corrupt.mp4}", "--out", "{out}", "--quiet", statuses=frozenset({0, 2}), name="mostly-corrupt"),
+    *[case("batch", f"{{{name}}}", "--out", "{out}") for name in (*YAML_INPUTS, "table.json", "garbage.bin")],
+    case("batch", "{list.yaml}", "--out", "{out}", "--provider", "cuda", name="no-cuda"),
     *[case("live", "--source", f"{{{name}}}", "--log", "{out}.jsonl", "--fast") for name in VIDEO_INPUTS],
     case("live", "--source", "{video.mp4}", "--log", "{under-file}.jsonl", "--fast"),
     case("live", "--source", "{video.mp4}", "--log", "{out}.jsonl", "--players", "5", name="players-over-profile"),
