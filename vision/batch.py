@@ -229,7 +229,7 @@ def run_game(job: GameJob) -> dict[str, Any]:
     from vision.report import write_report
 
     spec, out = job.spec, Path(job.out)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     try:
         if spec.calibration not in ("markers", "auto", "frame"):
             from vision.calibrate import Calibration
@@ -248,7 +248,8 @@ def run_game(job: GameJob) -> dict[str, Any]:
         summary = {}
     result = {
         "status": "failed" if problem else "done", "error": problem, "pid": os.getpid(),
-        "wall_s": round(time.perf_counter() - started, 2), **_game_numbers(summary),
+        "wall_s": round(time.perf_counter() - started, 2), "cpu_s": round(time.process_time() - cpu_started, 2),
+        **_game_numbers(summary),
     }  # fmt: skip
     return result
 
@@ -311,6 +312,9 @@ class GameRecord:
     moves: int | None = None
     verdicts: dict[str, int] = field(default_factory=dict)
     pid: int | None = None
+    """The worker process that analysed it."""
+    cpu_s: float | None = None
+    """CPU seconds that worker spent on it (ONNX Runtime's threads included)."""
 
 
 Runner = Callable[[list[GameJob]], Iterator[tuple[GameJob, dict[str, Any]]]]
@@ -376,10 +380,20 @@ def run_batch(
         "counts": {s: sum(1 for r in rows if r["status"] == s) for s in ("done", "skipped", "failed")},
         "video_hours_analysed": round(analysed_s / 3600, 4),
         "video_hours_per_wall_hour": round(analysed_s / wall, 2) if wall > 0 and analysed_s else None,
+        "cpu_s_by_worker": _cpu_by_worker(rows),
         "games": rows,
     }
     (out / BATCH_NAME).write_text(json.dumps(summary, indent=2, sort_keys=True))
     return summary
+
+
+def _cpu_by_worker(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """CPU seconds each worker process spent on the games it finished in this run (pid: seconds)."""
+    spent: dict[str, float] = {}
+    for row in rows:
+        if row["status"] == "done" and row["pid"] is not None and row["cpu_s"] is not None:
+            spent[str(row["pid"])] = round(spent.get(str(row["pid"]), 0.0) + row["cpu_s"], 2)
+    return spent
 
 
 def _record(game: GameSpec) -> GameRecord:
@@ -395,6 +409,7 @@ def _fill(record: GameRecord, numbers: dict[str, Any]) -> None:
     record.moves = numbers.get("moves")
     record.verdicts = dict(numbers.get("verdicts") or {})
     record.pid = numbers.get("pid")
+    record.cpu_s = numbers.get("cpu_s")
 
 
 def _summary_of(folder: Path) -> dict[str, Any]:

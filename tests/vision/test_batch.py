@@ -68,9 +68,13 @@ def test_every_game_is_analysed_and_a_corrupt_video_is_listed_failed(first_run: 
     assert all("cannot open video" in e and "broken.mp4" in e for e in broken["errors"])
     for label in ("Open-2026_1_1", "Open-2026_1_2"):
         assert games[label]["status"] == "done" and games[label]["attempts"] == 1
+        assert games[label]["cpu_s"] > 0 and games[label]["pid"] is not None
         for name in ANALYSIS_FILES:
             assert (out / label / name).is_file(), (label, name)
     assert not (out / "Open-2026_2_1").exists()
+    assert sum(summary["cpu_s_by_worker"].values()) == pytest.approx(
+        sum(games[label]["cpu_s"] for label in ("Open-2026_1_1", "Open-2026_1_2")), abs=0.02
+    )
 
 
 def test_a_game_folder_is_what_analyze_writes(first_run: tuple[int, Path], season: Path, tmp_path: Path) -> None:
