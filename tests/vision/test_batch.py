@@ -20,6 +20,7 @@ from vision.batch import (
     ManifestError,
     read_manifest,
     run_batch,
+    worker_threads,
 )
 from vision.cli import main
 
@@ -72,6 +73,7 @@ def test_every_game_is_analysed_and_a_corrupt_video_is_listed_failed(first_run: 
         for name in ANALYSIS_FILES:
             assert (out / label / name).is_file(), (label, name)
     assert not (out / "Open-2026_2_1").exists()
+    assert summary["engine"]["threads"] == worker_threads(2)  # the cores shared out between the two workers
     assert sum(summary["cpu_s_by_worker"].values()) == pytest.approx(
         sum(games[label]["cpu_s"] for label in ("Open-2026_1_1", "Open-2026_1_2")), abs=0.02
     )
@@ -233,6 +235,16 @@ def test_a_missing_manifest_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["batch", str(tmp_path / "none.csv"), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot read the manifest" in err
+
+
+@pytest.mark.parametrize(("cores", "workers", "threads"), [(2, 1, 2), (2, 2, 1), (2, 3, 1), (16, 4, 4), (1, 1, 1)])
+def test_batch_shares_the_cores_out_between_its_workers(
+    monkeypatch: pytest.MonkeyPatch, cores: int, workers: int, threads: int
+) -> None:
+    import os
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    assert worker_threads(workers) == threads
 
 
 def test_the_threads_option_reaches_onnx_runtime() -> None:
