@@ -98,7 +98,8 @@ def _add_game_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--calibration", default="auto", metavar="HOW",
-        help="markers, auto (markers, else the table's edge, else the whole frame), frame, or a calibration JSON file",
+        help="markers, auto (markers, else the play area found on the table: racks, pool, cups at its edges left out),"
+        " frame, or a calibration JSON file",
     )  # fmt: skip
     parser.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: shipped)")
 
