@@ -58,6 +58,11 @@ class Game:
             ending = Ending(data.get("ending", Ending.OUT.value))
         except ValueError:
             raise ScoreError(f"unknown ending {data.get('ending')!r} (expected 'out' or 'pool-exhausted')") from None
+        if "moves" in data and "players" not in data:
+            raise ScoreError(
+                "this is a move script, not a finished game: run it with `rummikub-referee demo --rules FILE`"
+                " (score takes a game's players and racks, e.g. referee/samples/finished-game.json)"
+            )
         raw_players = data.get("players")
         if not isinstance(raw_players, list) or not 2 <= len(raw_players) <= 6:
             raise ScoreError("'players' must be a list of 2 to 6 players")

@@ -293,7 +293,8 @@ def test_score_takes_the_tournament_sample(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_the_move_script_is_for_demo_not_score(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run("score", str(SAMPLES / "move-script.json"), capsys=capsys)[0] == 2
+    code, _, err = run("score", str(SAMPLES / "move-script.json"), capsys=capsys)
+    assert code == 2 and "move script" in err and "demo --rules" in err
     code, out, _ = run("demo", "--json", capsys=capsys)  # referee.cli's demo: the move script, move by move
     script = json.loads((SAMPLES / "move-script.json").read_text())
     assert code == 0 and len(json.loads(out)["moves"]) == len(script["moves"])
