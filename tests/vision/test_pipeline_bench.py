@@ -140,25 +140,31 @@ def test_the_benchmark_text_names_the_headline_numbers() -> None:
     assert "by the right player 1" in text
 
 
-def test_a_game_is_analysed_again_into_the_benchs_own_folder(tmp_path: Path, scenes: Any) -> None:
-    """The bench writes its calibration into the output folder first, and reruns into the same one: analysing
-    there must replace the last run's analysis (never refuse the folder it just wrote)."""
+def one_set_game(tmp_path: Path, scenes: Any, *, frames: int) -> Path:
+    """A bench game folder: a 10 fps video of one set lying still, and a truth header whose play area is the frame."""
     import cv2
-
-    from vision.pipeline_bench import analyse_folder
 
     scene = scenes.TableScene()
     scene.show("[black-5 blue-5 orange-5]")
     game = tmp_path / "game"
     game.mkdir()
     writer = cv2.VideoWriter(str(game / "game.avi"), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, scene.size)
-    for _ in range(30):
+    for _ in range(frames):
         writer.write(scene.frame())
     writer.release()
     width, height = scene.size
     header = {"video": "game.avi", "profile": "official", "players": 2, "size": [width, height], "fps": 10,
               "play_area_px": [[0, 0], [width, 0], [width, height], [0, height]]}  # fmt: skip
     (game / "truth.jsonl").write_text(json.dumps(header) + "\n")
+    return game
+
+
+def test_a_game_is_analysed_again_into_the_benchs_own_folder(tmp_path: Path, scenes: Any) -> None:
+    """The bench writes its calibration into the output folder first, and reruns into the same one: analysing
+    there must replace the last run's analysis (never refuse the folder it just wrote)."""
+    from vision.pipeline_bench import analyse_folder
+
+    game = one_set_game(tmp_path, scenes, frames=30)
     out = tmp_path / "out"
     for _ in range(2):
         scores = analyse_folder(game, out, scenes.PixelReader())
@@ -191,22 +197,9 @@ def test_bench_tables_cover_two_to_six_players_a_tilted_camera_and_a_glare() -> 
 
 
 def test_the_users_path_is_analysed_without_the_truths_play_area(tmp_path: Path, scenes: Any) -> None:
-    import cv2
-
     from vision.pipeline_bench import analyse_folder
 
-    scene = scenes.TableScene()
-    scene.show("[black-5 blue-5 orange-5]")
-    game = tmp_path / "game"
-    game.mkdir()
-    writer = cv2.VideoWriter(str(game / "game.avi"), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, scene.size)
-    for _ in range(20):
-        writer.write(scene.frame())
-    writer.release()
-    width, height = scene.size
-    header = {"video": "game.avi", "profile": "official", "players": 2, "size": [width, height], "fps": 10,
-              "play_area_px": [[0, 0], [width, 0], [width, height], [0, height]]}  # fmt: skip
-    (game / "truth.jsonl").write_text(json.dumps(header) + "\n")
+    game = one_set_game(tmp_path, scenes, frames=20)
     scores = analyse_folder(game, tmp_path / "out", scenes.PixelReader(), calibration="auto")
     assert not (tmp_path / "out" / "calibration.json").exists()
     assert scores["calibration"] == "auto" and scores["play_area"]["method"] in ("auto", "frame")
