@@ -14,6 +14,7 @@ Sessions are created on first use, so building a reader is free and a missing mo
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import time
 from collections.abc import Sequence
@@ -91,10 +92,22 @@ class ModelLoadError(ValueError):
     """A model file that ONNX Runtime cannot load (corrupt, or not the expected kind of model)."""
 
 
+MODELS_PACKAGE = "rummikub_models"
+
+
 def default_models_dir() -> Path:
-    """``$RUMMIKUB_MODELS``, else the project's ``models/`` folder."""
+    """``$RUMMIKUB_MODELS``, else the models installed with the package (the data package ``rummikub_models``,
+    which is the repository's ``models/`` folder in an editable install), else a source checkout's ``models/``
+    (running from the repository without installing it)."""
     env = os.environ.get("RUMMIKUB_MODELS")
-    return Path(env) if env else Path(__file__).resolve().parents[1] / "models"
+    if env:
+        return Path(env)
+    spec = importlib.util.find_spec(MODELS_PACKAGE)
+    if spec is not None and spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            if (Path(location) / DETECTOR_FILE).is_file():
+                return Path(location)
+    return Path(__file__).resolve().parents[1] / "models"
 
 
 def load_image(path: str | Path) -> np.ndarray:
