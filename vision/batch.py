@@ -825,10 +825,10 @@ def engine_kwargs(args: Any) -> dict[str, Any]:
 
 
 def add_engine_options(parser: Any) -> None:
-    """``--threads`` and ``--provider``: how ONNX Runtime runs the models (shared by analyze and batch)."""
+    """``--threads`` and ``--provider``: how ONNX Runtime runs the models (shared by analyze, live and batch)."""
     parser.add_argument(
         "--threads", type=rules_cli.COUNT, metavar="N",
-        help="ONNX Runtime threads per model (default: analyze 2; batch the cores per worker, 1 on Ray)",
+        help="ONNX Runtime threads per model (default: analyze and live 2; batch the cores per worker, 1 on Ray)",
     )  # fmt: skip
     parser.add_argument(
         "--provider", choices=("cpu", "cuda"), default="cpu", help="ONNX Runtime execution provider (default cpu)"

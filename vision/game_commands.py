@@ -210,7 +210,9 @@ def cmd_live(args: argparse.Namespace) -> int:
     if not args.resume:  # a resumed game is played at the table its log names
         rules_cli.players_under(args.profile, args.players)
     _check_calibration_file(args.calibration)
-    reader = pipeline_reader(args.models)
+    from vision.batch import engine_kwargs
+
+    reader = pipeline_reader(args.models, **engine_kwargs(args))  # --threads, --provider checked before the source
     if args.serve:
         _station_at(args)  # a refused address or secret fails before a game log is started
     game = _open_game(args)
@@ -484,4 +486,5 @@ def register(commands: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     live.add_argument("--allow-host", action="append", metavar="NAME", help="station: one more host name it answers to")
     _add_game_options(live)
+    add_engine_options(live)  # --threads, --provider
     rules_cli.add_json_option(live)

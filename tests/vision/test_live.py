@@ -315,3 +315,33 @@ def test_a_six_player_game_is_refereed_by_seat_and_resumes_from_its_log(
         (1, 5, 0, "ok"),
         (4, 7, 2, "ok"),
     ]
+
+
+def test_live_passes_threads_and_provider_to_onnx_runtime_and_refuses_what_it_lacks(
+    tmp_path: Path, scenes: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--threads`` and ``--provider`` as analyze and batch have them (issue 19): the reader is made with them, and
+    a provider ONNX Runtime lacks is refused in one line before the source is opened."""
+    import onnxruntime as ort
+
+    import vision.pipeline
+
+    made: list[dict[str, Any]] = []
+
+    def reader(models: Any = None, **kwargs: Any) -> Any:
+        made.append(kwargs)
+        return scenes.PixelReader()
+
+    monkeypatch.setattr(vision.pipeline, "pipeline_reader", reader)
+    video = record(tmp_path / "game.avi", scenes, START, [("", None, 10)])
+    assert main(live_command(video, "--log", str(tmp_path / "a.jsonl"), "--threads", "1")) == 0
+    assert main(live_command(video, "--log", str(tmp_path / "b.jsonl"))) == 0
+    assert made == [{"threads": 1}, {}]  # without the options the reader is made as before (2 threads, CPU)
+    capsys.readouterr()
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        assert main(live_command(tmp_path / "missing.avi", "--provider", "cuda")) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--provider cuda" in err and "onnxruntime-gpu" in err
+    with pytest.raises(SystemExit) as refused:  # argparse's usage error
+        main(live_command(video, "--threads", "0"))
+    assert refused.value.code == 2 and "--threads: must be a whole number" in capsys.readouterr().err
