@@ -18,33 +18,19 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from vision.gamelog import GameLog
 from vision.moves import GameKeeper
-from vision.pipeline import Event, PipelineConfig, TablePipeline
+from vision.pipeline import Event, TablePipeline
 from vision.report import REPORT_NAME
+from vision.session import END_OF_VIDEO, GameOptions, calibrate_for, time_limit_kwargs
 
 STILL_SAMPLE_HZ = 3.0
 """Sampling rate while the table is still and unchanged (the pipeline's own rate otherwise)."""
 LOG_NAME = "game-log.jsonl"
-
-
-@dataclass(frozen=True, kw_only=True)
-class GameOptions:
-    """What a game is played under, and how its camera is calibrated (for ``analyze`` and ``live`` alike)."""
-
-    profile: str
-    players: int
-    first_player: int = 0
-    time_limit_s: Any = None
-    """None: the profile's limit; a number, or "none" for no limit (a limit agreed at the table)."""
-    calibration: str = "auto"
-    """"markers", "auto" (markers if found, else the play area found on the table: racks, pool and clutter at its edges
-    left out), "frame" or a JSON file."""
-    config: PipelineConfig = field(default_factory=PipelineConfig)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -168,7 +154,6 @@ def analyze_video(
     return summary
 
 
-END_OF_VIDEO = "end of the video"
 MOVES_NAME, SUMMARY_NAME = "moves.json", "summary.json"
 ANALYSIS_FILES = (LOG_NAME, MOVES_NAME, SUMMARY_NAME, REPORT_NAME)
 """The files an analysis writes in its folder (besides its snapshots): the only ones ``overwrite`` replaces."""
@@ -239,40 +224,10 @@ class Snapshots:
 WARNING_EVENTS = ("occluded", "camera-moved", "dropout", "reconnected", "corrupt-frames")
 
 
-CALIBRATION_METHODS = ("markers", "auto", "frame")
-"""What ``--calibration`` may name besides a calibration file."""
-
-
-def calibrate_for(image: Any, how: str) -> Any:
-    """The play area for a video or camera: markers, the table's edge, corners from a file, or the frame."""
-    from vision import calibrate
-
-    height, width = image.shape[:2]
-    if how not in CALIBRATION_METHODS:
-        return calibrate.Calibration.load(how)
-    if how == "frame":
-        return calibrate.whole_frame(width, height)
-    if how == "markers":
-        return calibrate.from_markers(image)
-    for attempt in (calibrate.from_markers, calibrate.auto):
-        try:
-            return attempt(image)
-        except calibrate.CalibrationError:
-            continue
-    return calibrate.whole_frame(width, height)
-
-
 def _keeper(options: AnalyzeOptions) -> GameKeeper:
     return GameKeeper(
         options.profile, options.players, first_player=options.first_player, **time_limit_kwargs(options.time_limit_s)
     )
-
-
-def time_limit_kwargs(value: Any) -> dict[str, Any]:
-    """GameKeeper's ``time_limit_s`` from an option: None keeps the profile's, "none" means no limit."""
-    if value is None:
-        return {}
-    return {"time_limit_s": None if value == "none" else float(value)}
 
 
 def _go_on() -> str | None:

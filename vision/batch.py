@@ -189,7 +189,7 @@ def _game(path: Path, number: int, row: dict[str, Any]) -> GameSpec:
             raise ManifestError(f"{where}: time_limit is seconds or 'none', not {limit!r}") from None
         limit = "none" if seconds is None else seconds
     calibration = str(row.get("calibration", "auto"))
-    from vision.analyze import CALIBRATION_METHODS
+    from vision.session import CALIBRATION_METHODS
 
     if calibration not in CALIBRATION_METHODS:
         calibration = str(path.parent / calibration)
@@ -256,8 +256,8 @@ def run_game(job: GameJob) -> dict[str, Any]:
 
 def _incomplete(summary: dict[str, Any]) -> str | None:
     """Why an analysis is not a whole one (stopped before the end, a video mostly undecodable), or None."""
-    from vision.analyze import END_OF_VIDEO
     from vision.capture import Damage
+    from vision.session import END_OF_VIDEO
 
     if summary.get("reason") != END_OF_VIDEO:
         return f"analysis stopped: {summary.get('reason')}"

@@ -160,8 +160,8 @@ def analysis_lines(summary: dict[str, Any]) -> list[str]:
 def _analysis_status(summary: dict[str, Any], out: Path) -> int:
     """Exit status of an analysis, with a line on standard error when it is not a whole one: stopped by a signal
     (130, 143), or a video mostly undecodable (2, see :data:`vision.capture.UNUSABLE_SHARE`)."""
-    from vision.analyze import END_OF_VIDEO
     from vision.capture import Damage
+    from vision.session import END_OF_VIDEO
     from vision.stopping import EXIT_STATUS
 
     if summary["reason"] != END_OF_VIDEO:
@@ -184,8 +184,8 @@ def _damage_status(damage: Damage, name: str, done: str) -> int:
 def _check_calibration_file(how: str) -> None:
     """A calibration file given to ``--calibration`` is read now, so a bad one fails before a camera, a stream or a
     video is opened (and before a game log is started); it is read again once the first frame is there."""
-    from vision.analyze import CALIBRATION_METHODS
     from vision.calibrate import Calibration
+    from vision.session import CALIBRATION_METHODS
 
     if how not in CALIBRATION_METHODS:
         Calibration.load(how)

@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from vision.analyze import END_OF_VIDEO, GameOptions, time_limit_kwargs
 from vision.capture import CaptureError, Frame, FrameSource, open_source, parse_spec, redact
 from vision.gamelog import GameLog, GameLogError, GameSetup
 from vision.moves import GameKeeper, GameStateError
 from vision.pipeline import Event, TablePipeline
+from vision.session import END_OF_VIDEO, GameOptions, calibrate_for, time_limit_kwargs
 
 Listener = Callable[[Event], None]
 
@@ -364,8 +364,6 @@ class LiveSession:
         """Watch the game until the source ends, :meth:`stop` is called or Ctrl-C; the summary (also logged as
         the ``end`` event, with its ``reason``). Until the first frame is read (:attr:`started`; then ``on_start``
         is called) an error is raised with nothing logged."""
-        from vision.analyze import calibrate_for
-
         source = self.source = open_source(self.options.source, on_event=self._source_event, **self.capture_options)
         latest = LatestFrame()
         self._fast = not source.is_live and not self.options.realtime
