@@ -6,7 +6,8 @@ shows the camera view with the reading drawn on it, the table as big tile chips,
 move and who has opened, the ruling on the last move (OK; REVERT with the layout to restore beside the
 table as it is; REVIEW naming the uncertain tiles), the move log and the referee's overrides.
 
-- ``GET /`` the page; ``GET /frame.jpg`` the camera view with the reading drawn on it (encoded at most
+- ``GET /`` the page; ``GET /frame.jpg`` the camera view with the play area read (green, as ``calibrate
+  --preview`` draws it) and the reading drawn on it (encoded at most
   :data:`FRAME_FPS` times a second, the same bytes for every page; ``ETag``/``If-None-Match``); ``GET
   /revert.wav`` the sound a REVERT makes.
 - ``GET /api/state`` everything the page shows; ``GET /api/moves/N`` one move with its tables.
@@ -670,11 +671,12 @@ class Station:
         table = keeper.table
         if table is None and pipeline is not None:
             table = pipeline.latest.get("table")
-        if previous is not None and previous.image is image and previous.table is table:
+        area = getattr(pipeline, "calibration", None)  # the play area read (found again when the camera moves)
+        if previous is not None and previous.image is image and previous.table is table and previous.area is area:
             return dataclasses.replace(previous, made_at=self.clock())  # the same picture: same bytes, same tag
         number = 1 if previous is None else previous.number + 1
-        data = _encode(_draw(image, table, keeper.profile))
-        return EncodedFrame(image, table, data, number, f'"{self._frame_tag}-{number}"', self.clock())
+        data = _encode(_draw(image, table, keeper.profile, area))
+        return EncodedFrame(image, table, data, number, f'"{self._frame_tag}-{number}"', self.clock(), area)
 
     # -- pushing ---------------------------------------------------------------------------------------------
     def fanout(self, loop: asyncio.AbstractEventLoop) -> Fanout:
@@ -708,6 +710,8 @@ class EncodedFrame:
     number: int
     etag: str
     made_at: float
+    area: Any = None
+    """The calibration whose play area is drawn (None: none yet)."""
 
 
 class Fanout:
@@ -823,7 +827,13 @@ def _jsonable(value: Any) -> Any:
 # -- pictures and sound -----------------------------------------------------------------------------------------
 
 
-def _draw(image: np.ndarray | None, table: Table | None, profile: str) -> np.ndarray:
+PLAY_AREA_COLOUR = (0, 220, 0)
+"""The play area's outline on the camera view: green, as ``calibrate --preview`` draws it."""
+
+
+def _draw(image: np.ndarray | None, table: Table | None, profile: str, area: Any = None) -> np.ndarray:
+    """The camera view: the frame scaled to :data:`FRAME_WIDTH`, the play area read (``area``: a calibration, its
+    method named beside it) and the table's reading drawn on it."""
     from vision.annotate import BoxAnnotator, LabelAnnotator, SetAnnotator
 
     if image is None:
@@ -835,11 +845,25 @@ def _draw(image: np.ndarray | None, table: Table | None, profile: str) -> np.nda
     small = image if scale == 1.0 else cv2.resize(image, (round(width * scale), round(height * scale)), cv2.INTER_AREA)
     if small.ndim == 2:
         small = cv2.cvtColor(small, cv2.COLOR_GRAY2BGR)
+    if area is not None:  # on a copy: never on the camera's own frame (at scale 1, ``small`` is that frame)
+        small = _draw_play_area(small.copy() if small is image else small, area, scale)
     if table is None:
         return small
     scaled = _scaled_table(table, scale)
     for annotator in (SetAnnotator(profile=profile), BoxAnnotator(), LabelAnnotator(show_confidence=False, short=True)):
         small = annotator.annotate(small, scaled)
+    return small
+
+
+def _draw_play_area(small: np.ndarray, area: Any, scale: float) -> np.ndarray:
+    """The play area's outline (the only part of the table read: what lies outside is ignored) with how it was
+    chosen (auto, markers, corners, frame) at its top-left corner."""
+    corners = np.asarray(area.corners_px, np.float64) * scale
+    cv2.polylines(small, [np.round(corners).astype(np.int32)], True, PLAY_AREA_COLOUR, 2, cv2.LINE_AA)
+    x, y = np.round(corners[0]).astype(int)
+    label = f"play area ({getattr(area, 'method', '?')})"
+    cv2.putText(small, label, (int(x) + 6, max(14, int(y) - 6)), cv2.FONT_HERSHEY_SIMPLEX, 0.5, PLAY_AREA_COLOUR, 1,
+                cv2.LINE_AA)  # fmt: skip
     return small
 
 

@@ -381,6 +381,37 @@ def test_the_frame_is_the_camera_picture_with_the_reading_drawn(game: Game) -> N
     assert client.get("/frame.jpg", headers={"If-None-Match": response.headers["etag"]}).status_code == 304
 
 
+def test_the_camera_view_shows_the_play_area_read_and_follows_it_when_found_again(game: Game) -> None:
+    """Issue 16: the station shows what was chosen, as ``calibrate --preview`` does (green outline, its method)."""
+    from vision.calibrate import Calibration
+
+    now = [0.0]
+    client = client_for(game, Station(game.session, clock=lambda: now[0]))
+    image = np.full((1080, 1920, 3), 90, np.uint8)
+    game.session.latest_image = image
+
+    def green(frame: np.ndarray, x: int, y: int) -> bool:
+        b, g, r = frame[y - 2 : y + 3, x - 2 : x + 3].reshape(-1, 3).astype(int).T
+        return bool((g - np.maximum(b, r)).max() > 80)
+
+    def view() -> tuple[np.ndarray, str]:
+        now[0] += 0.5  # the camera view is encoded at most twice a second
+        response = client.get("/frame.jpg")
+        return cv2.imdecode(np.frombuffer(response.content, np.uint8), cv2.IMREAD_COLOR), response.headers["etag"]
+
+    plain, _ = view()  # no play area read yet: the picture alone
+    assert not any(green(plain, x, y) for x, y in ((400, 50), (100, 300), (850, 300), (400, 500)))
+    game.session.pipeline.calibration = Calibration.from_corners([[200, 100], [1700, 100], [1700, 1000], [200, 1000]])
+    drawn, tag = view()
+    assert drawn.shape == (540, 960, 3)
+    assert all(green(drawn, x, y) for x, y in ((400, 50), (100, 300), (850, 300), (400, 500)))  # its sides, halved
+    assert not green(drawn, 480, 280) and not green(drawn, 50, 300)  # not inside it, not outside it
+    assert np.array_equal(image, np.full_like(image, 90))  # drawn on a copy, never on the camera's frame
+    game.session.pipeline.calibration = Calibration.from_corners([[300, 200], [1600, 200], [1600, 900], [300, 900]])
+    moved, moved_tag = view()  # found again (the camera moved): the same frame is drawn anew
+    assert moved_tag != tag and green(moved, 150, 300) and not green(moved, 100, 300)
+
+
 def test_the_revert_sound_is_a_short_wav() -> None:
     data = revert_sound()
     with wave.open(BytesIO(data)) as sound:
