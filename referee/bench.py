@@ -17,6 +17,7 @@ import random
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from referee.sets import TileSet
@@ -188,9 +189,11 @@ def _time(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
     return best * 1000.0, result
 
 
-def _row(
-    name: str, cases: list[tuple[Callable[[], Any], Callable[[], Any] | None]], repeats: int, note: str = ""
-) -> dict:
+_Case = tuple[Callable[[], object], Callable[[], object] | None]
+"""One input: the solver's call and, when scipy is there, the ILP reference's call."""
+
+
+def _row(name: str, cases: Sequence[_Case], repeats: int, note: str = "") -> dict[str, Any]:
     times: list[float] = []
     ilp_times: list[float] = []
     disagreements = 0
@@ -225,23 +228,21 @@ def _ilp_available() -> bool:
     return True
 
 
-def run_rules_benchmark(repeats: int = 3, seed: int = 0, inputs: int = 20) -> list[dict]:
+def run_rules_benchmark(repeats: int = 3, seed: int = 0, inputs: int = 20) -> list[dict[str, Any]]:
     """Time the solver (best of ``repeats`` per input) and the ILP reference on ``inputs`` inputs per row."""
     rng = random.Random(seed)
     have_ilp = _ilp_available()
     if have_ilp:
         from referee import ilp
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
 
     for size in (14, 20, 30):
-        cases = []
+        cases: list[_Case] = []
         for _ in range(inputs):
             deck = full_set()
             rng.shuffle(deck)
             rack = deck[:size]
-            cases.append(
-                (lambda r=rack: can_open(r, 30), (lambda r=rack: ilp.ilp_can_open(r, 30)) if have_ilp else None)
-            )
+            cases.append((partial(can_open, rack, 30), partial(ilp.ilp_can_open, rack, 30) if have_ilp else None))
         rows.append(_row(f"can_open, rack of {size}", cases, repeats))
 
     tables = {size: [random_table(rng, size) for _ in range(inputs)] for size in (40, 80, 104)}
@@ -252,8 +253,8 @@ def run_rules_benchmark(repeats: int = 3, seed: int = 0, inputs: int = 20) -> li
             rng.shuffle(tiles)
             cases.append(
                 (
-                    lambda t=tiles: arrange(t) is not None,
-                    (lambda t=tiles: ilp.ilp_arrange_feasible(t)) if have_ilp else None,
+                    partial(_arranges, tiles),
+                    partial(ilp.ilp_arrange_feasible, tiles) if have_ilp else None,
                 )
             )
         rows.append(_row(f"arrange, valid table of {size}", cases, repeats))
@@ -264,8 +265,8 @@ def run_rules_benchmark(repeats: int = 3, seed: int = 0, inputs: int = 20) -> li
             rng.shuffle(tiles)
             cases.append(
                 (
-                    lambda t=tiles: arrange(t) is not None,
-                    (lambda t=tiles: ilp.ilp_arrange_feasible(t)) if have_ilp else None,
+                    partial(_arranges, tiles),
+                    partial(ilp.ilp_arrange_feasible, tiles) if have_ilp else None,
                 )
             )
         rows.append(_row(f"arrange, table of {size} + 1-3 tiles", cases, repeats, "often infeasible"))
@@ -278,8 +279,8 @@ def run_rules_benchmark(repeats: int = 3, seed: int = 0, inputs: int = 20) -> li
                 rack = _rack_from(rng, pool, rack_size)
                 cases.append(
                     (
-                        lambda t=table, r=rack: _play_value(best_play(t, r)),
-                        (lambda t=table, r=rack: ilp.ilp_best_play_value(t, r)) if have_ilp else None,
+                        partial(_best_play_value, table, rack),
+                        partial(ilp.ilp_best_play_value, table, rack) if have_ilp else None,
                     )
                 )
             rows.append(_row(f"best_play, table of {size} + rack of {rack_size}", cases, repeats))
@@ -288,11 +289,16 @@ def run_rules_benchmark(repeats: int = 3, seed: int = 0, inputs: int = 20) -> li
     return rows
 
 
-def _play_value(arrangement: Any) -> int | None:
+def _arranges(tiles: list[Tile]) -> bool:
+    return arrange(tiles) is not None
+
+
+def _best_play_value(table: list[Tile], rack: list[Tile]) -> int | None:
+    arrangement = best_play(table, rack)
     return None if arrangement is None else arrangement.value
 
 
-def _check_move_row(rng: random.Random, inputs: int, repeats: int, have_ilp: bool) -> dict:
+def _check_move_row(rng: random.Random, inputs: int, repeats: int, have_ilp: bool) -> dict[str, Any]:
     """``check_move`` on a 100-tile table where a rack tile joins a set (the other engineer's module)."""
     note = "ILP reference: ilp_arrange_feasible of the after table"
     try:
@@ -304,7 +310,7 @@ def _check_move_row(rng: random.Random, inputs: int, repeats: int, have_ilp: boo
     if have_ilp:
         from referee import ilp
     profile = get_profile("pl-championship")
-    cases = []
+    cases: list[_Case] = []
     for _ in range(inputs):
         sets, pool = random_table(rng, 100)
         tile = pool[0]
@@ -313,8 +319,8 @@ def _check_move_row(rng: random.Random, inputs: int, repeats: int, have_ilp: boo
         after_tiles = [*_table_tiles(sets), tile]
         cases.append(
             (
-                lambda b=before, a=after: check_move(b, a, profile=profile, opened=True, elapsed_s=10.0),
-                (lambda t=after_tiles: ilp.ilp_arrange_feasible(t)) if have_ilp else None,
+                partial(check_move, before, after, profile=profile, opened=True, elapsed_s=10.0),
+                partial(ilp.ilp_arrange_feasible, after_tiles) if have_ilp else None,
             )
         )
     row = _row("check_move, table of 100", cases, repeats, note)
@@ -322,7 +328,7 @@ def _check_move_row(rng: random.Random, inputs: int, repeats: int, have_ilp: boo
     return row
 
 
-def format_rules_benchmark(rows: Sequence[dict]) -> str:
+def format_rules_benchmark(rows: Sequence[dict[str, Any]]) -> str:
     """A plain-text table of the rows, with the reference's availability spelled out."""
     header = (
         f"{'row':<40} {'n':>3} {'median ms':>10} {'max ms':>9} {'ILP med':>9} {'ILP max':>9}"

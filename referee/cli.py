@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NamedTuple, NoReturn, TypeVar
 
 from referee.moves import Ruling, Verdict, check_move, unsure_of_left_out
 from referee.profiles import DEFAULT_PROFILE, PROFILES
@@ -179,7 +179,7 @@ def emit(args: argparse.Namespace, data: Any, text: str) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     tile_set = TileSet.parse(args.tiles)
     check = tile_set.check(args.profile)
-    data = check.to_dict()
+    data: dict[str, Any] = check.to_dict()
     if check.reading is not None:
         data["jokers"] = check.reading.joker_meanings(tile_set.tiles)
     if check.valid:
@@ -466,11 +466,10 @@ def _read_table(path: str) -> TableFromFile:
 
 _NOT_GIVEN = object()
 Handler = Callable[[argparse.Namespace], int]
+_P = TypeVar("_P", bound=argparse.ArgumentParser)
 
 
-def add_command(
-    commands: argparse._SubParsersAction, name: str, func: Handler, help_: str, example: str
-) -> argparse.ArgumentParser:
+def add_command(commands: argparse._SubParsersAction[_P], name: str, func: Handler, help_: str, example: str) -> _P:
     """Register a command; every command has a description and an example in its --help."""
     sub = commands.add_parser(
         name,
@@ -483,7 +482,7 @@ def add_command(
     return sub
 
 
-def set_help(commands: argparse._SubParsersAction, name: str, help_: str) -> None:
+def set_help(commands: argparse._SubParsersAction[_P], name: str, help_: str) -> None:
     """A registered command's text, in the main ``--help`` listing and in the command's own ``--help`` alike."""
     commands.choices[name].description = help_
     for action in commands._choices_actions:
@@ -491,7 +490,7 @@ def set_help(commands: argparse._SubParsersAction, name: str, help_: str) -> Non
             action.help = help_
 
 
-def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[argparse.ArgumentParser]:
     """The subcommand registry of a parser built by :func:`build_parser`, for packages that add commands."""
     return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
 
@@ -739,7 +738,8 @@ def run(
         if not isinstance(parser, argparse.ArgumentParser):
             parser = parser()
         args = parser.parse_args(argv)  # usage errors exit 2 with one line (_Parser.error)
-        return args.func(args)
+        handler: Handler = args.func
+        return handler(args)
     except BrokenPipeError:  # the reader went away (`| head`): not an error; an OSError, so it must come first
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Python would write the broken pipe error at exit
         return 0

@@ -31,7 +31,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, overload
 
 from referee.events import (
     OVERRIDE_ACTIONS,
@@ -207,7 +207,7 @@ class Game:
     ) -> tuple[Game, list[Event]]:
         """The table is still again after activity (``hands``: an arm was seen over it, from ``hands_seat``;
         ``left_out``: boxes left out of the reading as most likely not tiles)."""
-        at = {"time_s": round(time_s, 3), "frame": frame, "left_out": left_out}
+        at: dict[str, Any] = {"time_s": round(time_s, 3), "frame": frame, "left_out": left_out}
         if self.table is None:
             return self._emit([TableRead(after, "first reading", **at)])
         changed = not after.same_layout(self.table)
@@ -247,7 +247,7 @@ class Game:
         The first press of a game switches to clock mode; if it comes right after a move already ruled when the
         table settled (no hands since), it confirms that move instead of adding a draw.
         """
-        at = {"time_s": round(time_s, 3), "frame": frame}
+        at: dict[str, Any] = {"time_s": round(time_s, 3), "frame": frame}
         confirms = (
             not self.clock_mode
             and not self.active_since_move
@@ -326,6 +326,10 @@ class Game:
             game = game.apply(event)
         return game
 
+    @overload
+    def complete(self, event: Override) -> Override: ...
+    @overload
+    def complete(self, event: Event) -> Event: ...
     def complete(self, event: Event) -> Event:
         """The event as it is logged: a correction of the last move with its new ruling, an undo naming the
         override it takes back. Other events (and events already complete) come back as they are."""

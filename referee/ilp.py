@@ -23,17 +23,25 @@ scipy is imported lazily so that the rules engine keeps no dependency.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import combinations
+from typing import Any
 
-from referee.tiles import COLOURS, JOKER, MAX_NUMBER, Tile
+from referee.tiles import COLOURS, JOKER, MAX_NUMBER, Colour, Tile
 
 __all__ = ["ilp_arrange_feasible", "ilp_best_play_value", "ilp_can_open", "ilp_max_meld"]
 
 _MISSING_SCIPY = "the ILP reference needs scipy: pip install scipy"
 
+_Key = Tile | tuple[Colour, int]
+"""A constraint row: the joker, or one (colour, number) tile."""
+_Entries = list[tuple[_Key, int]]
+"""A variable's (row key, coefficient) pairs."""
+_Rows = list[tuple[list[tuple[int, int]], float, float]]
+"""Rows over variable indices: (coefficients, lower, upper)."""
 
-def _scipy():
+
+def _scipy() -> tuple[Any, Any, Any, Any, Any]:  # scipy ships no type stubs
     try:
         import numpy as np
         from scipy.optimize import Bounds, LinearConstraint, milp
@@ -51,12 +59,12 @@ def _solve(mandatory: Counter[Tile], optional: Counter[Tile]) -> int | None:
     copies = max([count for tile, count in total.items() if not tile.is_joker], default=0)
     most = copies + jokers  # no window or group can be laid more often than this
 
-    columns: list[tuple[int, int, list[tuple[object, int]]]] = []
+    columns: list[tuple[int, int, _Entries]] = []
     """(value, upper bound, [(row key, coefficient)]) per variable."""
-    extra_rows: list[tuple[list[tuple[int, int]], float, float]] = []
+    extra_rows: _Rows = []
     """Rows over variable indices: (coefficients, lower, upper)."""
 
-    def add(value: int, upper: int, entries: list[tuple[object, int]]) -> int:
+    def add(value: int, upper: int, entries: _Entries) -> int:
         columns.append((value, upper, entries))
         return len(columns) - 1
 
@@ -83,13 +91,13 @@ def _solve(mandatory: Counter[Tile], optional: Counter[Tile]) -> int | None:
                     z = add(0, jokers, [((colour, n), -1), (JOKER, 1)])
                     extra_rows.append(([(z, -1), *((w, 1) for w in windows)], 0, np.inf))
     for number in range(1, MAX_NUMBER + 1):
-        present = [c for c in COLOURS if total[Tile(c, number)] > 0]
-        for size in range(1, min(4, len(present)) + 1):
-            for subset in combinations(present, size):
+        colours_present = [c for c in COLOURS if total[Tile(c, number)] > 0]
+        for size in range(1, min(4, len(colours_present)) + 1):
+            for subset in combinations(colours_present, size):
                 for k in range(max(0, 3 - size), 4 - size + 1):
                     if k > jokers:
                         continue
-                    entries = [((c, number), 1) for c in subset]
+                    entries: _Entries = [((c, number), 1) for c in subset]
                     if k:
                         entries.append((JOKER, k))
                     add(number * (size + k), most, entries)
@@ -104,13 +112,13 @@ def _solve(mandatory: Counter[Tile], optional: Counter[Tile]) -> int | None:
     data: list[float] = []
     lower = np.zeros(n_rows)
     upper = np.zeros(n_rows)
-    for col, (_value, _upper, entries) in enumerate(columns):
-        for key, coef in entries:
+    for col, (_value, _upper, column) in enumerate(columns):
+        for key, coef in column:
             rows.append(row_of[key])
             cols.append(col)
             data.append(coef)
     for key, i in row_of.items():
-        tile = JOKER if key is JOKER else Tile(*key)
+        tile = key if isinstance(key, Tile) else Tile(*key)  # the only Tile key is JOKER
         lower[i] = mandatory[tile]
         upper[i] = total[tile]
     for offset, (coefs, lo, hi) in enumerate(extra_rows):
@@ -123,7 +131,7 @@ def _solve(mandatory: Counter[Tile], optional: Counter[Tile]) -> int | None:
     a = coo_array((data, (rows, cols)), shape=(n_rows, len(columns))).tocsr()
     # Mandatory tiles that no variable can hold make the problem infeasible outright.
     for tile, count in mandatory.items():
-        key = JOKER if tile.is_joker else (tile.colour, tile.number)
+        key = JOKER if tile.colour is None or tile.number is None else (tile.colour, tile.number)
         if count and key not in row_of:
             return None
     values = np.array([-v for v, _u, _e in columns], dtype=float)
@@ -137,10 +145,13 @@ def _solve(mandatory: Counter[Tile], optional: Counter[Tile]) -> int | None:
         return None
     if result.status != 0:
         raise RuntimeError(f"HiGHS did not finish: {result.message}")
-    return round(-result.fun)
+    optimum: float = result.fun
+    return round(-optimum)
 
 
-def _joker_slots(x: int, colour: object, numbers: range, jokers: int, add, rows: list) -> None:
+def _joker_slots(
+    x: int, colour: Colour, numbers: range, jokers: int, add: Callable[[int, int, _Entries], int], rows: _Rows
+) -> None:
     """Per position of a window, the copies holding a joker; every copy keeps a number tile."""
     inf = float("inf")
     holds_real: list[tuple[int, int]] = [(x, len(numbers) - 1)]

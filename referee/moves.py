@@ -197,7 +197,13 @@ class Ruling:
         )
 
 
-_USE_PROFILE = object()
+class _UseProfile(enum.Enum):
+    """The default of ``time_limit_s``: the profile's own limit (a type of its own, so that None stays "no limit")."""
+
+    USE_PROFILE = enum.auto()
+
+
+_USE_PROFILE = _UseProfile.USE_PROFILE
 
 
 @dataclass
@@ -225,7 +231,7 @@ def check_move(
     opened: bool,
     profile: Profile | str = DEFAULT_PROFILE,
     elapsed_s: float | None = None,
-    time_limit_s: float | object | None = _USE_PROFILE,
+    time_limit_s: float | _UseProfile | None = _USE_PROFILE,
     table_at_limit: Table | None = None,
     touched_after_limit: bool | None = None,
 ) -> Ruling:
@@ -241,7 +247,7 @@ def check_move(
     of the profile names is REVIEW, never REVERT.
     """
     rules = get_profile(profile)
-    limit = rules.time_limit_s if time_limit_s is _USE_PROFILE else time_limit_s
+    limit = rules.time_limit_s if time_limit_s is _UseProfile.USE_PROFILE else time_limit_s
     _check_seconds("elapsed_s", elapsed_s)
     _check_seconds("time_limit_s", limit)
     over = elapsed_s is not None and limit is not None and elapsed_s > limit

@@ -130,7 +130,8 @@ def _check_copies(players: Sequence[PlayerRack], rules: Profile) -> None:
 class PlayerScore:
     name: str
     rack_points: int
-    small_points: int | Fraction
+    small_points: int | float | Fraction
+    """An int, or a Fraction; a tournament result's fractional small points arrive as a float (its ``_number``)."""
     big_points: int
     place: int
     winner: bool
@@ -331,7 +332,7 @@ def _read_player(data: Any, index: int) -> PlayerRack:
 class Standing:
     name: str
     big_points: int
-    small_points: int | Fraction
+    small_points: int | float | Fraction
     games: int
     rank: int
 
@@ -349,7 +350,7 @@ class Standing:
 def tournament_sheet(games: Iterable[Sequence[PlayerScore]]) -> list[Standing]:
     """Sum the games per player and rank by big points, then small points (ties share a rank)."""
     big: Counter[str] = Counter()
-    small: dict[str, int | Fraction] = {}
+    small: dict[str, int | float | Fraction] = {}
     played: Counter[str] = Counter()
     for game in games:
         for score in game:

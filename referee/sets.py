@@ -201,7 +201,7 @@ def _run_in_order(tiles: Sequence[Tile]) -> Reordering | None:
 def _group_reading(tiles: Sequence[Tile]) -> Reading | None:
     if len(tiles) > MAX_GROUP_SIZE:
         return None
-    numbers = {t.number for t in tiles if not t.is_joker}
+    numbers = {t.number for t in tiles if t.number is not None}
     colours = [t.colour for t in tiles if not t.is_joker]
     if len(numbers) != 1 or len(set(colours)) != len(colours):
         return None
@@ -234,7 +234,7 @@ def _why_invalid(tiles: Sequence[Tile]) -> str:
     real = [t for t in tiles if not t.is_joker]
     if not real:
         return "only jokers; a set needs at least one number tile"
-    colours = {t.colour for t in real}
+    colours = {t.colour for t in real if t.colour is not None}
     numbers = {t.number for t in real}
     if len(numbers) == 1 and len(colours) < len(real):
         repeated = next(c for c in colours if sum(t.colour == c for t in real) > 1)

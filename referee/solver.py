@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from referee.sets import TileSet
-from referee.tiles import COLOURS, JOKER, MAX_NUMBER, Tile
+from referee.tiles import COLOURS, JOKER, MAX_NUMBER, Colour, Tile
 
 __all__ = ["Arrangement", "arrange", "best_play", "can_open", "max_meld"]
 
@@ -56,6 +56,15 @@ _AFTER_REAL = {1: 2, 2: 3, 3: 3, 4: 2, 5: 3, 6: 3}
 _AFTER_JOKER = {1: 2, 2: 3, 3: 3, 4: 5, 5: 6, 6: 6}
 _STILL_NEEDED = {1: 2, 2: 1, 3: 0, 4: 2, 5: 1, 6: 1}
 """Tiles a run still needs below the current number before it may be closed."""
+
+
+_State = tuple[tuple[int, ...], ...]
+"""Per colour, the sorted codes of the runs left open (a search node with the jokers left)."""
+_Node = tuple[_State, int]
+_Detail = tuple[tuple["_ColourMove", ...], int, int]
+"""How a step was made: each colour's move, the jokers given to groups, the tiles groups took."""
+_Child = tuple[int, _Node, _Detail]
+"""A successor node with the best gain reaching it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +114,7 @@ def _colour_moves(
     with the same tile is at least as good), so those moves are not generated.
     """
     tiles = mandatory + optional
-    moves: dict[tuple, _ColourMove] = {}
+    moves: dict[tuple[tuple[int, ...], int, int], _ColourMove] = {}
     for actions in _run_actions(runs):
         used_real = actions.count("R")
         used_jokers = actions.count("J")
@@ -265,7 +274,7 @@ class _Search:
         self.optional = [[0] * _N_COLOURS for _ in range(MAX_NUMBER + 3)]
         for source, table in ((mandatory, self.mandatory), (optional, self.optional)):
             for tile, count in source.items():
-                if not tile.is_joker and count > 0:
+                if tile.colour is not None and tile.number is not None and count > 0:
                     position = MAX_NUMBER + 1 - tile.number if mirrored else tile.number
                     table[position][tile.colour.index] += count
         self.counts = [
@@ -279,8 +288,8 @@ class _Search:
         for p in range(1, MAX_NUMBER + 1):
             self.bound[p] = self.bound[p - 1] + self.number[p] * sum(self.usable[p])
             self.best_number[p] = max(self.best_number[p - 1], self.number[p])
-        self.memo: dict[tuple, tuple[int, int]] = {}
-        self.children_cache: dict[tuple, list] = {}
+        self.memo: dict[tuple[int, _State, int], tuple[int, int]] = {}
+        self.children_cache: dict[tuple[int, _State, int], list[_Child]] = {}
         self.budget = 1 << 60
 
     def _usable_counts(self) -> list[list[int]]:
@@ -298,7 +307,7 @@ class _Search:
                     window = near[start : start + 3]
                     if None in window:
                         continue
-                    if 3 - sum(window) <= jokers:
+                    if 3 - window.count(True) <= jokers:
                         run_ok = True
                 group_ok = colours_here - 1 + jokers >= 2
                 if run_ok or group_ok:
@@ -316,7 +325,7 @@ class _Search:
     def upper_bound(self, v: int, jokers: int) -> int:
         return self.bound[v] + jokers * self.best_number[v]
 
-    def children(self, v: int, state: tuple, jokers: int) -> list:
+    def children(self, v: int, state: _State, jokers: int) -> list[_Child]:
         """Distinct successor nodes with the best gain reaching each, best gain first."""
         key = (v, state, jokers)
         cached = self.children_cache.get(key)
@@ -332,7 +341,7 @@ class _Search:
             _colour_moves(state[c], mand[c], opt[c], cap, below, counts[v - 1][c], counts[v - 2][c] if v > 2 else 0)
             for c in range(_N_COLOURS)
         ]
-        best: dict[tuple, tuple] = {}
+        best: dict[_Node, tuple[int, tuple[_ColourMove, ...], int, int]] = {}
         b0, b1, b2, b3 = per_colour
         for ja, ra, la, ha, ma in b0:
             for jb, rb, lb, hb, mb in b1:
@@ -365,12 +374,14 @@ class _Search:
                                             old = best.get(node)
                                             if old is None or gain > old[0]:
                                                 best[node] = (gain, (a, b, c, d), group_jokers, taken)
-        out = sorted(((g, node, detail) for node, (g, *detail) in best.items()), key=_by_gain, reverse=True)
+        out = sorted(
+            ((g, node, (moves, gj, taken)) for node, (g, moves, gj, taken) in best.items()), key=_by_gain, reverse=True
+        )
         self.children_cache[key] = out
         self.budget -= len(out) + 1  # the work of a node grows with its successors
         return out
 
-    def search(self, v: int, state: tuple, jokers: int, need: int) -> int:
+    def search(self, v: int, state: _State, jokers: int, need: int) -> int:
         """Best value reachable from positions v..1 if it is >= need, else an upper bound below need.
 
         When not exact, a success may return any value >= need (a lower bound of the best).
@@ -416,7 +427,7 @@ class _Search:
         self.memo[key] = (lo, min(hi, max(failed, _NEG)))
         return max(failed, _NEG)
 
-    def _step_towards(self, v: int, state: tuple, jokers: int, target: int) -> tuple:
+    def _step_towards(self, v: int, state: _State, jokers: int, target: int) -> tuple[_State, int, int, _Detail]:
         """The first child from which the memo proves ``target`` (minus the step's gain) reachable."""
         for gain, (child_state, child_jokers), detail in self.children(v, state, jokers):
             result = self.search(v - 1, child_state, child_jokers, target - gain)
@@ -429,7 +440,7 @@ class _Search:
         sets: list[list[Tile]] = []
         groups: list[list[Tile]] = []
         open_runs: list[list[tuple[int, list[Tile]]]] = [[] for _ in range(_N_COLOURS)]
-        state: tuple = ((),) * _N_COLOURS
+        state: _State = ((),) * _N_COLOURS
         jokers = self.jokers
         target = total
         for v in range(MAX_NUMBER, 0, -1):
@@ -454,12 +465,12 @@ class _OutOfBudget(Exception):
     """A search direction used up its node budget; the other direction gets a turn."""
 
 
-def _by_gain(item: tuple) -> int:
+def _by_gain(item: tuple[int, *tuple[object, ...]]) -> int:
     return item[0]
 
 
 def _apply_move(
-    number: int, colour, runs: list[tuple[int, list[Tile]]], move: _ColourMove, closed: list[list[Tile]]
+    number: int, colour: Colour, runs: list[tuple[int, list[Tile]]], move: _ColourMove, closed: list[list[Tile]]
 ) -> list[tuple[int, list[Tile]]]:
     """Carry one colour's concrete runs through a move; runs that stop are appended to ``closed``."""
     runs = sorted(runs, key=_by_gain)
@@ -481,7 +492,7 @@ def _apply_move(
 # --------------------------------------------------------------------------- public API
 
 
-def _root() -> tuple:
+def _root() -> _State:
     return ((),) * _N_COLOURS
 
 
@@ -536,7 +547,7 @@ def _set_value(tiles: tuple[Tile, ...]) -> int:
     the laid-out order, ascending or descending (RULES.md §2), or as a group of that number when
     there are at most four tiles.
     """
-    real = [(i, t.number) for i, t in enumerate(tiles) if not t.is_joker]
+    real = [(i, t.number) for i, t in enumerate(tiles) if t.number is not None]
     if len(real) != 1:
         (i0, n0), (_, n1) = real[0], real[1]
         if n0 == n1:
@@ -591,7 +602,7 @@ def best_play(table: Iterable[Tile], rack: Iterable[Tile]) -> Arrangement | None
     if _Search(mandatory, optional, exact=True).infeasible_mandatory():
         return None
     # The rack tiles are what the proof of optimality is about: sweep from their end first.
-    numbers = [t.number for t in optional.elements() if not t.is_joker]
+    numbers = [t.number for t in optional.elements() if t.number is not None]
     upwards = bool(numbers) and sum(numbers) < 7 * len(numbers)
     search, total = _solve(mandatory, optional, True, 0, upwards_first=upwards)
     if total < 0:

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from referee.profiles import BigPointScheme, Profile, ProfileError, get_profile
 from referee.scoring import Game, PlayerScore, ScoreError, score_game
@@ -452,7 +452,7 @@ class Tournament:
             for table in tables:
                 games = sorted((g for g in by_round.get(round_number, []) if g.table == table.number),
                                key=lambda g: g.game)  # fmt: skip
-                rows = []
+                rows: list[dict[str, Any]] = []
                 for name in table.players:
                     per_game = [next((s for s in g.scores if s.name == name), None) for g in games]
                     rows.append(
@@ -543,7 +543,7 @@ def _whole(entry: Mapping[str, Any], key: str, where: str) -> int:
     return int(value)
 
 
-def _is_whole(value: Any) -> bool:
+def _is_whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
