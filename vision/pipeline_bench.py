@@ -24,7 +24,6 @@ Then, for each:
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from collections import Counter
@@ -33,14 +32,10 @@ from typing import Any
 
 from referee.moves import Code
 from referee.table import Table
+from vision.synth.truth import load_truth, play_area_calibration
 
 MATCH_WINDOW_S = 3.0
 """A ruling later than this after the table settled does not count as finding that move."""
-
-
-def load_truth(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    lines = [json.loads(line) for line in (folder / "truth.jsonl").read_text().splitlines() if line.strip()]
-    return lines[0], lines[1:]
 
 
 def score_game(truth: list[dict[str, Any]], events: list[dict[str, Any]]) -> dict[str, Any]:
@@ -193,15 +188,6 @@ def _play_area_found(header: dict[str, Any], events: list[dict[str, Any]]) -> di
         "true_area_covered": round(float((truth & found).sum()) / true_area, 4),
         "area_ratio": round(float(found.sum()) / true_area, 3),
     }
-
-
-def play_area_calibration(header: dict[str, Any]) -> Any:
-    """The calibration from the play area's corners in a synthetic game's truth header."""
-    from vision.calibrate import from_corners
-    from vision.synth.video import PLAY_AREA
-
-    size_mm = header.get("play_area_mm", [PLAY_AREA.width, PLAY_AREA.height])
-    return from_corners(header["play_area_px"], size_mm=tuple(size_mm))
 
 
 def truth_calibration(header: dict[str, Any], out: Path) -> Path:

@@ -93,7 +93,7 @@ def calibration_reads(
     if game is None or not frames:
         return reads
     from vision.pipeline import PipelineConfig, detection_region
-    from vision.pipeline_bench import load_truth, play_area_calibration
+    from vision.synth.truth import load_truth, play_area_calibration
 
     if not (game / "truth.jsonl").is_file():
         raise ValueError(f"{game}: not a synth-game folder (no truth.jsonl)")
