@@ -14,17 +14,17 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from vision.gamelog import GameLog
 from vision.moves import GameKeeper
 from vision.pipeline import Event, TablePipeline
+from vision.progress import ProgressBar
 from vision.report import REPORT_NAME
 from vision.session import END_OF_VIDEO, GameOptions, calibrate_for, time_limit_kwargs
 
@@ -274,57 +274,6 @@ def _run(
         if bar is not None:
             bar.close()
     return last_time + 1.0 / fps, reason
-
-
-REDRAW_S = 0.1
-"""A bar on a terminal is drawn again at most this often (a line cleared for a ruling is drawn at the next step)."""
-
-
-class ProgressBar:
-    """How much of the video has been read, on one line of standard error: redrawn in place on a terminal (and
-    cleared for a line printed in between, see :meth:`clear`), a line every 10 % elsewhere."""
-
-    def __init__(self, total: int, stream: TextIO | None = None, *, label: str = "frames") -> None:
-        self.total, self.label = max(total, 1), label
-        self.stream = stream if stream is not None else sys.stderr
-        self.tty = self.stream.isatty()
-        self.start = time.perf_counter()
-        self.done = 0
-        self.last_decile = -1
-        self.drawn = False
-        self.drawn_at = 0.0
-
-    def advance(self, n: int = 1) -> None:
-        self.done = min(self.total, self.done + n)
-        elapsed = time.perf_counter() - self.start
-        rate = self.done / elapsed if elapsed > 0 else 0.0
-        eta = (self.total - self.done) / rate if rate > 0 else 0.0
-        filled = 30 * self.done // self.total
-        line = f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {self.label}  ETA {eta:4.0f} s"
-        decile = 10 * self.done // self.total
-        if self.tty:
-            now = time.perf_counter()
-            if self.drawn and now - self.drawn_at < REDRAW_S and self.done < self.total:
-                return
-            self.drawn_at = now
-            self.stream.write("\r" + line + "\x1b[K")
-            self.drawn = True
-        elif decile != self.last_decile:
-            self.stream.write(line + "\n")
-        else:
-            return
-        self.last_decile = decile
-        self.stream.flush()
-
-    def clear(self) -> None:
-        """Rub the bar out so a line printed now starts at the left edge (the next step draws it again)."""
-        if self.tty and self.drawn:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-            self.drawn = False
-
-    def close(self) -> None:
-        self.clear()
 
 
 def _stats_json(stats: Any) -> dict[str, Any]:

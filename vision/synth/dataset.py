@@ -20,12 +20,13 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import cv2
 import numpy as np
 
 from referee.tiles import ALL_LABELS
+from vision.progress import ProgressBar
 from vision.synth.recipe import describe
 from vision.synth.scene import LABEL_INDEX, RenderedScene, SceneParams, render_scene
 
@@ -84,34 +85,6 @@ def _render_one(job: _Job) -> tuple[int, Counter[str], int]:
     return job.index, Counter(t.label for t in readable), len(scene.tiles) - len(readable)
 
 
-class Progress:
-    """A one-line progress bar on standard error (quiet when it is not a terminal, except every 10 %)."""
-
-    def __init__(self, total: int, stream: TextIO = sys.stderr, label: str = "images") -> None:
-        self.total, self.stream, self.label = total, stream, label
-        self.start = time.perf_counter()
-        self.done = 0
-        self.last_decile = -1
-
-    def advance(self, n: int = 1) -> None:
-        self.done += n
-        elapsed = time.perf_counter() - self.start
-        rate = self.done / elapsed if elapsed > 0 else 0.0
-        eta = (self.total - self.done) / rate if rate > 0 else 0.0
-        filled = int(30 * self.done / max(self.total, 1))
-        bar = "#" * filled + "." * (30 - filled)
-        line = f"\r[{bar}] {self.done}/{self.total} {self.label}  {rate:.2f}/s  ETA {eta:5.0f} s"
-        decile = 10 * self.done // max(self.total, 1)
-        if self.stream.isatty() or decile != self.last_decile or self.done == self.total:
-            self.stream.write(line if self.stream.isatty() else line.strip() + "\n")
-            self.stream.flush()
-            self.last_decile = decile
-
-    def close(self) -> None:
-        if self.stream.isatty():
-            self.stream.write("\n")
-
-
 def write_dataset(
     out: Path,
     images: int,
@@ -132,7 +105,7 @@ def write_dataset(
     workers = max(1, min(workers or multiprocessing.cpu_count(), images or 1))
     counts: Counter[str] = Counter()
     hidden = 0
-    bar = Progress(images) if progress else None
+    bar = ProgressBar(images, label="images", rate=True) if progress else None
     start = time.perf_counter()
     for _, tile_counts, unreadable in _run(jobs, workers):
         counts += tile_counts
@@ -140,7 +113,7 @@ def write_dataset(
         if bar:
             bar.advance()
     if bar:
-        bar.close()
+        bar.finish()
     elapsed = time.perf_counter() - start
     _write_data_yaml(out)
     summary = {

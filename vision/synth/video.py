@@ -28,9 +28,9 @@ import numpy as np
 from referee.sets import TileSet
 from referee.table import Table
 from referee.tiles import Tile
+from vision.progress import ProgressBar
 from vision.seats import MIDDLE, Edge, Seat, seating
 from vision.synth import distractors, effects, textures
-from vision.synth.dataset import Progress
 from vision.synth.game import SimGame, simulate_game
 from vision.synth.geometry import TILE_HEIGHT_MM, TILE_WIDTH_MM, Camera, TilePose
 from vision.synth.layout import (
@@ -494,7 +494,7 @@ def write_game(
     frames = round(total_s * fps)
     video_path, truth_path = out / "game.mp4", out / "truth.jsonl"
     writer = _AsyncWriter(video_path, fps, size)
-    bar = Progress(frames, label="frames") if progress else None
+    bar = ProgressBar(frames, label="frames", rate=True) if progress else None
     try:
         for index, frame in enumerate(_frames(film, segments, stills, fps, frames, rng)):
             writer.write(frame)
@@ -503,7 +503,7 @@ def write_game(
     finally:
         writer.close()
         if bar:
-            bar.close()
+            bar.finish()
     header = {
         "format": TRUTH_FORMAT,
         **game.header(),
