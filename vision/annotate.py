@@ -37,7 +37,8 @@ INVALID_BGR = (0, 0, 230)
 class Item:
     """One tile to draw: box, label, confidence, and whether its reading is uncertain."""
 
-    box: tuple[float, float, float, float]
+    box: tuple[float, ...]
+    """x0, y0, x1, y1 in the image's pixels."""
     label: str
     confidence: float
     uncertain: bool

@@ -63,7 +63,7 @@ def _time_reader(reader: Any, image: Any, repeats: int) -> dict[str, Any]:
 
 
 def format_recognition_benchmark(rows: list[dict[str, Any]]) -> str:
-    header = ("frame", "tiles", "found", "median ms", "max ms", "detect", "classify", "/budget")
+    header: tuple[str, ...] = ("frame", "tiles", "found", "median ms", "max ms", "detect", "classify", "/budget")
     header += ("1-pass", "ms", "x")
     lines = ["{:<11} {:>5} {:>5} {:>9} {:>7} {:>7} {:>8} {:>7} {:>6} {:>7} {:>7}".format(*header)]
     for r in rows:

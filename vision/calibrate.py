@@ -180,7 +180,9 @@ def _size_from_markers(quad: np.ndarray, markers: list[np.ndarray], marker_mm: f
     With ``u`` the unit-square frame and ``W, H`` the unknown size, a marker side ``d`` in ``u`` is
     ``(W dx, H dy)`` in mm: sides have length ``marker_mm`` and meet at right angles, which is linear in W², H².
     """
-    to_unit = cv2.getPerspectiveTransform(quad.astype(np.float32), np.float32([[0, 0], [1, 0], [1, 1], [0, 1]]))
+    to_unit = cv2.getPerspectiveTransform(
+        quad.astype(np.float32), np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+    )
     rows, values = [], []
     for marker in markers:
         unit = _apply(to_unit, marker)
@@ -310,7 +312,7 @@ def find_surface(image: np.ndarray) -> np.ndarray | None:
     # The table's colour, not that of the tiles or a glare on it (both lighter): the darker part of the middle.
     middle = middle[middle[:, 0] <= np.percentile(middle[:, 0], 60)]
     seed = np.median(middle, axis=0)
-    distance = np.abs(lab - seed) * np.float32([0.5, 1.0, 1.0])  # lightness halved: shading, glare
+    distance = np.abs(lab - seed) * np.array([0.5, 1.0, 1.0], np.float32)  # lightness halved: shading, glare
     distance = distance.max(axis=2)
     typical = float(np.percentile(np.abs(middle - seed).max(axis=1) if len(middle) else [0.0], 75))
     mask = (distance < min(28.0, max(10.0, 3.0 * typical))).astype(np.uint8)
@@ -422,7 +424,7 @@ def _edge_clutter(top: np.ndarray, band: int) -> np.ndarray:
     lab = cv2.cvtColor(top, cv2.COLOR_BGR2LAB)
     window = min(255, max(3, (min(rows, cols) // 4) | 1))
     background = np.dstack([cv2.medianBlur(np.ascontiguousarray(lab[:, :, k]), window) for k in range(3)])
-    difference = np.abs(lab.astype(np.float32) - background.astype(np.float32)) * np.float32([0.5, 1.0, 1.0])
+    difference = np.abs(lab.astype(np.float32) - background.astype(np.float32)) * np.array([0.5, 1.0, 1.0], np.float32)
     distance = difference.max(axis=2)  # lightness halved: shading and glare move it most
     spread = 1.4826 * float(np.median(np.abs(distance - np.median(distance))))
     # A table's own colour varies a little (grain, weave, noise); nothing that varies more than 30 is a table.
@@ -467,12 +469,16 @@ def find_play_area(image: np.ndarray, table_px: Any = None) -> PlayAreaSearch | 
     if table_px is None:
         table_px = find_table(image)
     found = table_px is not None
-    quad = np.asarray(table_px, np.float64) if found else np.float64([[0, 0], [width, 0], [width, height], [0, height]])
+    quad = (
+        np.asarray(table_px, np.float64)
+        if found
+        else np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float64)
+    )
     long, short = max(TABLE_SIZE_MM), min(TABLE_SIZE_MM)
     table_mm = (long, short) if _oriented_default_size(quad)[0] >= _oriented_default_size(quad)[1] else (short, long)
     cols, rows = (max(8, round(v / PLAY_CELL_MM)) for v in table_mm)
     to_grid = cv2.getPerspectiveTransform(
-        quad.astype(np.float32), np.float32([[0, 0], [cols, 0], [cols, rows], [0, rows]])
+        quad.astype(np.float32), np.array([[0, 0], [cols, 0], [cols, rows], [0, rows]], np.float32)
     )
     colour = image if image.ndim == 3 else cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
     top = cv2.warpPerspective(colour, to_grid, (cols, rows), flags=cv2.INTER_AREA)
@@ -489,7 +495,7 @@ def find_play_area(image: np.ndarray, table_px: Any = None) -> PlayAreaSearch | 
     x0, y0, x1, y1 = rectangle
     if (x1 - x0) * (y1 - y0) < MIN_PLAY_SHARE * rows * cols:
         return None
-    corners = _apply(np.linalg.inv(to_grid), np.float64([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]))
+    corners = _apply(np.linalg.inv(to_grid), np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float64))
     size = ((x1 - x0) * table_mm[0] / cols, (y1 - y0) * table_mm[1] / rows)
     return PlayAreaSearch(_clockwise_from_top_left(quad), found, table_mm, to_grid, clutter, rectangle, corners, size)
 
@@ -507,7 +513,8 @@ class Calibration:
 
     corners_px: np.ndarray
     size_mm: tuple[float, float] = DEFAULT_SIZE_MM
-    method: Method = Method.CORNERS
+    method: Method | str = Method.CORNERS
+    """A :class:`Method` or its name (made a Method on construction)."""
     image_size: tuple[int, int] | None = None
     reference: np.ndarray | None = field(default=None, repr=False)
     homography: np.ndarray = field(init=False, repr=False)
@@ -520,7 +527,7 @@ class Calibration:
             method = Method(self.method)
         except ValueError:
             raise CalibrationError(f"unknown calibration method {self.method!r}") from None
-        target = np.float32([[0, 0], [width, 0], [width, height], [0, height]])
+        target = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
         homography = cv2.getPerspectiveTransform(corners.astype(np.float32), target)
         if not np.isfinite(homography).all() or abs(np.linalg.det(homography)) < 1e-300 or homography[2, 2] == 0:
             raise CalibrationError(f"the corners {np.round(corners, 1).tolist()} give no usable mapping to the table")
@@ -589,7 +596,7 @@ class Calibration:
         if not 0 <= margin < 0.5:
             raise CalibrationError(f"margin must be a share of the frame in [0, 0.5), got {margin}")
         left, top, right, bottom = margin * width, margin * height, (1 - margin) * width, (1 - margin) * height
-        quad = [[left, top], [right, top], [right, bottom], [left, bottom]]
+        quad = np.array([[left, top], [right, top], [right, bottom], [left, bottom]], np.float64)
         size = size_mm or (1000.0, 1000.0 * (bottom - top) / (right - left))
         return cls(quad, size, Method.FRAME, image_size=(int(width), int(height)))
 
@@ -808,7 +815,7 @@ class CameraMotionCheck:
         """How far ``current`` moved from the reference (signature pixels): the peak of the phase correlation."""
         spectrum = cv2.dft(current * self._window, flags=cv2.DFT_COMPLEX_OUTPUT)
         cross = cv2.mulSpectrums(spectrum, self._reference_spectrum, 0, conjB=True)
-        cross /= cv2.magnitude(cross[:, :, 0], cross[:, :, 1])[:, :, None] + 1e-9
+        cross = cross / (cv2.magnitude(cross[:, :, 0], cross[:, :, 1])[:, :, None] + 1e-9)
         surface = cv2.idft(cross, flags=cv2.DFT_REAL_OUTPUT | cv2.DFT_SCALE)
         height, width = surface.shape
         y, x = np.unravel_index(int(np.argmax(surface)), surface.shape)

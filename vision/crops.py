@@ -23,7 +23,7 @@ def crop_boxes(image: np.ndarray, xyxy: np.ndarray, *, size: int = CROP_SIZE, pa
         cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
         scale = size / side
         # An affine warp does crop, scale and border handling in one pass, with sub-pixel centring.
-        matrix = np.float32([[scale, 0, size / 2 - cx * scale], [0, scale, size / 2 - cy * scale]])
+        matrix = np.array([[scale, 0, size / 2 - cx * scale], [0, scale, size / 2 - cy * scale]], np.float32)
         interpolation = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
         crops[i] = cv2.warpAffine(image, matrix, (size, size), flags=interpolation, borderMode=cv2.BORDER_REPLICATE)
     return crops

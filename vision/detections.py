@@ -34,11 +34,13 @@ class Detections:
         confidence = np.asarray(self.confidence, np.float32).reshape(-1)
         class_id = np.asarray(self.class_id, np.int64).reshape(-1)
         data = {key: np.asarray(value) for key, value in self.data.items()}
-        for name, column in (("confidence", confidence), ("class_id", class_id), *data.items()):
+        columns: list[tuple[str, np.ndarray]] = [("confidence", confidence), ("class_id", class_id), *data.items()]
+        for name, column in columns:
             if len(column) != n:
                 raise ValueError(f"detections column {name!r} has {len(column)} rows, expected {n}")
         # The arrays are shared between objects, so they are made read-only: operations copy, never mutate.
-        for array in (xyxy, confidence, class_id, *data.values()):
+        arrays: list[np.ndarray] = [xyxy, confidence, class_id, *data.values()]
+        for array in arrays:
             array.flags.writeable = False
         object.__setattr__(self, "xyxy", xyxy)
         object.__setattr__(self, "confidence", confidence)

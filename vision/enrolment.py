@@ -200,12 +200,12 @@ def _first_guess(uv: np.ndarray, pitch: float) -> tuple[np.ndarray, np.ndarray, 
         last = height
     cols = np.full(n, -1)
     for r in np.unique(rows[rows >= 0]):
-        members = np.where(rows == r)[0]
-        u = uv[members, 0]
+        in_row = np.where(rows == r)[0]
+        u = uv[in_row, 0]
         steps = np.diff(np.sort(u))
         step = float(np.median(steps[steps > 0.5 * pitch])) if (steps > 0.5 * pitch).any() else pitch
         start = u.min()
-        cols[members] = np.round((u - start) / step).astype(int)
+        cols[in_row] = np.round((u - start) / step).astype(int)
     return cols, rows, long_chain
 
 
@@ -682,8 +682,10 @@ def enrol(
     if found_jokers != jokers:
         warnings.append(f"{found_jokers} joker(s) in the photos, {jokers} expected (--jokers): jokers read as enrolled")
     rng = np.random.default_rng(seed)
-    train, hold = ([], [], []), ([], [], [])
-    plain = ([], [], [])
+    # (probabilities, features, labels) arrays, concatenated below
+    train: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
+    hold: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
+    plain: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
     for photo in enrolled:
         crops = crop_plain(photo)
         for part, values in zip(plain, (*features_of.read(crops)[:2], photo.labels), strict=True):

@@ -271,7 +271,7 @@ def confusion_matrix(rows: Iterable[Row]) -> np.ndarray:
 
 
 def summarize(rows: Sequence[Row]) -> dict[str, Any]:
-    total = Counter()
+    total: Counter[str] = Counter()
     for row in rows:
         total.update({k: getattr(row, k) for k in ("n_true", "n_pred", "tp", "fp", "fn", "label_correct", "e2e_tp")})
     precision = _ratio(total["e2e_tp"], total["n_pred"])

@@ -397,11 +397,12 @@ def _doubt(tiles: Detections, doubted: np.ndarray, reread: np.ndarray, expected:
     confidence = tiles.confidence.astype(np.float32).copy()
     probs = tiles.data.get("probs")
     new_probs = None if probs is None else np.asarray(probs, np.float32).copy()
-    for i in np.flatnonzero(reread if new_probs is not None else ()):
-        colour = expected[i] == _LABEL_COLOUR
-        p = new_probs[i] * np.where(colour, 1.0, OTHER_COLOUR_ODDS)
-        new_probs[i] = p / p.sum()
-        class_id[i] = int(np.flatnonzero(colour)[new_probs[i][colour].argmax()])
+    if new_probs is not None:
+        for i in np.flatnonzero(reread):
+            colour = expected[i] == _LABEL_COLOUR
+            p = new_probs[i] * np.where(colour, 1.0, OTHER_COLOUR_ODDS)
+            new_probs[i] = p / p.sum()
+            class_id[i] = int(np.flatnonzero(colour)[new_probs[i][colour].argmax()])
     confidence[doubted] = np.minimum(confidence[doubted], DOUBT_CONFIDENCE)
     extra = {} if new_probs is None else {"probs": new_probs}
     return tiles.with_(class_id=class_id, confidence=confidence, colour_doubt=doubted, **extra)

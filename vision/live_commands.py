@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from referee import cli as rules_cli
+
+if TYPE_CHECKING:
+    import numpy as np
 
 PROG = rules_cli.PROG
 
@@ -47,7 +51,7 @@ def cmd_markers(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_image(path: Path, image: object) -> None:
+def write_image(path: Path, image: np.ndarray) -> None:
     """An image written, or a one-line error (a folder that does not exist, an unknown extension)."""
     import cv2
 

@@ -248,7 +248,7 @@ class TablePipeline:
         current = self.keeper.table
         reading = read_table(fuse(self.state_readings))
         table = reading.table
-        at = {"time_s": round(time_s, 3), "frame": frame}
+        at: dict[str, Any] = {"time_s": round(time_s, 3), "frame": frame}
         if current is not None and _same_tiles(table, current):
             self.disagreement = None
             if len(table.uncertain) < len(current.uncertain):

@@ -339,7 +339,7 @@ class TileDetector:
         parts = [self._detect_once(image_bgr)] if whole else []
         for x0, y0, x1, y1 in windows(width, height, side):
             kept = _drop_cut_boxes(self._detect_once(image_bgr[y0:y1, x0:x1]), (x0, y0, x1, y1), (width, height))
-            parts.append(kept.with_(xyxy=kept.xyxy + np.float32([x0, y0, x0, y0])))
+            parts.append(kept.with_(xyxy=kept.xyxy + np.array([x0, y0, x0, y0], np.float32)))
         return Detections.merge(parts).with_nms(self.iou).without_nested(NESTED_SHARE)
 
     def detect_region(self, image_bgr: np.ndarray, region: Region) -> Detections:
@@ -359,7 +359,7 @@ class TileDetector:
         if scale < 1.0:
             crop = cv2.resize(crop, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
         found = self.detect_native(crop)
-        return found.with_(xyxy=found.xyxy / np.float32(scale) + np.float32([x0, y0, x0, y0]))
+        return found.with_(xyxy=found.xyxy / np.float32(scale) + np.array([x0, y0, x0, y0], np.float32))
 
     def detect_native(self, image_bgr: np.ndarray) -> Detections:
         """Boxes with the image read at its own scale: in one pass, padded to the stride, when the model takes

@@ -703,11 +703,14 @@ def _crop_plan(move: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _boxed(tiles: Iterable[Any]) -> list[tuple[str, tuple[float, float, float, float] | None]]:
-    out = []
+    out: list[tuple[str, tuple[float, float, float, float] | None]] = []
     for tile in tiles:
         box = tile.get("box") if isinstance(tile, Mapping) else None
-        ok = isinstance(box, list | tuple) and len(box) == 4 and all(isinstance(v, int | float) for v in box)
-        out.append((_label(tile), tuple(float(v) for v in box) if ok else None))
+        if isinstance(box, list | tuple) and len(box) == 4 and all(isinstance(v, int | float) for v in box):
+            x0, y0, x1, y1 = (float(v) for v in box)
+            out.append((_label(tile), (x0, y0, x1, y1)))
+        else:
+            out.append((_label(tile), None))
     return out
 
 

@@ -6,6 +6,7 @@ One reader for the real photos (:mod:`vision.realdata`) and for evaluation folde
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,7 @@ def _names_in(path: Path) -> list[str]:
         data = require_mapping(read_yaml(path, "dataset file"), path, "dataset file")
     except YamlFileError as error:
         raise DatasetError(str(error)) from None
-    names = data.get("names")
+    names: Any = data.get("names")  # YAML: checked below
     numbered = isinstance(names, dict) and all(isinstance(k, int) and not isinstance(k, bool) for k in names)
     if numbered and sorted(names) == list(range(len(names))):
         return [str(names[k]) for k in sorted(names)]
