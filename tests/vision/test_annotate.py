@@ -46,7 +46,7 @@ def test_labels_of_neighbouring_tiles_do_not_overlap(short: bool) -> None:
         assert min(widths) > TILE_W  # flush above its tile, each label would cover the next one's
     assert [(i, j) for (i, a), (j, b) in itertools.combinations(enumerate(places), 2) if overlap(a, b)] == []
     for item, (x0, y0, x1, y1) in zip(items, places, strict=True):
-        assert 0 <= x0 and x1 <= 640 and 0 <= y0 and y1 <= 480  # in the picture
+        assert x0 >= 0 and x1 <= 640 and y0 >= 0 and y1 <= 480  # in the picture
         assert x0 < item.box[2] and x1 > item.box[0]  # over or under its own tile
         assert y1 >= item.box[1] - LabelAnnotator.MAX_ROWS * (y1 - y0 + 1) - 1  # and near it
 
