@@ -214,9 +214,10 @@ class FrameSource:
         """The end of the file was reached (or gone past by a seek): nothing more to read."""
         if not self.is_live:
             self._check_file()
-        self._cap = self._try_open()
-        if self._cap is None:
+        cap = self._try_open()
+        if cap is None:
             raise CaptureError(self._cannot_open())
+        self._cap: VideoCaptureLike = cap
         self._opened_at = clock()
         fps = self._cap.get(cv2.CAP_PROP_FPS)
         self.fps = float(fps) if fps and np.isfinite(fps) and 0 < fps < 1000 else DEFAULT_FPS
@@ -225,7 +226,7 @@ class FrameSource:
         """Frames the file says it holds (``None`` for live sources or when the container does not say)."""
         self.size: tuple[int, int] = (0, 0)
         self._size_known = False
-        self._pending = self._read_first()
+        self._pending: Frame | None = self._read_first()
 
     # -- opening ------------------------------------------------------------------------------------------
 

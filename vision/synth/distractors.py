@@ -48,7 +48,7 @@ def _soft_shadow(
     image: np.ndarray, draw: np.ndarray, offset: tuple[float, float], blur: float, strength: float
 ) -> None:
     """Darken ``image`` under a blurred, offset copy of a float coverage map ``draw`` (same size as the image)."""
-    m = np.float32([[1, 0, offset[0]], [0, 1, offset[1]]])
+    m = np.array([[1, 0, offset[0]], [0, 1, offset[1]]], np.float32)
     sh = cv2.warpAffine(draw, m, (draw.shape[1], draw.shape[0]))
     sh = cv2.GaussianBlur(sh, (0, 0), max(0.5, blur))
     shade = 1.0 - strength * sh
@@ -166,7 +166,8 @@ def draw_phone(image: np.ndarray, mask: np.ndarray, rng: np.random.Generator, *,
     cv2.rectangle(canvas, (bez, bez * 2), (W - bez, H - bez * 2), screen, -1)
     secs = int(rng.integers(0, 120))
     text = f"{secs // 60}:{secs % 60:02d}"
-    fg = tuple(int(v) for v in rng.choice([(240, 240, 240), (80, 220, 80), (60, 60, 230), (30, 30, 30)]))
+    red, green, blue = (int(v) for v in rng.choice([(240, 240, 240), (80, 220, 80), (60, 60, 230), (30, 30, 30)]))
+    fg = (red, green, blue)
     if not dark and sum(fg) > 600:
         fg = (30, 30, 30)
     th = round(H * 0.12)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import numpy as np
 
@@ -294,7 +295,7 @@ def blend(a: Edition, b: Edition, t: float) -> Edition:
     """An edition ``t`` of the way from ``a`` to ``b``: ranges interpolated, the rest (fonts, circle, jokers,
     mark texts) from the nearer one. Held out when either is."""
     near = a if t < 0.5 else b
-    values = {}
+    values: dict[str, Any] = {}
     for f in fields(Edition):
         x, y = getattr(a, f.name), getattr(b, f.name)
         if isinstance(x, HsvRange):
@@ -379,7 +380,7 @@ def sample_edition_style(rng: np.random.Generator, edition: Edition, split: str 
     colours = list(edition.joker_colours)
     if len(colours) > 1:
         rng.shuffle(colours)
-    fields_ = {
+    fields_: dict[str, Any] = {
         "split": split,
         "body_bgr": body,
         "recess_shade": _uniform(rng, circle.shade) if circle else 1.0,

@@ -157,7 +157,7 @@ def _gain_map(shape: tuple[int, int], lighting: Lighting) -> tuple[np.ndarray, n
     gain = lighting.ambient * (1.0 + lighting.gradient * along)
     r2 = (u * u + v * v) / 0.5
     gain = gain * (1.0 - lighting.vignette * r2**1.5)
-    glare = np.zeros((sh, sw), np.float32)
+    glare: np.ndarray = np.zeros((sh, sw), np.float32)
     aspect = w / h
     for gx, gy, gr, gs in lighting.glare:
         d2 = ((u + 0.5 - gx) * aspect) ** 2 + (v + 0.5 - gy) ** 2
@@ -271,7 +271,10 @@ def apply_sensor(image: np.ndarray, sensor: Sensor, rng: np.random.Generator) ->
     ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(sensor.jpeg_quality)])
     if not ok:
         raise RuntimeError("JPEG encoding failed")
-    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    if decoded is None:  # never seen: the buffer was just encoded
+        raise RuntimeError("JPEG decoding failed")
+    return decoded
 
 
 def _chroma_noise(rng: np.random.Generator, shape: tuple[int, int], sigma: float) -> np.ndarray:

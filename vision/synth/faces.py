@@ -368,7 +368,7 @@ def sample_style(rng: np.random.Generator, split: str = "train", fonts: str = "b
         )
     inks = tuple(_sample_ink(rng, c, split) for c in COLOUR_NAMES)
     condensed_font = any(word in font_key for word in ("condensed", "narrow", "fjalla"))
-    fields = {
+    fields: dict[str, Any] = {
         "split": split,
         "body_bgr": body,
         "recess_shade": float(rng.uniform(0.985, 1.04)),
@@ -444,7 +444,7 @@ def _circle_alpha(width: int, height: int, centre: tuple[float, float], radius: 
 
 
 def _shift(mask: np.ndarray, dx: float, dy: float) -> np.ndarray:
-    m = np.float32([[1, 0, dx], [0, 1, dy]])
+    m = np.array([[1, 0, dx], [0, 1, dy]], np.float32)
     return cv2.warpAffine(
         mask, m, (mask.shape[1], mask.shape[0]), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
     )
@@ -460,7 +460,7 @@ def _glyph(path: str, char: str, weight_ss: int) -> np.ndarray:
     """Tight uint8 mask of one character, rendered large (cap height ~ 300 px) so later resizes only shrink."""
     font = _font(path, 400)
     left, top, right, bottom = font.getbbox(char, stroke_width=weight_ss)
-    image = Image.new("L", (right - left + 4, bottom - top + 4), 0)
+    image = Image.new("L", (int(right - left + 4), int(bottom - top + 4)), 0)
     ImageDraw.Draw(image).text((2 - left, 2 - top), char, font=font, fill=255, stroke_width=weight_ss, stroke_fill=255)
     arr = np.asarray(image)
     ys, xs = np.nonzero(arr > 8)
@@ -512,8 +512,8 @@ def _joker_mask(style: TileStyle) -> np.ndarray:
 
     thin = max(2, round(lw * 0.7))
     if style.joker_variant == "sun":
-        for k in range(12):  # rays around a smaller ring
-            a = 2 * math.pi * k / 12
+        for ray in range(12):  # rays around a smaller ring
+            a = 2 * math.pi * ray / 12
             p0 = pt(0.78 * math.cos(a), 0.78 * math.sin(a))
             p1 = pt(1.0 * math.cos(a), 1.0 * math.sin(a))
             cv2.line(canvas, p0, p1, 255, thin, aa)
@@ -565,7 +565,7 @@ def _wordmark_mask(style: TileStyle) -> np.ndarray:
     s = _SS
     font = _font(style.wordmark_font_path, 120)
     left, top, right, bottom = font.getbbox(style.wordmark_text)
-    image = Image.new("L", (right - left + 8, bottom - top + 8), 0)
+    image = Image.new("L", (int(right - left + 8), int(bottom - top + 8)), 0)
     ImageDraw.Draw(image).text((4 - left, 4 - top), style.wordmark_text, font=font, fill=255)
     arr = np.asarray(image)
     target_w = style.wordmark_width * width * s

@@ -232,7 +232,7 @@ def _joker_swaps(sets: Sequence[TileSet], hand: Counter[Tile], rules: Profile) -
     swaps = []
     for index, tile_set in enumerate(sets):
         check = check_set(tile_set.tiles, rules)
-        if not check.valid or JOKER not in tile_set.tiles:
+        if not check.valid or check.reading is None or JOKER not in tile_set.tiles:  # a valid set has a reading
             continue
         reading = check.reading
         for position, tile in enumerate(tile_set.tiles):
@@ -252,7 +252,7 @@ def _joker_swaps(sets: Sequence[TileSet], hand: Counter[Tile], rules: Profile) -
 
 def _near(a: Tile, b: Tile) -> bool:
     """Tiles that could end up in one set: same number, or same colour within two."""
-    if a.is_joker or b.is_joker:
+    if a.number is None or b.number is None:  # a joker
         return False
     return a.number == b.number or (a.colour == b.colour and abs(a.number - b.number) <= 2)
 
@@ -658,7 +658,7 @@ class _Simulator:
         if self.opened[player] or self.rules.opening_threshold <= 0:
             return None
         plan = self._start(player)
-        low = [t for t in plan.hand_tiles() if t.is_joker or t.number <= 9]
+        low = [t for t in plan.hand_tiles() if t.number is None or t.number <= 9]
         for tiles in (low, [t for t in low if not t.is_joker]):
             for tile_set in max_meld(tiles).sets:
                 small = tile_set.tiles[:3]
@@ -734,7 +734,9 @@ class _Simulator:
             places = [i for i, s in enumerate(plan.sets) if _extended(s, tile, self.rules) is not None]
             if places:
                 index = self.rng.choice(places)
-                plan.sets[index] = _extended(plan.sets[index], tile, self.rules)
+                extended = _extended(plan.sets[index], tile, self.rules)
+                assert extended is not None  # places holds only the sets the tile extends
+                plan.sets[index] = extended
                 return plan
             for a, b in combinations(hand, 2):
                 tiles = tuple(sorted((tile, a, b)))

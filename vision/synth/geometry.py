@@ -63,7 +63,8 @@ class Camera:
         roll = math.radians(roll_deg)
         right, down = right * math.cos(roll) + down * math.sin(roll), -right * math.sin(roll) + down * math.cos(roll)
         rotation = np.stack([right, down, forward])
-        return cls(width, height, focal, tuple(map(float, position)), tuple(map(tuple, rotation)), k1, k2)
+        x, y, z = map(float, position)
+        return cls(width, height, focal, (x, y, z), tuple(map(tuple, rotation)), k1, k2)
 
     @property
     def matrix(self) -> np.ndarray:

@@ -71,7 +71,8 @@ class Occupancy:
         pts = ((corners - [self.area.x0, self.area.y0]) / self.cell).astype(np.int32)
         mask = np.zeros_like(self.grid, np.uint8)
         cv2.fillConvexPoly(mask, pts, 1)
-        return np.nonzero(mask)
+        rows, cols = np.nonzero(mask)
+        return rows, cols
 
     def inside(self, corners: np.ndarray) -> bool:
         a = self.area

@@ -230,8 +230,8 @@ def _render_rack_view(seed: int, rng: np.random.Generator, params: SceneParams) 
     scale = float(rng.uniform(*params.layout.tile_scale))
     rows = 1 if rng.random() < 0.5 else 2
     counts = [int(rng.integers(3, 16)) for _ in range(rows)]
-    drawn = rng.choice(len(DECK), size=sum(counts), replace=False)  # never more copies than the set holds
-    tiles = [DECK[i] for i in drawn]
+    picked = rng.choice(len(DECK), size=sum(counts), replace=False)  # never more copies than the set holds
+    tiles = [DECK[i] for i in picked]
     rack = lay_out_revealed_rack([tiles[: counts[0]], tiles[counts[0] :]][:rows], rng, scale)
     camera, view = _rack_camera(rng, params, rack)
     style = _styles(params)[int(rng.integers(params.style_pool))]
@@ -353,7 +353,7 @@ class Canvas:
 
     def __init__(self, camera: Camera, rng: np.random.Generator) -> None:
         self.camera, self.rng = camera, rng
-        self.image = np.zeros((camera.height, camera.width, 3), np.uint8)
+        self.image: np.ndarray = np.zeros((camera.height, camera.width, 3), np.uint8)
         self.ids = np.zeros((camera.height, camera.width), np.int32)
         self.occluders = np.zeros((camera.height, camera.width), np.uint8)
 
@@ -382,7 +382,7 @@ class Canvas:
     def draw_shadows(self, placed: list[PlacedTile], racks: list[np.ndarray], lighting: effects.Lighting) -> None:
         cam = self.camera
         scale = 4
-        mask = np.zeros((cam.height // scale + 1, cam.width // scale + 1), np.float32)
+        mask: np.ndarray = np.zeros((cam.height // scale + 1, cam.width // scale + 1), np.float32)
         dx, dy = effects.shadow_offset_mm(lighting, 1.0)
         for corners in [p.pose.corners() for p in placed] + racks:
             heights = corners[:, 2:3]
@@ -463,7 +463,7 @@ class Canvas:
         if x1c <= x0c or y1c <= y0c:
             return False
         h, w = texture.shape[:2]
-        source = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+        source = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
         target = (quad - [x0c, y0c]).astype(np.float32)
         transform = cv2.getPerspectiveTransform(source, target)
         size = (x1c - x0c, y1c - y0c)
@@ -575,8 +575,8 @@ def _labels(
     camera: Camera, placed: list[PlacedTile], ids: list[int], canvas: Canvas, params: SceneParams
 ) -> list[LabelledTile]:
     cols, rows = VISIBILITY_GRID
-    u, v = np.meshgrid((np.arange(cols) + 0.5) / cols, (np.arange(rows) + 0.5) / rows)
-    u, v = u.ravel(), v.ravel()
+    grid_u, grid_v = np.meshgrid((np.arange(cols) + 0.5) / cols, (np.arange(rows) + 0.5) / rows)
+    u, v = grid_u.ravel(), grid_v.ravel()
     digit_region = v < 0.62
     labelled = []
     for index, tile in enumerate(placed):

@@ -153,7 +153,8 @@ def _cloth(name: str, work: tuple[int, int], ppm: float, rng: np.random.Generato
         a = (np.floor(xx / check) % 2).astype(np.float32)
         b = (np.floor(yy / check) % 2).astype(np.float32)
         white = np.array([235, 238, 240], np.float32)
-        ink = np.array(_jitter(rng, tuple(int(c) for c in rng.choice([(60, 60, 190), (150, 90, 40), (60, 130, 60)]))))
+        blue, green, red = (int(c) for c in rng.choice([(60, 60, 190), (150, 90, 40), (60, 130, 60)]))
+        ink = np.array(_jitter(rng, (blue, green, red)))
         mix = ((a + b) / 2.0)[..., None]
         colour = white + (ink.astype(np.float32) - white) * mix
         return colour * shade[..., None]

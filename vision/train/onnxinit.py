@@ -281,6 +281,7 @@ def recalibrate_batchnorm(net: Any, batches: Iterable[Any]) -> int:
     with torch.no_grad():
         for bn in norms:
             total, squares, count = sums[id(bn)]
+            assert bn.running_mean is not None and bn.running_var is not None  # the model's norms track statistics
             mu = total / count
             var = (squares / count - mu * mu).clamp_min(0.0)
             a = bn.weight.double() / (bn.running_var.double() + bn.eps).sqrt()
