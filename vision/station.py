@@ -842,7 +842,11 @@ def _draw(image: np.ndarray | None, table: Table | None, profile: str, area: Any
         return canvas
     height, width = image.shape[:2]
     scale = min(1.0, FRAME_WIDTH / width)
-    small = image if scale == 1.0 else cv2.resize(image, (round(width * scale), round(height * scale)), cv2.INTER_AREA)
+    small = (
+        image
+        if scale == 1.0
+        else cv2.resize(image, (round(width * scale), round(height * scale)), interpolation=cv2.INTER_AREA)
+    )
     if small.ndim == 2:
         small = cv2.cvtColor(small, cv2.COLOR_GRAY2BGR)
     if area is not None:  # on a copy: never on the camera's own frame (at scale 1, ``small`` is that frame)
