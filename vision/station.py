@@ -49,7 +49,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import cv2
 import numpy as np
@@ -141,7 +141,7 @@ def _label(tile: Any) -> str:
     return str(tile if isinstance(tile, str) else tile["label"])
 
 
-def _finite_number(value: Any) -> bool:
+def _finite_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -189,7 +189,7 @@ def table_view(
         return None
     marks = marks or {}
     changed = set(changed_sets)
-    sets = []
+    sets: list[dict[str, Any]] = []
     for i, tiles in enumerate(table.get("sets", [])):
         try:
             valid = TileSet.of([_label(t) for t in tiles]).is_valid(profile)
@@ -961,7 +961,9 @@ def create_app(
         return JSONResponse({"queued": details}, status_code=202)
 
     async def frame(request: Request) -> Response:
-        shown = station.fresh_frame() or await run_in_threadpool(station.frame)
+        shown = station.fresh_frame()
+        if shown is None:
+            shown = await run_in_threadpool(station.frame)
         headers = {**NO_STORE, "ETag": shown.etag}
         if request.headers.get("if-none-match") == shown.etag:
             return Response(status_code=304, headers=headers)

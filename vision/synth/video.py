@@ -117,20 +117,20 @@ class LayoutKeeper:
         placements: list[SetPlacement | None] = [None] * len(table.sets)
         # Unchanged sets first, so moved ones cannot take their place.
         for index, tile_set in enumerate(table.sets):
-            for j, (old, placement) in enumerate(unused):
+            for j, (old, old_placement) in enumerate(unused):
                 if old.layout_key == tile_set.layout_key:
-                    placements[index] = placement
-                    self._mark(occupancy, tile_set, placement, 2.0)
+                    placements[index] = old_placement
+                    self._mark(occupancy, tile_set, old_placement, 2.0)
                     del unused[j]
                     break
         for index, tile_set in enumerate(table.sets):
             if placements[index] is None:
-                placement = self._grown(tile_set, unused, occupancy) or self._free(tile_set, seat, occupancy)
-                placements[index] = placement
-                self._mark(occupancy, tile_set, placement, 2.0)
+                found = self._grown(tile_set, unused, occupancy) or self._free(tile_set, seat, occupancy)
+                placements[index] = found
+                self._mark(occupancy, tile_set, found, 2.0)
         self.previous = [(s, p) for s, p in zip(table.sets, placements, strict=True) if p is not None]
         placed: list[PlacedTile] = []
-        for index, (tile_set, placement) in enumerate(zip(table.sets, placements, strict=True)):
+        for index, (tile_set, placement) in enumerate(self.previous):  # every set has its place by now
             rng = np.random.default_rng(zlib.crc32(f"{self.seed}/{placement}/{tile_set}".encode()))
             placed += place_set_tiles(tile_set.tiles, placement, index, rng, self.params, self.scale)
         for index, tile in enumerate(table.loose):
@@ -526,7 +526,7 @@ def write_game(
         for line in truth:
             timed = {**line, **{f"{k}_frame": round(line[f"{k}_s"] * fps) for k in ("start", "settle", "end")}}
             handle.write(json.dumps(timed, sort_keys=True) + "\n")
-    summary = {
+    summary: dict[str, Any] = {
         "video": str(video_path),
         "truth": str(truth_path),
         "frames": frames,
@@ -668,7 +668,7 @@ class _AsyncWriter:
     """Encodes on a second thread (OpenCV releases the GIL while encoding) so drawing and encoding overlap."""
 
     def __init__(self, path: Path, fps: float, size: tuple[int, int]) -> None:
-        self.writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), fps, size)
+        self.writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"mp4v"), fps, size)
         if not self.writer.isOpened():
             raise OSError(f"cannot open a video writer for {path} (OpenCV without an MPEG-4 encoder?)")
         self.queue: queue.Queue[np.ndarray | None] = queue.Queue(maxsize=16)
