@@ -212,6 +212,62 @@ class Undo:
 
 
 @dataclass(frozen=True, slots=True)
+class PoolEmpty:
+    """The referee says the pool is empty before anyone went out (``cause`` "pool"), or that the tournament round's
+    time is up (``cause`` "round-time", przasnysz rule 24): the game's ending begins as the profile's seed says
+    (:meth:`referee.game.Game.apply`). ``player``: who drew the last tile, when known; ``rule``: the seed rule
+    applied (written by :meth:`referee.game.Game.complete`)."""
+
+    KIND: ClassVar[str] = "pool-empty"
+    time_s: float | None = None
+    player: int | None = None
+    cause: str = "pool"
+    rule: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"event": self.KIND, **_at(self), "player": self.player, "cause": self.cause}
+        if self.rule is not None:
+            data["rule"] = self.rule
+        return {**data, **self.extra}
+
+
+@dataclass(frozen=True, slots=True)
+class WentOut:
+    """The referee says ``player`` emptied the rack (showed the empty rack, said "Rummikub"): the game is over."""
+
+    KIND: ClassVar[str] = "out"
+    player: int
+    time_s: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": self.KIND, **_at(self), "player": self.player, **self.extra}
+
+
+@dataclass(frozen=True, slots=True)
+class RedealRequest:
+    """``player`` asks for the tiles to be shuffled and dealt again (dealt ``pairs`` identical pairs, when said):
+    granted where the profile's seed names it, before the first move (:meth:`referee.game.Game.apply`); ``rule``:
+    the seed rule (written by :meth:`referee.game.Game.complete`)."""
+
+    KIND: ClassVar[str] = "redeal"
+    player: int
+    time_s: float | None = None
+    pairs: int | None = None
+    rule: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"event": self.KIND, **_at(self), "player": self.player}
+        if self.pairs is not None:
+            data["pairs"] = self.pairs
+        if self.rule is not None:
+            data["rule"] = self.rule
+        return {**data, **self.extra}
+
+
+@dataclass(frozen=True, slots=True)
 class Note:
     """Any other line of a game log (start, calibration, warnings, stream events, end...): the game takes it as
     it is and nothing changes."""
@@ -228,7 +284,20 @@ class Note:
         return {"event": self.kind, **self.fields}
 
 
-Event = TableRead | Move | Restore | ClockPress | Activity | Unread | Override | Undo | Note
+Event = (
+    TableRead
+    | Move
+    | Restore
+    | ClockPress
+    | Activity
+    | Unread
+    | Override
+    | Undo
+    | PoolEmpty
+    | WentOut
+    | RedealRequest
+    | Note
+)
 
 
 # -- the edge: JSON -----------------------------------------------------------------------------------------
@@ -271,6 +340,17 @@ def event_from_json(data: Mapping[str, Any]) -> Event:
             return Unread(float(data["seconds"]), _time(data), _rest(data, Unread))
         if kind == "override":
             return _override_from_json(data)
+        if kind == PoolEmpty.KIND:
+            cause = data.get("cause", "pool")
+            if not isinstance(cause, str):
+                raise GameStateError(f"pool-empty event: cause is {cause!r}, not a word")
+            return PoolEmpty(_time(data), _optional_int(data, "player"), cause, _optional_str(data, "rule"),
+                             _rest(data, PoolEmpty))  # fmt: skip
+        if kind == WentOut.KIND:
+            return WentOut(_needed_int(data, "player"), _time(data), _rest(data, WentOut))
+        if kind == RedealRequest.KIND:
+            return RedealRequest(_needed_int(data, "player"), _time(data), _optional_int(data, "pairs"),
+                                 _optional_str(data, "rule"), _rest(data, RedealRequest))  # fmt: skip
     except GameStateError:
         raise
     except KeyError as error:
@@ -403,6 +483,20 @@ def _optional_int(data: Mapping[str, Any], key: str) -> int | None:
     return int(value)
 
 
+def _needed_int(data: Mapping[str, Any], key: str) -> int:
+    value = _optional_int(data, key)
+    if value is None:
+        raise KeyError(key)
+    return value
+
+
+def _optional_str(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise GameStateError(f"{_what(data)}: {key} is {value!r}, not text")
+    return value
+
+
 def _seconds(data: Mapping[str, Any], key: str) -> float | None:
     value = data.get(key)
     if value is None and key == "start_s":
@@ -455,6 +549,17 @@ def describe(event: Event) -> str:
         return f"{event.seconds} s of the camera never read: the next move is REVIEW"
     if isinstance(event, Override | Undo):
         return "Referee: " + describe_override(event)
+    if isinstance(event, PoolEmpty):
+        what = "the round's time is up" if event.cause == "round-time" else "the pool is empty"
+        who = "" if event.player is None else f" (player {event.player + 1} drew the last tile)"
+        return f"Referee: {what}{who}" + (f": {event.rule}" if event.rule else "")
+    if isinstance(event, WentOut):
+        return f"Referee: player {event.player + 1} went out: the game is over"
+    if isinstance(event, RedealRequest):
+        pairs = "" if event.pairs is None else f" ({event.pairs} pairs dealt)"
+        return f"Referee: player {event.player + 1} asks for a re-deal{pairs}" + (
+            f": {event.rule}" if event.rule else ""
+        )
     return event.kind
 
 

@@ -20,6 +20,12 @@ Two ways to end a move:
 - *clock*: once the clock key has been pressed in a game, moves end at the key. Changes in between are the
   same turn; a press with the table unchanged is a draw.
 
+The end of the game comes from the referee's word (:class:`PoolEmpty`, :class:`WentOut`), per the profile's seed
+(:data:`POOL_ENDINGS`): the box rules and przasnysz (rule 24) give every player one last move, the Polish
+Championship and Wejherowo end the game with the pool, the house summary has no rule (recorded, nothing ends);
+going out ends the game at once. A :class:`RedealRequest` before the first move is granted where the seed names
+it (:data:`REDEALS`) and refused elsewhere.
+
 Seats are the camera's business: the game knows each player's seat only as the number its moves are logged with
 (:attr:`Game.seats`). The events are typed values (:mod:`referee.events`); JSON exists only at the edge:
 :func:`~referee.events.event_from_json` and each event's ``to_json`` (the game log's format, unchanged).
@@ -42,26 +48,99 @@ from referee.events import (
     Move,
     Note,
     Override,
+    PoolEmpty,
+    RedealRequest,
     Restore,
     TableRead,
     Undo,
     Unread,
+    WentOut,
     describe,
     event_from_json,
 )
 from referee.moves import Ruling, Verdict, check_move, unsure_of_left_out
-from referee.profiles import get_profile
+from referee.profiles import SeedRule, get_profile
 from referee.table import LOOSE, Table
 from referee.tiles import Tile
 
 __all__ = [
     "Activity", "ClockPress", "Event", "Game", "GameStateError", "Move", "Note", "Override", "OverrideRecord",
-    "Pending", "Restore", "TableRead", "Undo", "Unread", "describe", "event_from_json", "looks_restored", "relabel",
+    "Pending", "PoolEmpty", "PoolEnding", "RedealRequest", "Restore", "TableRead", "Undo", "Unread", "WentOut",
+    "describe", "event_from_json", "looks_restored", "relabel",
 ]  # fmt: skip
 
 MIN_PLAYERS = 2
 USE_PROFILE: Any = object()
 """A time limit not agreed at the table: the profile's."""
+
+# -- the seeds' rules for the end of the pool and the re-deal ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PoolEnding:
+    """What a seed does when the pool runs out before anyone went out (:class:`PoolEmpty`)."""
+
+    last_round: bool
+    """Every player has one more move, in turn order, then the game ends (or at once when someone goes out)."""
+    ends_at_once: bool
+    """The game ends when the pool runs out (no further move is named)."""
+    round_time: bool
+    """The tournament round's time running out starts the same ending."""
+    passing: str
+    """What the seed says about a player with no move to make (nothing to draw any more)."""
+    source: SeedRule | None
+    """The seed's words; None: the seed has no rule for an empty pool."""
+
+
+_CHAMPIONSHIP_POOL = PoolEnding(
+    last_round=False, ends_at_once=True, round_time=False, passing="no move follows",
+    source=SeedRule("ZAKOŃCZENIE GRY", "Czasami może się zdarzyć, że w banku zabraknie kostek, zanim ktokolwiek"
+                    " zakończy grę. Zwycięzcą zostaje wtedy gracz, który ma najmniej punktów na swojej tabliczce."),
+)  # fmt: skip
+POOL_ENDINGS: Mapping[str, PoolEnding] = {
+    "seeds/004_edb1b3e580c8d7dd.txt": _CHAMPIONSHIP_POOL,
+    "seeds/000_d223ae7d75066ede.txt": _CHAMPIONSHIP_POOL,
+    "seeds/001_94ad5f67870580e0.txt": PoolEnding(
+        last_round=True, ends_at_once=False, round_time=True,
+        passing="the seed does not say whether a player may pass: an unchanged table is taken as one, a person decides",
+        source=SeedRule("rule 24", "Jeżeli zabraknie kostek lub skończy się czas rundy, zanim którykolwiek z graczy"
+                        " zakończy grę, każdy gracz wykonuje po 1 ruchu i gra się kończy."),
+    ),
+    "seeds/003_ed43451ecbd65de4.txt": PoolEnding(
+        last_round=True, ends_at_once=False, round_time=False,
+        passing="ZAKOŃCZENIE GRY: 'Gracz, który nie może wykonać ruchu, ma prawo spasować.'",
+        source=SeedRule("ZAKOŃCZENIE GRY", "Gracz, który dobrał ostatnią kostkę, rozpoczyna ostatnią rundę, w której"
+                        " każdy – również on sam – ma prawo do jednego dodatkowego ruchu. Jeżeli w tej turze któryś z"
+                        " graczy opróżni swoją podstawkę, gra kończy się natychmiast."),
+    ),
+    "seeds/002_5fea8088a58074b7.txt": PoolEnding(
+        last_round=False, ends_at_once=False, round_time=False,
+        passing="the seed has no rule for an empty pool: a person decides", source=None,
+    ),
+}  # fmt: skip
+"""Seed file -> its ending for an empty pool. The box rules' last round is read as the turn order goes on: the
+draw of the last tile begins it, the players after the drawer move once each and the drawer's extra move ("również
+on sam") closes it; nobody moves twice in a row."""
+
+REDEAL_PAIRS = 3
+"""Pairs of identical tiles in the 14 dealt that allow a re-deal, in every seed that names one ("trzy dublety";
+przasnysz: "co najmniej 3 dublety"; the box rules: "z trzema i większą ilością dubletów")."""
+REDEALS: Mapping[str, SeedRule] = {
+    "seeds/004_edb1b3e580c8d7dd.txt": SeedRule("PRZYGOTOWANIE GRY", "Jeżeli wśród 14 kostek, jakie gracz otrzymał na"
+        " początku gry, są trzy dublety [...], gracz ma prawo poprosić o ponowne potasowanie i przydzielenie kostek"
+        " wszystkim graczom."),
+    "seeds/000_d223ae7d75066ede.txt": SeedRule("PRZYGOTOWANIE GRY", "Jeżeli wśród 14 kostek, jakie gracz otrzymał na"
+        " początku gry, są trzy dublety [...], gracz ma prawo poprosić o ponowne potasowanie i przydzielenie kostek"
+        " wszystkim graczom."),
+    "seeds/001_94ad5f67870580e0.txt": SeedRule("rule 5.6", "Jeżeli po rozdaniu stosów z kostkami, gracz posiada co"
+        " najmniej 3 dublety może zażądać ponownego rozdania kostek u wszystkich graczy. Decyzja należy do gracza"
+        " zgłaszającego."),
+    "seeds/003_ed43451ecbd65de4.txt": SeedRule("PRZYGOTOWANIE GRY", "Jeżeli wśród 14 kostek, jakie gracz otrzymał na"
+        " początku gry, są trzy dublety [...], gracz ma prawo poprosić o ponowne potasowanie i przydzielenie kostek"
+        " wszystkim graczom. [...] Decyzja należy do gracza."),
+}  # fmt: skip
+"""Seed file -> its re-deal rule (the house summary, seed 002, names none: a request is refused there)."""
+
 
 # -- state ----------------------------------------------------------------------------------------------------
 
@@ -136,6 +215,16 @@ class Game:
     """Seconds of the camera's picture nobody looked at since the last move (see :class:`Unread`)."""
     ledger: tuple[OverrideRecord, ...] = ()
     """The overrides applied so far, each with the state it changed (for :class:`Undo`)."""
+    pool_empty: bool = False
+    """The referee said the pool is empty (or the round's time is up): see :class:`PoolEmpty`."""
+    last_round: tuple[int, ...] | None = None
+    """The players still to make their last move, in turn order (None: no last round under way)."""
+    over: bool = False
+    """The game has ended: someone went out, the last round is complete, or the seed ends it with the pool."""
+    winner: int | None = None
+    """The player who went out (None: nobody did)."""
+    redeals: int = 0
+    """Re-deals granted before the first move."""
 
     @classmethod
     def start(
@@ -182,7 +271,14 @@ class Game:
         return self.seats.index(seat) if seat in self.seats else None
 
     def status(self) -> dict[str, Any]:
-        """Who is on move, who has opened, what is owed: the ``status`` a resume line writes."""
+        """Who is on move, who has opened, what is owed: the ``status`` a resume line writes (with the game's
+        ending and re-deals once there are any)."""
+        ending: dict[str, Any] = {}
+        if self.pool_empty or self.over:
+            ending = {"pool_empty": self.pool_empty, "last_round": None if self.last_round is None else
+                      list(self.last_round), "over": self.over, "winner": self.winner}  # fmt: skip
+        if self.redeals:
+            ending["redeals"] = self.redeals
         return {
             "player": self.player,
             "seat": self.seat_of(self.player),
@@ -191,6 +287,7 @@ class Game:
             "clock_mode": self.clock_mode,
             "turn_started_s": self.turn_started_s,
             "pending_restore": None if self.pending is None or not self.pending.owed else self.pending.table.to_json(),
+            **ending,
         }
 
     # -- what the table tells the game ------------------------------------------------------------------------
@@ -215,6 +312,8 @@ class Game:
             events = self._restoring(after, at, hands_seat, changed and hands)
             if events is not None:
                 return self._emit(events)
+        if self.over:
+            return self._emit([TableRead(after, "after the end of the game", **at)]) if changed else (self, [])
         if self.clock_mode:
             if not changed:
                 return self, []
@@ -248,6 +347,11 @@ class Game:
         table settled (no hands since), it confirms that move instead of adding a draw.
         """
         at: dict[str, Any] = {"time_s": round(time_s, 3), "frame": frame}
+        if self.over:  # no move after the end of the game
+            late: list[Event] = [ClockPress(**at)]
+            if table is not None and self.table is not None and not table.same_layout(self.table):
+                late.append(TableRead(table, "after the end of the game", **at, left_out=left_out))
+            return self._emit(late)
         confirms = (
             not self.clock_mode
             and not self.active_since_move
@@ -318,6 +422,12 @@ class Game:
             return self._apply_override(self.complete(event))
         if isinstance(event, Undo):
             return self._undo()
+        if isinstance(event, PoolEmpty):
+            return self._pool_empty(event)
+        if isinstance(event, WentOut):
+            return self._went_out(event)
+        if isinstance(event, RedealRequest):
+            return self._redeal(event)
         return self
 
     def replay(self, events: Iterable[Event]) -> Game:
@@ -339,6 +449,15 @@ class Game:
                 return event
             undone = record.override
             return replace(event, undoes={"action": undone.action, "move": undone.move, "time_s": undone.time_s})
+        if isinstance(event, PoolEmpty) and event.rule is None:
+            drawer = event.player
+            last = self.last_move
+            if drawer is None and event.cause == "pool" and last is not None and last.kind == "draw":
+                drawer = last.player  # the last move drew the last tile
+            return replace(event, player=drawer, rule=self._pool_rule())
+        if isinstance(event, RedealRequest) and event.rule is None:
+            rule = REDEALS.get(get_profile(self.profile).seed)
+            return event if rule is None else replace(event, rule=self._cite(rule))
         if isinstance(event, Override) and event.action == "correct" and event.ruling is None:
             fixed = self._corrected(event)
             if fixed is None:
@@ -351,6 +470,69 @@ class Game:
             )  # fmt: skip
             return replace(event, ruling=ruling)
         return event
+
+    # -- the end of the pool, going out, the re-deal ----------------------------------------------------------
+    def _cite(self, rule: SeedRule) -> str:
+        return f"{rule.cite(get_profile(self.profile))}: '{rule.words}'"
+
+    def _pool_ending(self) -> PoolEnding:
+        return POOL_ENDINGS[get_profile(self.profile).seed]
+
+    def _pool_rule(self) -> str:
+        ending = self._pool_ending()
+        if ending.source is None:
+            rules = get_profile(self.profile)
+            return f"{rules.name}: {rules.seed} has no rule for an empty pool: a person decides how the game ends"
+        return self._cite(ending.source)
+
+    def _pool_empty(self, event: PoolEmpty) -> Game:
+        rules = get_profile(self.profile)
+        ending = self._pool_ending()
+        if self.over:
+            raise GameStateError("the pool ran out after the end of the game")
+        if self.pool_empty:
+            raise GameStateError("the pool was already said to be empty")
+        if event.cause not in ("pool", "round-time"):
+            raise GameStateError(f"a pool-empty event's cause is 'pool' or 'round-time', not {event.cause!r}")
+        if event.cause == "round-time" and not ending.round_time:
+            raise GameStateError(f"{rules.name}: {rules.seed} names no end of the game when the round's time is up")
+        drawer = event.player
+        if drawer is not None and not 0 <= drawer < self.players:
+            raise GameStateError(f"player {drawer} is not one of the {self.players} at the table (0-based)")
+        game = replace(self, pool_empty=True)
+        if ending.ends_at_once:
+            return replace(game, over=True)
+        if not ending.last_round:
+            return game
+        first = self.player if drawer is None else (drawer + 1) % self.players
+        order = tuple((first + k) % self.players for k in range(self.players))
+        return replace(game, player=first, last_round=order)
+
+    def _went_out(self, event: WentOut) -> Game:
+        player = event.player
+        if not 0 <= player < self.players:
+            raise GameStateError(f"player {player} is not one of the {self.players} at the table (0-based)")
+        if self.over:
+            raise GameStateError(f"player {player + 1} went out after the end of the game")
+        if self.pending is not None and self.pending.owed and self.pending.player == player:
+            raise GameStateError(
+                f"move {self.pending.after_move} is to be put back: player {player + 1} has not gone out"
+            )
+        return replace(self, over=True, winner=player)
+
+    def _redeal(self, event: RedealRequest) -> Game:
+        rules = get_profile(self.profile)
+        if rules.seed not in REDEALS:
+            raise GameStateError(f"{rules.name}: {rules.seed} names no re-deal: the request is refused")
+        if not 0 <= event.player < self.players:
+            raise GameStateError(f"player {event.player} is not one of the {self.players} at the table (0-based)")
+        if self.moves or self.over:
+            raise GameStateError("a re-deal is asked for on the tiles dealt, before the first move")
+        if event.pairs is not None and event.pairs < REDEAL_PAIRS:
+            raise GameStateError(f"a re-deal needs {REDEAL_PAIRS} pairs among the tiles dealt, not {event.pairs}")
+        started = self.turn_started_s if event.time_s is None else float(event.time_s)
+        # The tiles are shuffled and dealt again: the table is read afresh, the first player's time starts now.
+        return replace(self, redeals=self.redeals + 1, table=None, turn_table=None, turn_started_s=started)
 
     def _emit(self, events: list[Event]) -> tuple[Game, list[Event]]:
         game = self
@@ -371,6 +553,9 @@ class Game:
             before, after, opened=opened, profile=self.profile, elapsed_s=elapsed, time_limit_s=self.time_limit_s
         )
         ruling = unsure_of_left_out(ruling, at["left_out"] + self.left_out)
+        if self.pool_empty and ruling.kind == "draw":
+            note = f"the pool is empty: no tile to draw, the player passes ({self._pool_ending().passing})"
+            ruling = replace(ruling, notes=(*ruling.notes, note))
         if self.unread_s:
             note = f"the camera was not read for {self.unread_s:.1f} s during this move: a person decides"
             ruling = replace(ruling, verdict=Verdict.REVIEW, penalty_tiles=0, notes=(*ruling.notes, note))
@@ -385,6 +570,8 @@ class Game:
     def _apply_move(self, move: Move) -> Game:
         if move.number != self.moves + 1:
             raise GameStateError(f"move {move.number} follows move {self.moves} in the log")
+        if self.over:
+            raise GameStateError(f"move {move.number} comes after the end of the game")
         player = move.player
         if not 0 <= player < self.players:
             raise GameStateError(
@@ -404,6 +591,9 @@ class Game:
             owed = ruling.verdict is Verdict.REVERT
             candidate = Pending(target, player, move.number, opened_before, owed)
             pending = candidate if not target.same_layout(after) else None
+        if self.last_round is not None:  # the player's last move is made; the round is complete when all have
+            still = tuple(p for p in self.last_round if p != player)
+            game = replace(game, last_round=still, over=not still)
         return replace(
             game, pending=pending, table=after, turn_table=after, moves=move.number,
             player=(player + 1) % self.players, turn_started_s=float(move.time_s), last_move=move, as_read=move,

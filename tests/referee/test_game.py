@@ -7,13 +7,16 @@ the logged events, through JSON as from a log file, on a fresh game, which must 
 
 A step's keys: ``t`` (seconds); one of ``settle`` (a table: text or JSON; ``seat``: where the hands were seen,
 null when not located; ``hands``: default true), ``clock`` (true, or the table settled since the last reading),
-``activity``, ``unread`` (seconds), ``override`` (the override's fields, as the station sends them), ``undo``;
-``expect``: the events it logs, each a subset of :func:`summary`; ``state``: a subset of :func:`state` after it.
+``activity``, ``unread`` (seconds), ``override`` (the override's fields, as the station sends them), ``undo``,
+``event`` (a referee's event as a log line without its time: ``pool-empty``, ``out``, ``redeal``; with ``refused``:
+the start of the one-line :class:`GameStateError` the game must answer, nothing logged); ``expect``: the events it
+logs, each a subset of :func:`summary`; ``state``: a subset of :func:`state` after it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -29,10 +32,13 @@ from referee.events import (
     Move,
     Note,
     Override,
+    PoolEmpty,
+    RedealRequest,
     Restore,
     TableRead,
     Undo,
     Unread,
+    WentOut,
     describe,
     event_from_json,
 )
@@ -57,7 +63,7 @@ def summary(event: Any) -> dict[str, Any]:
         return {"event": "move", "number": event.number, "player": event.player, "kind": event.kind,
                 "verdict": event.ruling.verdict.value, "codes": event.ruling.codes,
                 "played": [str(t) for t in event.ruling.played], "penalty_tiles": event.ruling.penalty_tiles,
-                "ended_by": event.ended_by}  # fmt: skip
+                "ended_by": event.ended_by, "notes": list(event.ruling.notes)}  # fmt: skip
     if isinstance(event, Restore):
         return {"event": "restore", "after_move": event.after_move, "player": event.player, "complete": event.complete}
     if isinstance(event, TableRead):
@@ -73,6 +79,12 @@ def summary(event: Any) -> dict[str, Any]:
         return {"event": "override", "action": event.action, "move": event.move, "verdict": ruling}
     if isinstance(event, Undo):
         return {"event": "undo", "undoes": None if event.undoes is None else event.undoes.get("action")}
+    if isinstance(event, PoolEmpty):
+        return {"event": "pool-empty", "player": event.player, "cause": event.cause, "rule": event.rule}
+    if isinstance(event, WentOut):
+        return {"event": "out", "player": event.player}
+    if isinstance(event, RedealRequest):
+        return {"event": "redeal", "player": event.player, "pairs": event.pairs, "rule": event.rule}
     return {"event": event.kind}
 
 
@@ -92,6 +104,11 @@ def state(game: Game) -> dict[str, Any]:
         "table": None if game.table is None else str(game.table),
         "pending": owed,
         "last_verdict": None if last is None else last.ruling.verdict.value,
+        "pool_empty": game.pool_empty,
+        "last_round": None if game.last_round is None else list(game.last_round),
+        "over": game.over,
+        "winner": game.winner,
+        "redeals": game.redeals,
     }  # fmt: skip
 
 
@@ -127,6 +144,15 @@ def play(spec: dict[str, Any]) -> tuple[Game, list[Any]]:
         elif "unread" in step:
             events = [Unread(float(step["unread"]), t)]
             game = game.apply(events[0])
+        elif "event" in step:
+            event = game.complete(event_from_json({"time_s": t, **step["event"]}))
+            if "refused" in step:
+                with pytest.raises(GameStateError, match="^" + re.escape(step["refused"])) as refused:
+                    game.apply(event)
+                assert "\n" not in str(refused.value), f"{where}: a refusal is one line"
+                events = []
+            else:
+                game, events = game.apply(event), [event]
         elif "override" in step or "undo" in step:
             fields = {"action": "undo"} if "undo" in step else step["override"]
             event = game.complete(event_from_json({"event": "override", "time_s": t, **fields}))
@@ -177,6 +203,16 @@ def test_golden_games_cover_what_the_issue_asks() -> None:
     assert {"ok", "revert", "correct"} <= actions
     assert any("undo" in step for s in specs for step in s["steps"])
     assert any("clock" in step for s in specs for step in s["steps"])
+    # The end of the pool as each seed has it, and the re-deal granted and refused (issue 17).
+    events = {(s["profile"], step["event"]["event"], "refused" in step) for s in specs for step in s["steps"]
+              if "event" in step}  # fmt: skip
+    for profile in ("official", "przasnysz", "pl-championship", "house"):
+        assert (profile, "pool-empty", False) in events, profile
+    assert ("official", "out", False) in events
+    assert ("house", "redeal", True) in events
+    assert {"przasnysz", "wejherowo"} <= {
+        profile for profile, kind, refused in events if kind == "redeal" and not refused
+    }
 
 
 # -- the game's setup ------------------------------------------------------------------------------------------
@@ -304,3 +340,35 @@ def test_the_game_imports_no_camera_and_no_imaging() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# -- the end of the pool and the re-deal (issue 17) -------------------------------------------------------------
+
+
+def test_the_ending_shows_in_the_status_only_once_there_is_one() -> None:
+    game = Game.start("official", 3)
+    assert "over" not in game.status() and "redeals" not in game.status()
+    game = game.apply(game.complete(RedealRequest(1, 2.0, pairs=3)))
+    assert game.status()["redeals"] == 1 and game.turn_started_s == 2.0
+    game = game.apply(game.complete(PoolEmpty(5.0, player=0)))
+    status = game.status()
+    assert status["player"] == 1 and status["last_round"] == [1, 2, 0] and status["over"] is False
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ({"event": "out", "time_s": 1.0}, "out event lacks 'player'"),
+        ({"event": "redeal", "player": "two"}, "redeal event: player is 'two', not a whole number"),
+        ({"event": "pool-empty", "cause": 3}, "pool-empty event: cause is 3, not a word"),
+        ({"event": "pool-empty", "rule": 3}, "pool-empty event: rule is 3, not text"),
+    ],
+)
+def test_a_malformed_ending_or_redeal_line_is_named(line: dict[str, Any], message: str) -> None:
+    with pytest.raises(GameStateError, match=re.escape(message)):
+        event_from_json(line)
+
+
+def test_a_pool_ending_cause_the_game_does_not_know_is_refused() -> None:
+    with pytest.raises(GameStateError, match="cause is 'pool' or 'round-time', not 'rain'"):
+        Game.start("official", 2).apply(PoolEmpty(1.0, cause="rain"))
