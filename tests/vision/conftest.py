@@ -200,6 +200,21 @@ class TableScene:
         reach = (span - centre if side in ("bottom", "right") else centre) + 0.75 * TILE_H  # just past the tile
         self.arm_reach = min(reach / span, 0.95)  # never across the whole table
 
+    def film(self, path: Path, script: list[tuple[str, object, int]]) -> Path:
+        """A 10 fps MJPG video of ``script``: steps of (arm's side or "", table shown halfway through the step or
+        None, frames), starting from the table shown now."""
+        import cv2
+
+        writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, self.size)
+        for side, table, count in script:
+            self.arm = side or None
+            for k in range(count):
+                if table is not None and k == count // 2:
+                    self.show(table)
+                writer.write(self.frame())
+        writer.release()
+        return path
+
     def frame(self) -> np.ndarray:
         import cv2
 

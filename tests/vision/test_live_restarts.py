@@ -45,15 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def record(path: Path, scenes: Any, start: str, script: Script) -> Path:
     scene = scenes.TableScene()
     scene.show(start)
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, scene.size)
-    for side, table, count in script:
-        scene.arm = side or None
-        for k in range(count):
-            if table is not None and k == count // 2:
-                scene.show(table)
-            writer.write(scene.frame())
-    writer.release()
-    return path
+    return scene.film(path, list(script))
 
 
 @pytest.fixture(scope="module")

@@ -460,16 +460,8 @@ def test_the_station_stays_up_with_the_summary_when_the_video_ends(
 
     scene = scenes.TableScene()
     scene.show("[black-5 blue-5 orange-5]")
-    video = tmp_path / "table.avi"
-    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, scene.size)
-    for arm, table, frames in (("", None, 15), ("bottom", "[black-5 blue-5 orange-5] [red-10 red-11 red-12]", 16),
-                               ("", None, 40)):  # fmt: skip
-        scene.arm = arm or None
-        for k in range(frames):
-            if table is not None and k == frames // 2:
-                scene.show(table)
-            writer.write(scene.frame())
-    writer.release()
+    opened = "[black-5 blue-5 orange-5] [red-10 red-11 red-12]"
+    video = scene.film(tmp_path / "table.avi", [("", None, 15), ("bottom", opened, 16), ("", None, 40)])
     monkeypatch.setattr(vision.pipeline, "pipeline_reader", lambda models=None: scenes.PixelReader())
     servers: list[Any] = []
     serve = vision.station.serve_in_thread

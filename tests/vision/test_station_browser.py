@@ -315,15 +315,7 @@ def test_a_real_live_session(browser: Any, tmp_path: Path, scenes: Any) -> None:
     scene = scenes.TableScene()
     start, opened = "[black-5 blue-5 orange-5]", "[black-5 blue-5 orange-5] [red-10 red-11 red-12]"
     scene.show(start)
-    video = tmp_path / "table.avi"
-    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, scene.size)
-    for arm, table, frames in (("", None, 15), ("bottom", opened, 16), ("", None, 60)):
-        scene.arm = arm or None
-        for k in range(frames):
-            if table is not None and k == frames // 2:
-                scene.show(table)
-            writer.write(scene.frame())
-    writer.release()
+    video = scene.film(tmp_path / "table.avi", [("", None, 15), ("bottom", opened, 16), ("", None, 60)])
 
     log = GameLog.create(tmp_path / "game.jsonl", {"profile": "official", "players": 2, "mode": "live"}, sync=False)
     options = LiveOptions(source=str(video), profile="official", players=2, calibration="frame",
