@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from referee import cli as rules_cli
 from referee.profiles import DEFAULT_PROFILE, PROFILES
+from vision.session import Engine, add_engine_options, engine_from_args
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -62,15 +63,6 @@ class GameSpec:
     def label(self) -> str:
         """The game's folder name in the batch's output."""
         return "_".join(SAFE_PART.sub("-", part).strip("-") or "-" for part in (self.event, self.round, self.table))
-
-
-@dataclass(frozen=True, kw_only=True)
-class Engine:
-    """How the models run in each worker (ONNX Runtime): the model folder, threads per session, provider."""
-
-    models: str | None = None
-    threads: int | None = None
-    provider: str = "cpu"
 
 
 @dataclass(frozen=True)
@@ -776,19 +768,6 @@ def worker_threads(workers: int) -> int:
     return max(1, cores // max(1, workers))
 
 
-def engine_from_args(args: Any) -> Engine:
-    """``--models``, ``--threads``, ``--provider`` checked now (CUDA only where ONNX Runtime offers it)."""
-    from vision.recognition import check_provider
-
-    threads = getattr(args, "threads", None)
-    if threads is not None and threads < 1:
-        raise rules_cli.CommandError(f"--threads is 1 or more, not {threads}")
-    provider = getattr(args, "provider", "cpu")
-    check_provider(provider)
-    models = getattr(args, "models", None)
-    return Engine(models=str(models) if models is not None else None, threads=threads, provider=provider)
-
-
 def register(commands: Any) -> None:
     batch = rules_cli.add_command(
         commands,
@@ -810,26 +789,3 @@ def register(commands: Any) -> None:
     batch.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: shipped)")
     add_engine_options(batch)
     rules_cli.add_json_option(batch)
-
-
-def engine_kwargs(args: Any) -> dict[str, Any]:
-    """``pipeline_reader``'s keywords from ``--threads`` and ``--provider``: none when both are the defaults (the
-    reader is made exactly as before the options existed); checked now, before a video is opened."""
-    engine = engine_from_args(args)
-    kwargs: dict[str, Any] = {}
-    if engine.threads is not None:
-        kwargs["threads"] = engine.threads
-    if engine.provider != "cpu":
-        kwargs["provider"] = engine.provider
-    return kwargs
-
-
-def add_engine_options(parser: Any) -> None:
-    """``--threads`` and ``--provider``: how ONNX Runtime runs the models (shared by analyze, live and batch)."""
-    parser.add_argument(
-        "--threads", type=rules_cli.COUNT, metavar="N",
-        help="ONNX Runtime threads per model (default: analyze and live 2; batch the cores per worker, 1 on Ray)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--provider", choices=("cpu", "cuda"), default="cpu", help="ONNX Runtime execution provider (default cpu)"
-    )

@@ -115,7 +115,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     rules_cli.players_under(args.profile, args.players)
     first_player = _first_player(args)
     _check_calibration_file(args.calibration)
-    from vision.batch import engine_kwargs
+    from vision.session import engine_kwargs
 
     reader = pipeline_reader(args.models, **engine_kwargs(args))  # a missing model fails before the video is opened
     options = AnalyzeOptions(
@@ -210,7 +210,7 @@ def cmd_live(args: argparse.Namespace) -> int:
     if not args.resume:  # a resumed game is played at the table its log names
         rules_cli.players_under(args.profile, args.players)
     _check_calibration_file(args.calibration)
-    from vision.batch import engine_kwargs
+    from vision.session import engine_kwargs
 
     reader = pipeline_reader(args.models, **engine_kwargs(args))  # --threads, --provider checked before the source
     if args.serve:
@@ -422,7 +422,7 @@ def _bench_live(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    from vision.batch import add_engine_options
+    from vision.session import add_engine_options
 
     rules_cli.BENCH_SUITES["pipeline"] = _bench_pipeline
     rules_cli.BENCH_SUITES["live"] = _bench_live

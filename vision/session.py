@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from referee import cli as rules_cli
 from vision.pipeline import PipelineConfig
 
 END_OF_VIDEO = "end of the video"
@@ -56,3 +57,48 @@ def time_limit_kwargs(value: Any) -> dict[str, Any]:
     if value is None:
         return {}
     return {"time_limit_s": None if value == "none" else float(value)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Engine:
+    """How the models run in each worker (ONNX Runtime): the model folder, threads per session, provider."""
+
+    models: str | None = None
+    threads: int | None = None
+    provider: str = "cpu"
+
+
+def engine_from_args(args: Any) -> Engine:
+    """``--models``, ``--threads``, ``--provider`` checked now (CUDA only where ONNX Runtime offers it)."""
+    from vision.recognition import check_provider
+
+    threads = getattr(args, "threads", None)
+    if threads is not None and threads < 1:
+        raise rules_cli.CommandError(f"--threads is 1 or more, not {threads}")
+    provider = getattr(args, "provider", "cpu")
+    check_provider(provider)
+    models = getattr(args, "models", None)
+    return Engine(models=str(models) if models is not None else None, threads=threads, provider=provider)
+
+
+def engine_kwargs(args: Any) -> dict[str, Any]:
+    """``pipeline_reader``'s keywords from ``--threads`` and ``--provider``: none when both are the defaults (the
+    reader is made exactly as before the options existed); checked now, before a video is opened."""
+    engine = engine_from_args(args)
+    kwargs: dict[str, Any] = {}
+    if engine.threads is not None:
+        kwargs["threads"] = engine.threads
+    if engine.provider != "cpu":
+        kwargs["provider"] = engine.provider
+    return kwargs
+
+
+def add_engine_options(parser: Any) -> None:
+    """``--threads`` and ``--provider``: how ONNX Runtime runs the models (shared by analyze, live and batch)."""
+    parser.add_argument(
+        "--threads", type=rules_cli.COUNT, metavar="N",
+        help="ONNX Runtime threads per model (default: analyze and live 2; batch the cores per worker, 1 on Ray)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--provider", choices=("cpu", "cuda"), default="cpu", help="ONNX Runtime execution provider (default cpu)"
+    )
