@@ -175,9 +175,9 @@ def score_game(game: Game) -> list[PlayerScore]:
         small, notes = _score_out(game, racks)
     else:
         small, notes = _score_pool_exhausted(game, racks)
-    places = _places(small, game.players)
+    places = places_by_small_points({p.name: small[p.name] for p in game.players})
     winners = {name for name, place in places.items() if place == 1}
-    big = _big_points(places, winners, rules)
+    big = big_points(places, rules)
     return [
         PlayerScore(
             p.name,
@@ -281,15 +281,16 @@ def _join(*notes: str) -> str:
     return "; ".join(n for n in notes if n)
 
 
-def _places(small: Mapping[str, int | Fraction], players: Sequence[PlayerRack]) -> dict[str, int]:
-    """Competition ranking by small points: tied players share the better place."""
+def places_by_small_points(small: Mapping[str, int | Fraction]) -> dict[str, int]:
+    """Competition ranking by small points: tied players share the better place (in ``small``'s order)."""
     ordered = sorted(small.values(), reverse=True)
-    return {p.name: ordered.index(small[p.name]) + 1 for p in players}
+    return {name: ordered.index(points) + 1 for name, points in small.items()}
 
 
-def _big_points(places: Mapping[str, int], winners: set[str], rules: Profile) -> dict[str, int]:
+def big_points(places: Mapping[str, int], rules: Profile) -> dict[str, int]:
+    """Each player's big points for their place at the table (a winner is a player in first place)."""
     if rules.big_points is BigPointScheme.WINNER:
-        return {name: int(name in winners) for name in places}
+        return {name: int(place == 1) for name, place in places.items()}
     table = rules.big_points_by_table.get(len(places))
     if table is None:
         raise ScoreError(f"{rules.name} has no big points for a table of {len(places)}")

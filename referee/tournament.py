@@ -30,8 +30,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from referee.profiles import BigPointScheme, Profile, ProfileError, get_profile
-from referee.scoring import Game, PlayerScore, ScoreError, score_game
+from referee.profiles import Profile, ProfileError, get_profile
+from referee.scoring import Game, PlayerScore, ScoreError, big_points, places_by_small_points, score_game
 
 
 class TournamentError(ValueError):
@@ -378,9 +378,11 @@ class Tournament:
         if big is not None:
             _same_players(big, table, where)
         points = {name: Fraction(small[name]).limit_denominator(1000) for name in table.players}
-        ordered = sorted(points.values(), reverse=True)
-        places = {name: ordered.index(points[name]) + 1 for name in table.players}
-        computed = _big_points(places, self.profile)
+        places = places_by_small_points(points)
+        try:
+            computed = big_points(places, self.profile)
+        except ScoreError as error:
+            raise TournamentError(str(error)) from None
         return tuple(
             PlayerScore(
                 name,
@@ -559,15 +561,6 @@ def _same_players(named: Mapping[str, Any], table: TablePlan, where: str) -> Non
             f"{where}: the players at round {table.round} table {table.number} are {', '.join(table.players)};"
             f" the result names {', '.join(sorted(named)) or 'nobody'}"
         )
-
-
-def _big_points(places: Mapping[str, int], profile: Profile) -> dict[str, int]:
-    if profile.big_points is BigPointScheme.WINNER:
-        return {name: int(place == 1) for name, place in places.items()}
-    by_place = profile.big_points_by_table.get(len(places))
-    if by_place is None:
-        raise TournamentError(f"{profile.name} has no big points for a table of {len(places)}")
-    return {name: by_place[place - 1] for name, place in places.items()}
 
 
 def _number(value: int | float | Fraction) -> int | float:
