@@ -19,7 +19,7 @@ from pathlib import Path
 
 import cv2
 
-from vision.calibrate import from_corners
+from vision.runtime.calibrate import from_corners
 from vision.synth.video import write_game
 
 SEED, PLAYERS, PROFILE, MINUTES, VIOLATIONS = 3, 2, "official", 1.9, 0.5

@@ -42,7 +42,7 @@ IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}
 
 class TableFromFile(NamedTuple):
     """A table read from a file, and how many boxes of a photo were left out of it as most likely not tiles
-    (the count only: the live pipeline's ``vision.pipeline.TableReading`` keeps the boxes themselves)."""
+    (the count only: the live pipeline's ``vision.game.pipeline.TableReading`` keeps the boxes themselves)."""
 
     table: Table
     left_out: int = 0
@@ -50,7 +50,8 @@ class TableFromFile(NamedTuple):
 
 TABLE_READERS: dict[str, Callable[[str], TableFromFile]] = {}
 """Readers of tables from other files, by suffix (``.jpg`` -> a photo reader). The rules package leaves it
-empty; ``vision.commands.register`` fills it for photos, so ``check`` accepts them (referee never imports vision)."""
+empty; ``vision.cli.commands.register`` fills it for photos, so ``check`` accepts them (referee never imports
+vision)."""
 
 
 class CommandError(ValueError):

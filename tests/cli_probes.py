@@ -1,5 +1,5 @@
 """Probes shared by the hostile-input sweeps of both packages' command lines (tests/referee/test_cli_hostile.py,
-tests/vision/test_cli_hostile.py): the numeric options a parser has, and the least argv that reaches one."""
+tests/vision/cli/test_cli_hostile.py): the numeric options a parser has, and the least argv that reaches one."""
 
 from __future__ import annotations
 

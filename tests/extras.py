@@ -9,7 +9,7 @@ from importlib.util import find_spec
 
 import pytest
 
-from vision import realdata
+from vision.runtime import realdata
 
 TRAIN_EXTRA = 'the train extra: pip install -e ".[train]"'
 

@@ -21,56 +21,22 @@ PACKAGES = ("referee", "vision")
 LAYERS: dict[str, tuple[str, ...]] = {
     # The rules engine: tiles, sets, tables, profiles, rulings, the game's state machine, its CLI.
     "rules": ("referee", "referee.*"),
-    # Pixels to moves and rulings at run time, and what serves them: what `live`, `analyze`, `batch` and the
-    # station load. Shared pieces (`session`: what live and analyze share; `progress`: the progress bar) live here.
-    "runtime": (
-        "vision",
-        "vision.analyze",
-        "vision.annotate",
-        "vision.batch",
-        "vision.calibrate",
-        "vision.capture",
-        "vision.crops",
-        "vision.detections",
-        "vision.enrolhead",
-        "vision.enrolment",
-        "vision.familiarity",
-        "vision.gamelog",
-        "vision.imagefile",
-        "vision.inkcolour",
-        "vision.layout",
-        "vision.live",
-        "vision.motion",
-        "vision.moves",
-        "vision.pipeline",
-        "vision.progress",
-        "vision.realdata",
-        "vision.recognition",
-        "vision.report",
-        "vision.seats",
-        "vision.session",
-        "vision.station",
-        "vision.station_access",
-        "vision.stopping",
-        "vision.track",
-        "vision.yamlfile",
-        "vision.yolofiles",
-    ),
+    # Pixels to tables: detection, classification, colour, layout, the play area, capture, seats, motion.
+    "runtime": ("vision", "vision.runtime", "vision.runtime.*"),
+    # The game on camera: the per-frame pipeline (frames in, events out), the camera's side of the game, its log.
+    "game": ("vision.game", "vision.game.*"),
+    # What people look at: the referee station, the analysis report, annotated photos.
+    "ui": ("vision.ui", "vision.ui.*"),
+    # The drivers that put the rest together: `analyze`, `live`, `batch` and what they share.
+    "session": ("vision.session", "vision.session.*"),
     # Synthetic scenes and filmed games with their ground truth.
     "synth": ("vision.synth", "vision.synth.*"),
     # Training, export and quantization (torch, ultralytics).
     "train": ("vision.train", "vision.train.*"),
     # Evaluation and benchmarks.
-    "eval": ("vision.evaluate", "vision.benchmark", "vision.*_bench"),
+    "eval": ("vision.eval", "vision.eval.*"),
     # The command line: thin functions over the layers below.
-    "cli": (
-        "vision.cli",
-        "vision.commands",
-        "vision.game_commands",
-        "vision.live_commands",
-        "vision.synth.commands",
-        "vision.train.commands",
-    ),
+    "cli": ("vision.cli", "vision.cli.*", "vision.synth.commands", "vision.train.commands"),
 }
 """Layer -> the modules in it (fnmatch patterns; an exact name wins over a pattern, so ``vision.synth.commands`` is
 ``cli`` although ``vision.synth.*`` is ``synth``)."""
@@ -78,9 +44,12 @@ LAYERS: dict[str, tuple[str, ...]] = {
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "rules": frozenset({"rules"}),
     "runtime": frozenset({"rules", "runtime"}),
-    "synth": frozenset({"rules", "runtime", "synth"}),
-    "train": frozenset({"rules", "runtime", "synth", "train"}),
-    "eval": frozenset({"rules", "runtime", "synth", "train", "eval"}),
+    "game": frozenset({"rules", "runtime", "game"}),
+    "ui": frozenset({"rules", "runtime", "game", "ui"}),
+    "session": frozenset({"rules", "runtime", "game", "ui", "session"}),
+    "synth": frozenset({"rules", "runtime", "game", "synth"}),
+    "train": frozenset({"rules", "runtime", "game", "synth", "train"}),
+    "eval": frozenset({"rules", "runtime", "game", "ui", "session", "synth", "train", "eval"}),
     "cli": frozenset(LAYERS),
 }
 """Layer -> the layers its modules may import (the allowed directions)."""
@@ -88,8 +57,11 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
 FORBIDDEN_PACKAGES: dict[str, frozenset[str]] = {
     # The rules engine is free of imaging and numeric dependencies.
     "rules": frozenset({"numpy", "cv2", "onnxruntime", "PIL", "torch", "ultralytics", "scipy"}),
-    # Adapters at the edges: the runtime never imports torch.
+    # Adapters at the edges: what runs a game never imports torch.
     "runtime": frozenset({"torch", "torchvision", "ultralytics"}),
+    "game": frozenset({"torch", "torchvision", "ultralytics"}),
+    "session": frozenset({"torch", "torchvision", "ultralytics"}),
+    "ui": frozenset({"torch", "torchvision", "ultralytics"}),
 }
 """Layer -> third-party packages its modules never import."""
 
@@ -101,8 +73,8 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
 """(module, imported package or module) -> why this one import is allowed although its layer forbids it."""
 
 APART: tuple[tuple[str, str], ...] = (
-    # The two game drivers share vision.session; neither is built on the other.
-    ("vision.live", "vision.analyze"),
+    # The two game drivers share vision.session.common; neither is built on the other.
+    ("vision.session.live", "vision.session.analyze"),
 )
 """Pairs of modules of one layer that must not import each other (either way)."""
 
@@ -214,18 +186,22 @@ def test_the_exceptions_are_still_needed() -> None:
     ("module", "source", "expected"),
     [
         # a lazy import inside a function still counts
-        ("vision.pipeline", "def f():\n    from vision.synth import scene\n", "imports vision.synth.scene"),
+        ("vision.game.pipeline", "def f():\n    from vision.synth import scene\n", "imports vision.synth.scene"),
         # training may not import a benchmark
-        ("vision.train.quantize", "from vision.pipeline_bench import load_truth\n", "imports vision.pipeline_bench"),
+        (
+            "vision.train.quantize",
+            "from vision.eval.pipeline_bench import load_truth\n",
+            "imports vision.eval.pipeline_bench",
+        ),
         # the rules engine imports no imaging library, nor vision
         ("referee.tiles", "import numpy as np\n", "imports numpy"),
-        ("referee.table", "from vision import detections\n", "imports vision.detections"),
+        ("referee.table", "from vision.runtime import detections\n", "imports vision.runtime.detections"),
         # the runtime never imports torch
-        ("vision.recognition", "def f():\n    import torch\n", "imports torch"),
+        ("vision.runtime.recognition", "def f():\n    import torch\n", "imports torch"),
         # a relative import is resolved
-        ("vision.crops", "from .synth import scene\n", "imports vision.synth.scene"),
+        ("vision.runtime.crops", "from ..synth import scene\n", "imports vision.synth.scene"),
         # the two drivers are kept apart
-        ("vision.live", "from vision.analyze import END_OF_VIDEO\n", "kept apart"),
+        ("vision.session.live", "from vision.session.analyze import END_OF_VIDEO\n", "kept apart"),
     ],
 )
 def test_a_leak_is_caught(module: str, source: str, expected: str) -> None:
@@ -237,9 +213,12 @@ def test_a_leak_is_caught(module: str, source: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("module", "source"),
     [
-        ("vision.train.quantize", "from vision.pipeline import detection_region\nimport torch\n"),
-        ("vision.pipeline_bench", "from vision.synth.video import write_game\nfrom vision.train import quantize\n"),
-        ("vision.synth.scene", "from vision.seats import SEATS\n"),
+        ("vision.train.quantize", "from vision.game.pipeline import detection_region\nimport torch\n"),
+        (
+            "vision.eval.pipeline_bench",
+            "from vision.synth.video import write_game\nfrom vision.train import quantize\n",
+        ),
+        ("vision.synth.scene", "from vision.runtime.seats import SEATS\n"),
     ],
 )
 def test_an_allowed_direction_passes(module: str, source: str) -> None:
@@ -248,6 +227,6 @@ def test_an_allowed_direction_passes(module: str, source: str) -> None:
 
 def test_the_scan_sees_real_imports() -> None:
     imports = scan()
-    assert "vision.recognition" in imports["vision.pipeline"]  # module level
-    assert "vision.calibrate" in imports["vision.pipeline"]  # inside a function
-    assert "onnxruntime" in imports["vision.recognition"]
+    assert "vision.runtime.recognition" in imports["vision.game.pipeline"]  # module level
+    assert "vision.runtime.calibrate" in imports["vision.game.pipeline"]  # inside a function
+    assert "onnxruntime" in imports["vision.runtime.recognition"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from setuptools import find_packages
 
-from vision.recognition import CLASSIFIER_FILE, DETECTOR_FILE, MODELS_PACKAGE, default_models_dir
+from vision.runtime.recognition import CLASSIFIER_FILE, DETECTOR_FILE, MODELS_PACKAGE, default_models_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
@@ -73,4 +73,4 @@ def test_a_built_wheel_holds_the_models(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {f"{MODELS_PACKAGE}/{name}" for name in SHIPPED} <= names
     assert not any(name.startswith(f"{MODELS_PACKAGE}/") and name.endswith(".yaml") for name in names)
-    assert "vision/recognition.py" in names and "vision/station_static/station.js" in names
+    assert "vision/runtime/recognition.py" in names and "vision/ui/station_static/station.js" in names

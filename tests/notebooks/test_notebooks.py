@@ -60,7 +60,7 @@ if importlib.util.find_spec("torch") is not None:
     assert metrics["onnx_max_abs_diff_vs_torch"] < 1e-4
 """,
     "04-video-analysis": """
-from vision.pipeline_bench import score_game, summarise
+from vision.eval.pipeline_bench import score_game, summarise
 _scores = summarise([score_game(truth_moves, events)])
 # every move of the filmed game found, none made up, nobody sent back by mistake
 assert _scores["move_recall"] == 1.0 and _scores["phantom_moves"] == 0 and _scores["false_reverts"] == 0, _scores

@@ -129,7 +129,7 @@ def make_yolo_output() -> Callable[..., np.ndarray]:
 
 @pytest.fixture(autouse=True)
 def _photo_readers_stay_local(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``vision.commands.register`` fills ``referee.cli.TABLE_READERS``; each test gets its own copy."""
+    """``vision.cli.commands.register`` fills ``referee.cli.TABLE_READERS``; each test gets its own copy."""
     from referee import cli as rules_cli
 
     monkeypatch.setattr(rules_cli, "TABLE_READERS", dict(rules_cli.TABLE_READERS))
@@ -264,7 +264,7 @@ class PixelReader:
     def read(self, image: np.ndarray, region: object = None) -> object:
         import cv2
 
-        from vision.detections import Detections
+        from vision.runtime.detections import Detections
 
         self.calls += 1
         pixels = image.astype(np.int16)
@@ -345,8 +345,8 @@ def scenes() -> SimpleNamespace:
         keeper: object = None,
         **options: object,
     ) -> object:
-        from vision.moves import GameKeeper
-        from vision.pipeline import TablePipeline
+        from vision.game.moves import GameKeeper
+        from vision.game.pipeline import TablePipeline
 
         keeper = keeper or GameKeeper(profile, players)
         return TablePipeline(reader or PixelReader(), keeper, scene.size, config=config, **options)

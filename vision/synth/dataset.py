@@ -26,7 +26,7 @@ import cv2
 import numpy as np
 
 from referee.tiles import ALL_LABELS
-from vision.progress import ProgressBar
+from vision.runtime.progress import ProgressBar
 from vision.synth.recipe import describe
 from vision.synth.scene import LABEL_INDEX, RenderedScene, SceneParams, render_scene
 

@@ -1,9 +1,10 @@
-"""Synthetic photos of the enrolment grid (:mod:`vision.enrolment`): one copy of a set laid out in rows, photographed.
+"""Synthetic photos of the enrolment grid (:mod:`vision.runtime.enrolment`): one copy of a set laid out in rows,
+photographed.
 
 The same renderer as :func:`vision.synth.scene.render_scene` (table top, tile drawing, camera, lighting, sensor);
 only the layout differs: four rows of 1-13 (black, red, blue, orange) facing seat 0, then the jokers in a fifth
 row from the left. With ``style_pool=1`` the edition draws one table style, so grid photos and the held-out
-scenes of :mod:`vision.enrol_bench` show the same tile set, as a venue's one set would.
+scenes of :mod:`vision.eval.enrol_bench` show the same tile set, as a venue's one set would.
 """
 
 from __future__ import annotations

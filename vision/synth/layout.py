@@ -1,7 +1,7 @@
 """Laying tiles on the table plane: sets as rows of touching tiles facing a seat, gaps between sets,
 loose tiles, the pool of face-down tiles and racks at the table's edges.
 
-Seats (:mod:`vision.seats`): 0 at the bottom edge (y < 0), 1 at the right, 2 at the top, 3 at the left. A tile
+Seats (:mod:`vision.runtime.seats`): 0 at the bottom edge (y < 0), 1 at the right, 2 at the top, 3 at the left. A tile
 read from the edge k has its face's up pointing away from that edge: ``angle_deg = 90 * k``.
 """
 
@@ -14,7 +14,7 @@ import numpy as np
 
 from referee.table import Table
 from referee.tiles import Tile
-from vision.seats import MIDDLE, Edge, Seat
+from vision.runtime.seats import MIDDLE, Edge, Seat
 from vision.synth.geometry import TILE_HEIGHT_MM, TILE_WIDTH_MM, TilePose, rotated_rect_corners
 
 LOOSE_SET = -1

@@ -11,10 +11,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+from vision.runtime.yamlfile import YamlFileError, read_yaml, require_mapping
 from vision.synth.editions import EDITION_NAMES, MIX, check_editions
 from vision.synth.effects import LIGHTINGS, SENSORS
 from vision.synth.scene import SceneParams
-from vision.yamlfile import YamlFileError, read_yaml, require_mapping
 
 RECIPE_DIR = Path(__file__).resolve().parents[2] / "datasets"
 DEFAULT_RECIPE = "synth-train"

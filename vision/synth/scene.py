@@ -23,7 +23,7 @@ from referee.profiles import get_profile
 from referee.sets import check_set
 from referee.table import Table
 from referee.tiles import ALL_LABELS, JOKER, NUMBER_TILES
-from vision.seats import SEATS
+from vision.runtime.seats import SEATS
 from vision.synth import distractors, editions, effects, faces, textures
 from vision.synth.content import ContentParams, random_table
 from vision.synth.geometry import Camera, TilePose, polygon_outline

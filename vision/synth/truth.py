@@ -17,7 +17,7 @@ def load_truth(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 def play_area_calibration(header: dict[str, Any]) -> Any:
     """The calibration from the play area's corners in a synthetic game's truth header."""
-    from vision.calibrate import from_corners
+    from vision.runtime.calibrate import from_corners
     from vision.synth.video import PLAY_AREA
 
     size_mm = header.get("play_area_mm", [PLAY_AREA.width, PLAY_AREA.height])

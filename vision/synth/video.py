@@ -28,8 +28,8 @@ import numpy as np
 from referee.sets import TileSet
 from referee.table import Table
 from referee.tiles import Tile
-from vision.progress import ProgressBar
-from vision.seats import MIDDLE, Edge, Seat, seating
+from vision.runtime.progress import ProgressBar
+from vision.runtime.seats import MIDDLE, Edge, Seat, seating
 from vision.synth import distractors, effects, textures
 from vision.synth.game import SimGame, simulate_game
 from vision.synth.geometry import TILE_HEIGHT_MM, TILE_WIDTH_MM, Camera, TilePose
@@ -111,7 +111,8 @@ class LayoutKeeper:
         self.rng = np.random.default_rng(seed)
 
     def place(self, table: Table, seat: int) -> list[PlacedTile]:
-        """The table's tiles where they lie; a new set faces the edge ``seat`` (0-3, :class:`vision.seats.Edge`)."""
+        """The table's tiles where they lie; a new set faces the edge ``seat`` (0-3,
+        :class:`vision.runtime.seats.Edge`)."""
         occupancy = Occupancy(self.area)
         unused = list(self.previous)
         placements: list[SetPlacement | None] = [None] * len(table.sets)
@@ -661,7 +662,7 @@ _SKINS = {0: (150, 180, 225), 1: (95, 125, 170), 2: (120, 155, 205), 3: (70, 95,
           5: (85, 110, 160), 6: (110, 145, 195), 7: (160, 190, 230)}  # fmt: skip
 _SLEEVES = {0: (140, 60, 30), 1: (40, 40, 40), 2: (30, 110, 200), 3: (90, 140, 60), 4: (60, 60, 150),
             5: (120, 120, 120), 6: (40, 90, 40), 7: (150, 40, 110)}  # fmt: skip
-"""By seat number (:data:`vision.seats.SEATS`)."""
+"""By seat number (:data:`vision.runtime.seats.SEATS`)."""
 
 
 class _AsyncWriter:

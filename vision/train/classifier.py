@@ -1,6 +1,6 @@
 """Tile crop classifier: datasets, augmentation, a compact CNN, training, calibration, ONNX export, evaluation.
 
-The classifier reads one square crop (cut by :func:`vision.crops.crop_boxes`, the code the runtime uses) and
+The classifier reads one square crop (cut by :func:`vision.runtime.crops.crop_boxes`, the code the runtime uses) and
 gives the tile's label (53 classes in ``referee.tiles.ALL_LABELS`` order) and its up direction (clockwise from
 image up), so tiles lying at any angle, upside down included, are read; 6 and 9 differ by digit shape and the
 wordmark at the tile's bottom, which is why the angle is learnt together with the label.
@@ -32,7 +32,7 @@ import cv2
 import numpy as np
 
 from referee.tiles import ALL_LABELS
-from vision.crops import CROP_PAD, CROP_SIZE, crop_boxes, to_input
+from vision.runtime.crops import CROP_PAD, CROP_SIZE, crop_boxes, to_input
 
 LABEL_INDEX = {label: i for i, label in enumerate(ALL_LABELS)}
 PATCH_CONTEXT = 2.6
@@ -257,7 +257,7 @@ def synthetic_tileset(
 
 
 def real_tileset(photos: Sequence[Any]) -> TileSet:
-    """Patches of the tiles of real photos (``vision.realdata.RealPhoto``); up direction unknown (NaN).
+    """Patches of the tiles of real photos (``vision.runtime.realdata.RealPhoto``); up direction unknown (NaN).
 
     The real polygons have 5-9 points in no fixed order, so no up direction can be read from them."""
     tiles = TileSet()
@@ -943,7 +943,7 @@ def train_classifier(recipe_path: Path | str, out_dir: Path | str) -> dict[str, 
     return the metrics (also written into the JSON card)."""
     import torch
 
-    from vision import realdata
+    from vision.runtime import realdata
 
     started = time.perf_counter()
     recipe = load_recipe(recipe_path)
@@ -1042,7 +1042,7 @@ def train_classifier(recipe_path: Path | str, out_dir: Path | str) -> dict[str, 
         "kind": "classifier",
         "recipe": recipe,
         "recipe_path": str(recipe_path),
-        "inputs": {"crops": "(N,3,64,64) float32 RGB [0,1], vision.crops.to_input(crop_boxes(image, boxes))"},
+        "inputs": {"crops": "(N,3,64,64) float32 RGB [0,1], vision.runtime.crops.to_input(crop_boxes(image, boxes))"},
         "outputs": {
             "probs": "(N,53) softmax after temperature, referee.tiles.ALL_LABELS order",
             "angle_deg": "(N,) tile up direction, degrees clockwise from image up, [0,360)",
@@ -1137,7 +1137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
     import sys
 
-    from vision import realdata
+    from vision.runtime import realdata
 
     parser = argparse.ArgumentParser(prog="python -m vision.train.classifier", description=main.__doc__)
     parser.add_argument("command", choices=("reexport",))

@@ -66,7 +66,7 @@ def cmd_quantize(args: argparse.Namespace) -> int:
         raise ValueError("--out must not overwrite --model (the FP32 source is the quantization's input)")
     game = Path(args.game) if args.game else None
     try:
-        from vision.recognition import TileDetector, TileReader
+        from vision.runtime.recognition import TileDetector, TileReader
         from vision.train.quantize import calibration_reads, quantize_detector, record_detector_inputs, write_card_entry
 
         reads = calibration_reads(args.photos, args.seed, game, args.frames)

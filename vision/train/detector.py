@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vision import realdata
+from vision.runtime import realdata
 
 ONNX_NAME = "tile-detector.onnx"
 

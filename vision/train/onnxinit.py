@@ -232,7 +232,7 @@ def classifier_batches(train_set: Any, crops: int, batch: int, seed: int) -> Ite
     """Tensors of augmented crops drawn from a ``CropDataset`` (the crops training will see)."""
     import torch
 
-    from vision.crops import to_input
+    from vision.runtime.crops import to_input
 
     rng = np.random.default_rng(seed)
     picks = rng.choice(len(train_set), min(crops, len(train_set)), replace=False)
@@ -332,8 +332,8 @@ def detector_from_onnx(path: Path | str, names: dict[int, str] | None = None) ->
 
 
 def letterboxed(images_bgr: Sequence[np.ndarray], size: int) -> np.ndarray:
-    """(N, 3, size, size) float32 RGB in [0, 1]: the runtime's letterbox (``vision.recognition.Letterbox``)."""
-    from vision.recognition import Letterbox
+    """(N, 3, size, size) float32 RGB in [0, 1]: the runtime's letterbox (``vision.runtime.recognition.Letterbox``)."""
+    from vision.runtime.recognition import Letterbox
 
     box = Letterbox(size)
     return np.stack([box.apply(img)[0][..., ::-1].transpose(2, 0, 1) for img in images_bgr]).astype(np.float32) / 255
@@ -426,7 +426,7 @@ def detector_checkpoint_from_onnx(
 
 def training_photo_paths(count: int, seed: int = 0) -> list[Path]:
     """``count`` real training photos (split "train" only; never the held-out ones), drawn with ``seed``."""
-    from vision import realdata
+    from vision.runtime import realdata
 
     photos = realdata.load_photos(split="train")
     rng = np.random.default_rng(seed)

@@ -82,8 +82,8 @@ def calibration_reads(
     (a ``synth-game`` folder) with its play area as the region."""
     import cv2
 
-    from vision.realdata import load_photos
-    from vision.recognition import load_image
+    from vision.runtime.realdata import load_photos
+    from vision.runtime.recognition import load_image
 
     training = load_photos(real_root, split="train")
     if not 0 <= photos <= len(training):
@@ -92,7 +92,7 @@ def calibration_reads(
     reads: list[tuple[np.ndarray, Any]] = [(load_image(photo.path), None) for photo in chosen]
     if game is None or not frames:
         return reads
-    from vision.pipeline import PipelineConfig, detection_region
+    from vision.game.pipeline import PipelineConfig, detection_region
     from vision.synth.truth import load_truth, play_area_calibration
 
     if not (game / "truth.jsonl").is_file():

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vision.yamlfile import YamlFileError, read_yaml, require_mapping
+from vision.runtime.yamlfile import YamlFileError, read_yaml, require_mapping
 
 KINDS = ("detector", "classifier")
 SECTIONS: dict[str, tuple[str, ...]] = {

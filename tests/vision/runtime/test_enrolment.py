@@ -1,0 +1,255 @@
+"""Enrolment: the grid fitted to detections (any rotation, perspective), layout mistakes named by place, the
+readings checked against the grid, the command and its model folder used by ``read``/``check --models``."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from referee.tiles import ALL_LABELS
+from vision.cli import main
+from vision.runtime import enrolment
+from vision.runtime.enrolhead import HEAD_FILE, EnrolmentHead
+from vision.runtime.enrolment import Cell, EnrolmentError, check_readings, fit_grid, grid_problems
+from vision.runtime.recognition import CLASSIFIER_FILE, DETECTOR_FILE, TileReader, default_models_dir
+
+TILE_W, TILE_H, PITCH_X, PITCH_Y = 40.0, 54.0, 50.0, 72.0
+EVERY_CELL = [*enrolment.NUMBER_CELLS, Cell(5, 1), Cell(5, 2)]
+
+
+def grid_boxes(
+    cells: list[Cell],
+    *,
+    turn_deg: float = 0.0,
+    tilt: float = 0.0,
+    extra: list[tuple[float, float]] = (),
+) -> tuple[np.ndarray, np.ndarray]:
+    """Axis-aligned boxes and up angles of tiles laid in the grid, the photo turned by ``turn_deg`` (clockwise) and
+    seen with a keystone ``tilt``; ``extra``: (row, column) places of more tiles, fractional allowed."""
+    places = [(c.row, c.column) for c in cells] + list(extra)
+    a = math.radians(turn_deg)
+    rot = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+    points = []
+    for row, column in places:
+        x, y = (column - 7) * PITCH_X, (row - 3) * PITCH_Y
+        shrink = 1.0 / (1.0 + tilt * y / 300.0)  # rows further away come out narrower
+        points.append(rot @ np.array([x * shrink, y * shrink]) + [700.0, 500.0])
+    points = np.array(points)
+    cos, sin = abs(math.cos(a)), abs(math.sin(a))
+    half_w, half_h = (TILE_W * cos + TILE_H * sin) / 2, (TILE_W * sin + TILE_H * cos) / 2
+    boxes = np.column_stack(
+        [points[:, 0] - half_w, points[:, 1] - half_h, points[:, 0] + half_w, points[:, 1] + half_h]
+    )
+    return boxes.astype(np.float32), np.full(len(places), turn_deg % 360, np.float32)
+
+
+def problems_of(boxes: np.ndarray, angles: np.ndarray) -> list[str]:
+    return grid_problems(fit_grid(boxes, angles))
+
+
+@pytest.mark.parametrize("turn", [0.0, 8.0, 90.0, 180.0, 265.0])
+@pytest.mark.parametrize("tilt", [0.0, 0.25])
+def test_a_whole_grid_fits_at_any_rotation_and_perspective(turn: float, tilt: float) -> None:
+    boxes, angles = grid_boxes(EVERY_CELL, turn_deg=turn, tilt=tilt)
+    fit = fit_grid(boxes, angles)
+    assert list(fit.cells) == EVERY_CELL
+    assert grid_problems(fit) == []
+
+
+def test_a_missing_tile_is_named_by_its_place() -> None:
+    cells = [c for c in EVERY_CELL if c != Cell(2, 7)]
+    assert problems_of(*grid_boxes(cells, turn_deg=180.0)) == ["row 2 (red), column 7: no tile found"]
+
+
+def test_a_missing_first_column_keeps_the_grid_in_place() -> None:
+    cells = [c for c in EVERY_CELL if c != Cell(1, 1)]
+    assert problems_of(*grid_boxes(cells, turn_deg=90.0)) == ["row 1 (black), column 1: no tile found"]
+
+
+def test_a_tile_between_cells_is_named() -> None:
+    problems = problems_of(*grid_boxes(EVERY_CELL, extra=[(3.0, 4.5)]))
+    assert len(problems) == 1
+    assert "row 3 (blue)" in problems[0] and "off the grid" in problems[0]
+
+
+def test_an_extra_tile_beside_the_grid_is_named() -> None:
+    problems = problems_of(*grid_boxes(EVERY_CELL, extra=[(2.0, 14.0)]))
+    assert problems == ["row 2 (red), column 14: an extra tile outside the grid (5 rows of 13 columns)"]
+
+
+def test_a_misplaced_tile_names_the_hole_and_the_double() -> None:
+    """Red 7 laid on red 8's place: a hole at column 7 and two tiles at column 8 (given as an extra tile there)."""
+    cells = [c for c in EVERY_CELL if c != Cell(2, 7)]
+    problems = problems_of(*grid_boxes(cells, extra=[(2.0, 8.0)]))
+    assert "row 2 (red), column 8: two tiles in one cell" in problems
+    assert "row 2 (red), column 7: no tile found" in problems
+
+
+def test_jokers_go_from_the_left() -> None:
+    cells = [*enrolment.NUMBER_CELLS, Cell(5, 3)]
+    assert problems_of(*grid_boxes(cells)) == [
+        "row 5 (jokers): the jokers go from column 1 without gaps (found in columns [3])"
+    ]
+
+
+def probs_reading(cells: list[Cell], labels: list[str], confidence: float = 0.95) -> np.ndarray:
+    probs = np.full((len(cells), len(ALL_LABELS)), (1 - confidence) / (len(ALL_LABELS) - 1), np.float32)
+    for i, label in enumerate(labels):
+        probs[i, ALL_LABELS.index(label)] = confidence
+    return probs
+
+
+def test_readings_that_differ_are_reported_not_refused() -> None:
+    """An unfamiliar set is misread (a whole blue row read black, confidently): reported, never a refusal."""
+    labels = [c.label.replace("blue", "black") for c in EVERY_CELL]
+    differ, mistakes = check_readings(EVERY_CELL, probs_reading(EVERY_CELL, labels))
+    assert len(differ) == 13 and mistakes == []
+    assert differ[0].describe() == "row 3 (blue), column 1: blue-1 read as black-1 (0.95)"
+
+
+def test_rows_laid_in_another_order_are_refused() -> None:
+    swap = {"red": "blue", "blue": "red"}
+    labels = [c.label if c.row == 5 else f"{swap.get(c.label.split('-')[0], c.label.split('-')[0])}-{c.column}"
+              for c in EVERY_CELL]  # fmt: skip
+    _, mistakes = check_readings(EVERY_CELL, probs_reading(EVERY_CELL, labels))
+    assert any(m.startswith("rows 2 and 3 look swapped") for m in mistakes)
+
+
+def test_a_row_laid_backwards_and_two_swapped_tiles_are_refused() -> None:
+    labels = [f"orange-{14 - c.column}" if c.row == 4 else c.label for c in EVERY_CELL]
+    labels[EVERY_CELL.index(Cell(1, 2))], labels[EVERY_CELL.index(Cell(1, 5))] = "black-5", "black-2"
+    _, mistakes = check_readings(EVERY_CELL, probs_reading(EVERY_CELL, labels))
+    assert "row 4 (orange) reads 13 to 1: lay each row out 1 to 13 from the left" in mistakes
+    assert "row 1 (black), column 2 and row 1 (black), column 5 look swapped (black-2 and black-5)" in mistakes
+
+
+# -- with the models ------------------------------------------------------------------------------------------
+
+
+def needs_features() -> None:
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(default_models_dir() / CLASSIFIER_FILE), providers=["CPUExecutionProvider"])
+    if "features" not in [o.name for o in session.get_outputs()]:
+        pytest.skip("the shipped classifier has no 'features' output")
+
+
+@pytest.fixture(scope="module")
+def grid_photos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    from vision.synth.grid import GridChange, render_grid_scene
+    from vision.synth.scene import SceneParams
+
+    params = SceneParams(split="heldout", editions=("modern-circle",), style_pool=1)
+    folder = tmp_path_factory.mktemp("grid")
+    photos = {}
+    for name, change in (("whole", None), ("missing", GridChange(missing=((2, 7),)))):
+        path = folder / f"{name}.jpg"
+        cv2.imwrite(str(path), render_grid_scene(3, params, change=change).image)
+        photos[name] = path
+    return photos
+
+
+def test_a_rendered_grid_with_a_tile_missing_is_refused_by_place(grid_photos: dict[str, Path]) -> None:
+    needs_features()
+    reader = TileReader(not_a_tile=0.0)
+    enrolment.locate_photo(reader, grid_photos["whole"], trust_grid=False)  # the whole grid matches
+    with pytest.raises(EnrolmentError, match=r"row 2 \(red\), column 7: no tile found"):
+        enrolment.locate_photo(reader, grid_photos["missing"], trust_grid=False)
+
+
+def test_enrol_writes_a_model_folder_that_read_uses(
+    grid_photos: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    needs_features()
+    monkeypatch.setattr(enrolment, "TRAIN_ROUNDS", 3)
+    monkeypatch.setattr(enrolment, "HOLDOUT_ROUNDS", 1)
+    out = tmp_path / "venue"
+    assert main(["enrol", str(grid_photos["whole"]), "--out", str(out), "--json"]) == 0
+    card = json.loads(capsys.readouterr().out)
+    assert card["tiles_enrolled"] == 54 and card["photos"][0]["name"] == "whole.jpg"
+    assert {"before", "after"} <= set(card["figures"]["holdout"])
+    for name in (DETECTOR_FILE, CLASSIFIER_FILE, HEAD_FILE, enrolment.CARD_JSON, enrolment.CARD_MARKDOWN):
+        assert (out / name).is_file()
+    assert TileReader(out).classifier.head is not None
+    assert main(["read", str(grid_photos["whole"]), "--models", str(out)]) == 0
+
+
+def joker_folder(tmp_path: Path) -> Path:
+    """The shipped models with a head that reads every tile as a joker."""
+    folder = tmp_path / "jokers"
+    folder.mkdir()
+    for name in (DETECTOR_FILE, CLASSIFIER_FILE):
+        shutil.copyfile(default_models_dir() / name, folder / name)
+    bias = np.full(len(ALL_LABELS), -10.0, np.float32)
+    bias[ALL_LABELS.index("joker")] = 10.0
+    EnrolmentHead(np.zeros((len(ALL_LABELS), 192), np.float32), bias).save(folder / HEAD_FILE)
+    return folder
+
+
+def test_read_and_check_take_an_enrolled_folder(
+    grid_photos: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    needs_features()
+    folder = joker_folder(tmp_path)
+    assert main(["read", str(grid_photos["whole"]), "--models", str(folder), "--json"]) == 0
+    table = json.loads(capsys.readouterr().out)
+    labels = [t["label"] if isinstance(t, dict) else t for s in table["sets"] for t in s] + list(table["loose"])
+    labels = [x["label"] if isinstance(x, dict) else x for x in labels]
+    assert labels and set(labels) == {"joker"}
+    photo = str(grid_photos["whole"])
+    assert main(["check", photo, photo, "--opened", "--models", str(tmp_path / "nowhere")]) == 2
+    assert "nowhere/tile-detector.onnx: model file not found" in capsys.readouterr().err
+
+
+def test_bad_input_is_one_line_and_exit_2(
+    grid_photos: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    assert main(["enrol", "--out", str(tmp_path / "x")]) == 2
+    assert capsys.readouterr().err.strip().count("\n") == 0
+    (tmp_path / "file").write_text("x")
+    assert main(["enrol", str(grid_photos["whole"]), "--out", str(tmp_path / "file")]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("keep me")
+    assert main(["enrol", str(grid_photos["whole"]), "--out", str(busy)]) == 2
+    assert "not empty and not an enrolled model folder" in capsys.readouterr().err
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    for name in (DETECTOR_FILE, CLASSIFIER_FILE):
+        shutil.copyfile(default_models_dir() / name, damaged / name)
+    (damaged / HEAD_FILE).write_bytes(b"not a head")
+    assert main(["read", str(grid_photos["whole"]), "--models", str(damaged)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{HEAD_FILE}: cannot load the enrolment head" in err
+
+
+def test_layout_prints_the_grid(capsys: pytest.CaptureFixture) -> None:
+    assert main(["enrol", "--layout"]) == 0
+    text = capsys.readouterr().out
+    assert "row 2 red       1   2   3" in text and "row 5 jokers    J   J" in text
+
+
+def test_the_head_keeps_its_temperature_and_the_not_a_tile_rule_weighs_before_it(tmp_path: Path) -> None:
+    from vision.runtime.detections import Detections
+    from vision.runtime.recognition import tile_likelihood
+
+    rng = np.random.default_rng(0)
+    head = EnrolmentHead(
+        rng.normal(0, 1, (len(ALL_LABELS), 8)).astype(np.float32) / 2, np.zeros(len(ALL_LABELS), np.float32), 2.0
+    )
+    head.save(tmp_path / HEAD_FILE)
+    loaded = EnrolmentHead.load(tmp_path / HEAD_FILE, len(ALL_LABELS))
+    assert loaded.temperature == 2.0
+    features = rng.normal(0, 3, (5, 8)).astype(np.float32)
+    assert (loaded.tile_confidence(features) > loaded.probs(features).max(axis=1)).all()
+    tiles = Detections.of_boxes(np.tile([0.0, 0.0, 10.0, 10.0], (5, 1)), np.ones(5)).with_(
+        confidence=np.full(5, 0.2), detector_confidence=np.ones(5), tile_confidence=np.full(5, 0.9)
+    )
+    assert np.allclose(tile_likelihood(tiles), 0.9)

@@ -1,0 +1,203 @@
+"""Familiarity (vision/runtime/familiarity.py): unfamiliar-looking tiles are capped below the layout's 0.8, the real
+training edition is not; the statistics fit out of fold, save and load, and a model folder without them reads."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from referee.tiles import ALL_LABELS
+from vision.runtime.detections import Detections
+from vision.runtime.familiarity import (
+    FAMILIARITY_FILE,
+    UNFAMILIAR_CONFIDENCE,
+    Familiarity,
+    FamiliarityLoadError,
+    FitConfig,
+    file_sha256,
+    fit_familiarity,
+    load_familiarity,
+    read_tiles,
+)
+from vision.runtime.recognition import CLASSIFIER_FILE, ModelLoadError, TileClassifier, TileReader, default_models_dir
+
+SHIPPED = default_models_dir()
+
+
+def _toy(dims: int = 4) -> Familiarity:
+    """Identity whitening, label i's mean at i * 10 on the first axis; tiles over 9 are unfamiliar, frames of 3+
+    tiles whose median is over 4 too."""
+    means = np.zeros((len(ALL_LABELS), dims), np.float32)
+    means[:, 0] = np.arange(len(ALL_LABELS)) * 10
+    return Familiarity(means, np.eye(dims, dtype=np.float32), 9.0, 4.0, 3)
+
+
+def _tiles(offsets: list[float], labels: list[str]) -> Detections:
+    features = np.zeros((len(labels), 4), np.float32)
+    features[:, 0] = [ALL_LABELS.index(label) * 10 for label in labels]
+    features[:, 1] = offsets
+    return Detections.of_boxes(np.zeros((len(labels), 4)), [0.99] * len(labels), labels, features=features)
+
+
+def test_a_tile_far_from_its_labels_mean_is_capped_and_a_near_one_is_not() -> None:
+    checked = _toy().check(_tiles([1.0, 4.0], ["red-5", "blue-7"]))  # squared distances 1 and 16
+    assert checked.data["familiarity"].tolist() == pytest.approx([1.0, 16.0])
+    assert checked.data["unfamiliar"].tolist() == [False, True]
+    assert checked.confidence.tolist() == pytest.approx([0.99, UNFAMILIAR_CONFIDENCE])
+
+
+def test_a_frame_that_looks_off_as_a_whole_is_capped_whole() -> None:
+    looks_off = _toy().check(_tiles([2.5, 2.5, 1.0], ["red-1", "red-2", "red-3"]))  # 6.25 6.25 1: median > 4
+    assert looks_off.data["unfamiliar"].all() and (looks_off.confidence <= UNFAMILIAR_CONFIDENCE).all()
+    too_few = _toy().check(_tiles([2.5, 2.5], ["red-1", "red-2"]))  # under min_frame_tiles: tile by tile
+    assert not too_few.data["unfamiliar"].any()
+
+
+def test_tiles_without_features_are_left_as_read() -> None:
+    plain = Detections.of_boxes(np.zeros((2, 4)), [0.9, 0.95], ["red-1", "red-2"])
+    assert _toy().check(plain) is plain
+
+
+def test_the_fit_sets_thresholds_out_of_fold_and_flags_a_shifted_look() -> None:
+    rng = np.random.default_rng(0)
+    photos, per_photo, dims = 60, 10, 8
+    labels = rng.integers(0, 5, photos * per_photo)  # a few labels, many tiles each: steady means
+    centres = rng.normal(0, 5, (len(ALL_LABELS), dims))
+    features = centres[labels] + rng.normal(0, 1, (len(labels), dims))
+    data = {
+        "features": features.astype(np.float32),
+        "label": labels,
+        "pred": labels,
+        "confidence": np.full(len(labels), 0.99, np.float32),
+        "group": np.repeat(np.arange(photos), per_photo),
+    }
+    familiarity, figures = fit_familiarity(data, np.ones(len(labels), bool), FitConfig(tile_quantile=0.99))
+    assert figures["real_photos"] == photos and familiarity.dimensions == dims
+    # about 1 % of the fit's own tiles are over the tile threshold: chi-square(8)'s 99th percentile is 20.1
+    assert 0.002 < (familiarity.scores(features, labels) > familiarity.tile_threshold).mean() < 0.03
+    assert 17 < familiarity.tile_threshold < 26
+    new = centres[labels[:60]] + rng.normal(0, 1, (60, dims))
+    assert familiarity.unfamiliar(familiarity.scores(new, labels[:60])).mean() < 0.05
+    shifted = new + 2.5  # another edition: every feature a little off
+    assert familiarity.unfamiliar(familiarity.scores(shifted, labels[:60])).all()
+
+
+def test_statistics_save_and_load_and_a_damaged_file_is_one_error(tmp_path: Path) -> None:
+    path = tmp_path / FAMILIARITY_FILE
+    toy = replace(_toy(), classifier_sha256="abc")
+    toy.save(path)
+    loaded = Familiarity.load(path)
+    assert np.array_equal(loaded.means, toy.means) and loaded.classifier_sha256 == "abc"
+    assert (loaded.tile_threshold, loaded.frame_threshold, loaded.min_frame_tiles) == (9.0, 4.0, 3)
+    path.write_bytes(b"not an npz")
+    with pytest.raises(FamiliarityLoadError, match=FAMILIARITY_FILE):
+        Familiarity.load(path)
+
+
+def test_statistics_of_another_classifier_are_ignored_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    classifier = tmp_path / CLASSIFIER_FILE
+    classifier.write_bytes(b"a classifier")
+    replace(_toy(), classifier_sha256=file_sha256(classifier)).save(tmp_path / FAMILIARITY_FILE)
+    assert load_familiarity(classifier) is not None
+    classifier.write_bytes(b"a retrained classifier")
+    with caplog.at_level(logging.WARNING):
+        assert load_familiarity(classifier) is None
+    assert "another classifier" in caplog.text
+
+
+def test_the_shipped_statistics_are_fitted_to_the_shipped_classifier() -> None:
+    familiarity = Familiarity.load(SHIPPED / FAMILIARITY_FILE)
+    assert familiarity.classifier_sha256 == file_sha256(SHIPPED / CLASSIFIER_FILE), (
+        "refit: python -m vision.runtime.familiarity fit --models models/"
+    )
+    assert 0 < familiarity.frame_threshold < np.inf and 0 < familiarity.tile_threshold < np.inf
+
+
+def test_a_model_folder_without_statistics_reads_as_before(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    for name in ("tile-detector.onnx", CLASSIFIER_FILE):
+        shutil.copy(SHIPPED / name, tmp_path / name)
+    image = _scene_of("modern-circle", seed=3).image
+    with caplog.at_level(logging.WARNING):
+        bare = TileReader(tmp_path).read(image)
+    assert len(bare) and "unfamiliar" not in bare.data and FAMILIARITY_FILE in caplog.text
+    shutil.copy(SHIPPED / FAMILIARITY_FILE, tmp_path / FAMILIARITY_FILE)
+    reader = TileReader(tmp_path)
+    read = reader.read(image)
+    assert "unfamiliar" in read.data and "familiarity" in reader.last_timings_ms
+    off = TileReader(tmp_path, familiarity=False).read(image)
+    assert "unfamiliar" not in off.data
+    (tmp_path / FAMILIARITY_FILE).write_bytes(b"damaged")
+    with pytest.raises(ModelLoadError, match=FAMILIARITY_FILE):
+        TileReader(tmp_path).check_models()
+
+
+def _scene_of(edition: str, seed: int):  # a RenderedScene
+    from vision.synth.recipe import load_recipe
+    from vision.synth.scene import render_scene
+
+    params, _ = load_recipe("datasets/synth-editions-heldout.yaml")
+    return render_scene(seed, replace(params, editions=(edition,), rack_probability=0.0))
+
+
+def _read_scene(edition: str, seed: int) -> tuple[Detections, np.ndarray]:
+    scene = _scene_of(edition, seed)
+    readable = [t for t in scene.tiles if t.readable]
+    boxes = np.array([t.box for t in readable], np.float32)
+    tiles = read_tiles(TileClassifier(SHIPPED / CLASSIFIER_FILE), scene.image, boxes)
+    return Familiarity.load(SHIPPED / FAMILIARITY_FILE).check(tiles), np.array([t.label for t in readable])
+
+
+def test_a_never_trained_edition_is_never_read_confidently() -> None:
+    checked, _ = _read_scene("large-print", seed=5)
+    assert len(checked) >= 10 and checked.data["unfamiliar"].all()
+    assert (checked.confidence <= UNFAMILIAR_CONFIDENCE).all()
+
+
+def test_non_tiles_are_unfamiliar() -> None:
+    rng = np.random.default_rng(0)
+    crops = np.concatenate(
+        [
+            rng.integers(0, 256, (4, 64, 64, 3), dtype=np.uint8),  # noise
+            np.full((2, 64, 64, 3), (40, 90, 140), np.uint8),  # a plain brown table
+        ]
+    )
+    read = TileClassifier(SHIPPED / CLASSIFIER_FILE).classify_crops(crops, Detections.of_boxes(np.zeros((6, 4))))
+    familiarity = Familiarity.load(SHIPPED / FAMILIARITY_FILE)
+    assert (familiarity.scores(read.data["features"], read.class_id) > familiarity.tile_threshold).all()
+
+
+def test_the_training_look_is_mostly_familiar() -> None:
+    """A default scene (the look the classifier was trained on, rendered): most tiles stay as read."""
+    from vision.synth.scene import SceneParams, render_scene
+
+    scene = render_scene(2, SceneParams())
+    readable = [t for t in scene.tiles if t.readable]
+    tiles = read_tiles(TileClassifier(SHIPPED / CLASSIFIER_FILE), scene.image, np.array([t.box for t in readable]))
+    checked = Familiarity.load(SHIPPED / FAMILIARITY_FILE).check(tiles)
+    assert len(checked) >= 10 and checked.data["unfamiliar"].mean() < 0.3
+
+
+def test_real_held_out_photos_are_seldom_made_uncertain() -> None:
+    """The cost: correct confident tiles of the real held-out photos capped (measured 11 of 1657)."""
+    from vision.runtime import realdata
+    from vision.runtime.familiarity import real_photo_tiles
+
+    try:
+        realdata.load_photos(split="val")
+    except FileNotFoundError:
+        pytest.skip("no real photos here (../shared/data)")
+    val = real_photo_tiles(TileClassifier(SHIPPED / CLASSIFIER_FILE), "val")
+    familiarity = Familiarity.load(SHIPPED / FAMILIARITY_FILE)
+    a = val.arrays()
+    scores = familiarity.scores(a["features"], a["pred"])
+    flagged = np.concatenate([familiarity.unfamiliar(scores[a["group"] == g]) for g in np.unique(a["group"])])
+    order = np.argsort(a["group"], kind="stable")
+    settled = ((a["pred"] == a["label"]) & (a["confidence"] >= 0.8))[order]
+    assert settled.sum() > 1000 and (flagged & settled).sum() / settled.sum() < 0.01

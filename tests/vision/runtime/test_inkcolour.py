@@ -1,0 +1,232 @@
+"""Colour from the whole table: white balance from the tile bodies, ink clusters, doubted colours."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from referee.tiles import ALL_LABELS
+from vision.runtime.detections import Detections
+from vision.runtime.inkcolour import (
+    BODY_RANGE_B_G,
+    BODY_RANGE_R_G,
+    DOUBT_CONFIDENCE,
+    Balance,
+    Inks,
+    check_colours,
+    cluster_inks,
+    colour_of_ink,
+    frame_balance,
+    global_balance,
+    ink_features,
+)
+from vision.runtime.layout import group_tiles
+
+BODY_BGR = (187, 215, 226)
+"""The cream of the tile bodies in the real training photos (their median)."""
+INK_BGR = {"black": (35, 35, 35), "blue": (150, 80, 20), "red": (50, 40, 200), "orange": (40, 140, 240)}
+COOL_LIGHT = np.array([1.0, 0.82, 0.7])
+"""B, G, R gains of a cool light the camera did not correct (bluer than 7500 K)."""
+WARM_LIGHT = np.array([0.45, 0.72, 1.0])
+"""...and of a warm one (about 2700 K)."""
+
+
+def tile_crop(ink: tuple[int, int, int], number: int = 8) -> np.ndarray:
+    """A 64-px crop as the reader cuts it: table cloth around a cream tile with a digit in ``ink``."""
+    crop = np.full((64, 64, 3), (40, 90, 60), np.uint8)
+    cv2.rectangle(crop, (13, 6), (51, 58), BODY_BGR, -1)
+    text = str(number)
+    x = 22 if len(text) == 1 else 13
+    cv2.putText(crop, text, (x, 42), cv2.FONT_HERSHEY_SIMPLEX, 0.9, ink, 3, cv2.LINE_AA)
+    return crop
+
+
+def lit(crops: np.ndarray, gains: np.ndarray) -> np.ndarray:
+    return np.clip(crops.astype(np.float32) * gains, 0, 255).astype(np.uint8)
+
+
+def read_as(labels: list[str], confidence: float = 0.98) -> Detections:
+    """Tiles the classifier read as ``labels`` with ``confidence``; the runner-ups are the same number in the
+    other colours (the rest of the probability shared among them)."""
+    probs = np.full((len(labels), len(ALL_LABELS)), 1e-4, np.float32)
+    for i, label in enumerate(labels):
+        number = label.split("-")[1]
+        for colour in INK_BGR:
+            probs[i, ALL_LABELS.index(f"{colour}-{number}")] = (1 - confidence) / 3
+        probs[i, ALL_LABELS.index(label)] = confidence
+    probs /= probs.sum(axis=1, keepdims=True)
+    boxes = [(40 * i, 0, 40 * i + 30, 40) for i in range(len(labels))]
+    return Detections.of_boxes(boxes, probs.max(axis=1), labels, probs=probs, detector_confidence=np.ones(len(labels)))
+
+
+def table_check(true: list[str], read: list[str], gains: np.ndarray | None = None):
+    """Crops of tiles of the ``true`` labels under ``gains``, read as ``read``: balanced, then checked."""
+    crops = np.stack([tile_crop(INK_BGR[t.split("-")[0]], int(t.split("-")[1])) for t in true])
+    if gains is not None:
+        crops = lit(crops, gains)
+    crops = frame_balance(crops, exact=True).apply(crops)
+    return check_colours(read_as(read), ink_features(crops))
+
+
+# -- white balance ---------------------------------------------------------------------------------------------
+
+
+def test_a_photo_already_in_the_training_range_is_left_as_it_is() -> None:
+    crops = np.stack([tile_crop(INK_BGR["red"]) for _ in range(5)])
+    balance = frame_balance(crops)
+    assert balance.is_identity
+    assert balance.apply(crops) is crops
+
+
+@pytest.mark.parametrize("gains", [COOL_LIGHT, WARM_LIGHT], ids=["cool", "warm"])
+def test_the_tile_bodies_are_brought_back_to_cream(gains: np.ndarray) -> None:
+    crops = lit(np.stack([tile_crop(INK_BGR[c]) for c in INK_BGR]), gains)
+    balance = frame_balance(crops)
+    assert not balance.is_identity
+    body = np.median(crops[:, 28:36, 14:20].reshape(-1, 3), axis=0)
+    fixed = balance.apply(crops[:, 28:36, 14:20]).reshape(-1, 3).astype(np.float64).mean(axis=0)
+    b_g, r_g = fixed[0] / fixed[1], fixed[2] / fixed[1]
+    assert BODY_RANGE_B_G[0] - 0.01 <= b_g <= BODY_RANGE_B_G[1] + 0.01, (body, fixed)
+    assert BODY_RANGE_R_G[0] - 0.01 <= r_g <= BODY_RANGE_R_G[1] + 0.01, (body, fixed)
+
+
+def test_the_whole_frame_is_balanced_from_its_brightest_pixels() -> None:
+    frame = np.full((240, 320, 3), (40, 90, 60), np.uint8)
+    for x in range(20, 300, 40):
+        frame[100:150, x : x + 30] = BODY_BGR
+    assert global_balance(frame).is_identity
+    cool = lit(frame, COOL_LIGHT)
+    balance = global_balance(cool)
+    assert balance.gains[0] < 0.95 < 1.05 < balance.gains[2]
+
+
+def test_balances_compose_and_an_identity_stays_one() -> None:
+    a = Balance(np.float32([0.9, 1.0, 1.1]), np.float32([1, 1, 1]))
+    assert np.allclose(a.then(Balance.identity()).gains, a.gains)
+    assert Balance.identity().is_identity
+
+
+# -- inks and their clusters -----------------------------------------------------------------------------------
+
+
+def test_each_ink_is_measured_in_its_colour() -> None:
+    inks = ink_features(np.stack([tile_crop(ink) for ink in INK_BGR.values()]))
+    assert inks.measured.all()
+    assert [colour_of_ink(lab)[0].value for lab in inks.lab] == list(INK_BGR)
+    assert all(colour_of_ink(lab)[1] for lab in inks.lab)
+
+
+def test_a_blank_face_has_no_ink() -> None:
+    blank = np.full((1, 64, 64, 3), BODY_BGR, np.uint8)
+    assert not ink_features(blank).measured.any()
+
+
+def synthetic_inks(groups: dict[tuple[float, float, float], int], spread: float = 2.0) -> Inks:
+    rng = np.random.default_rng(0)
+    lab = np.concatenate([np.asarray(c) + rng.normal(0, spread, (n, 3)) for c, n in groups.items()])
+    return Inks(lab.astype(np.float32), np.ones(len(lab), bool))
+
+
+BLACK_LAB, BLUE_LAB, RED_LAB, ORANGE_LAB = (50, 1, 5), (100, 2, -34), (120, 47, 27), (160, 23, 43)
+
+
+@pytest.mark.parametrize(
+    ("groups", "sizes"),
+    [
+        ({BLACK_LAB: 5, BLUE_LAB: 6, RED_LAB: 7, ORANGE_LAB: 8}, [5, 6, 7, 8]),
+        ({BLACK_LAB: 6, RED_LAB: 3}, [3, 6]),
+        ({ORANGE_LAB: 7}, [7]),
+        ({(120, 40, 36): 5, (120, 35, 40): 5}, [10]),  # one red on both sides of the red / orange hue boundary
+    ],
+)
+def test_inks_cluster_by_colour(groups: dict, sizes: list[int]) -> None:
+    clusters = cluster_inks(synthetic_inks(groups))
+    assert len(clusters.centres) == len(sizes)
+    assert sorted(np.bincount(clusters.member).tolist()) == sizes
+
+
+def test_a_few_inks_are_not_clustered() -> None:
+    clusters = cluster_inks(synthetic_inks({BLACK_LAB: 2, BLUE_LAB: 1}))
+    assert sorted(clusters.member.tolist()) == [0, 1, 2]
+
+
+# -- the check -------------------------------------------------------------------------------------------------
+
+BLUE_SET = [f"blue-{n}" for n in range(1, 14)]
+
+
+@pytest.mark.parametrize("gains", [COOL_LIGHT, WARM_LIGHT, None], ids=["cool", "warm", "neutral"])
+def test_a_whole_blue_set_read_black_is_read_blue_again_and_uncertain(gains: np.ndarray | None) -> None:
+    true = [*BLUE_SET, "black-3", "black-9", "red-5", "orange-5"]
+    read = [t.replace("blue", "black") for t in true]
+    check = table_check(true, read, gains)
+    tiles = check.detections
+    assert tiles.labels == true
+    assert check.doubted.tolist() == [True] * 13 + [False] * 4
+    assert (tiles.confidence[:13] <= DOUBT_CONFIDENCE).all() and (tiles.confidence[13:] > 0.9).all()
+    table = group_tiles(tiles)
+    assert len(table.uncertain) == 13
+
+
+def test_a_table_of_blue_tiles_only_read_black_is_caught_too() -> None:
+    check = table_check(BLUE_SET[:5], [f"black-{n}" for n in range(1, 6)], COOL_LIGHT)
+    assert check.doubted.all()
+    assert check.detections.labels == BLUE_SET[:5]
+
+
+@pytest.mark.parametrize(("confidence", "now"), [(0.98, "orange-5"), (0.6, "red-5")])
+def test_a_single_odd_tile_is_made_uncertain(confidence: float, now: str) -> None:
+    """Re-read in its ink's colour only when that label is a close runner-up; kept as read otherwise."""
+    true = ["red-3", "red-4", "red-5", "red-6", "black-7", "black-8", "black-9"]
+    read = ["red-3", "red-4", "orange-5", "red-6", "black-7", "black-8", "black-9"]
+    crops = lit(np.stack([tile_crop(INK_BGR[t.split("-")[0]], int(t.split("-")[1])) for t in true]), WARM_LIGHT)
+    tiles = read_as(read)
+    odd = read_as(["orange-5"], confidence)
+    probs = np.asarray(tiles.data["probs"]).copy()
+    probs[2] = odd.data["probs"][0]
+    conf = tiles.confidence.copy()
+    conf[2] = odd.confidence[0]
+    tiles = tiles.with_(confidence=conf, probs=probs)
+    check = check_colours(tiles, ink_features(frame_balance(crops, exact=True).apply(crops)))
+    assert check.doubted.tolist() == [False, False, True, False, False, False, False]
+    assert check.detections.labels == [*true[:2], now, *true[3:]]
+    assert check.detections.confidence[2] <= DOUBT_CONFIDENCE
+    assert len(group_tiles(check.detections).uncertain) == 1
+
+
+@pytest.mark.parametrize("gains", [COOL_LIGHT, WARM_LIGHT, None], ids=["cool", "warm", "neutral"])
+@pytest.mark.parametrize(
+    "true",
+    [
+        [f"orange-{n}" for n in range(1, 10)],  # one colour
+        ["black-4", "black-5", "black-6", "red-4", "red-5", "red-6"],  # two colours
+        ["blue-7"],  # a tiny table
+        ["red-7", "orange-7", "blue-7"],
+    ],
+    ids=["one-colour", "two-colours", "one-tile", "three-tiles"],
+)
+def test_tables_read_right_are_not_doubted(true: list[str], gains: np.ndarray | None) -> None:
+    check = table_check(true, true, gains)
+    assert not check.doubted.any()
+    assert check.detections.labels == true
+    assert np.array_equal(check.detections.confidence, read_as(true).confidence)
+
+
+def test_jokers_and_unmeasured_tiles_are_left_alone() -> None:
+    crops = np.stack([tile_crop(INK_BGR["red"]), np.full((64, 64, 3), BODY_BGR, np.uint8)])
+    tiles = Detections.of_boxes([(0, 0, 30, 40), (40, 0, 70, 40)], [0.9, 0.9], ["joker", "blue-4"])
+    check = check_colours(tiles, ink_features(crops))
+    assert not check.doubted.any()
+    assert check.detections.labels == ["joker", "blue-4"]
+
+
+def test_no_tiles() -> None:
+    check = check_colours(Detections.empty(), ink_features(np.zeros((0, 64, 64, 3), np.uint8)))
+    assert len(check.detections) == 0 and len(check.doubted) == 0
+
+
+def test_a_balance_applied_to_no_crops_gives_no_crops() -> None:
+    """A photo whose boxes were all dropped as not tiles leaves an empty stack of crops to balance."""
+    empty = np.zeros((0, 64, 64, 3), np.uint8)
+    assert Balance(np.array([1.1, 1.0, 0.9], np.float32), None).apply(empty).shape == empty.shape

@@ -1,0 +1,344 @@
+"""``batch``: a manifest of game videos analysed as ``analyze`` does, each in its folder, on a process pool (or
+Ray), resumable, with batch.json, moves.csv and archive.html. Two tiny synthetic games (0.2 min, 480x270, 10 fps)
+and a corrupt video; the shipped models."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vision.cli import main
+from vision.session.analyze import ANALYSIS_FILES
+from vision.session.batch import (
+    GameJob,
+    GameSpec,
+    ManifestError,
+    read_manifest,
+    run_batch,
+    worker_threads,
+)
+
+MANIFEST_HEAD = "video,event,round,table,profile,players,first_player,calibration,time_limit\n"
+
+
+@pytest.fixture(scope="module")
+def season(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two short synthetic games and a corrupt video, listed in a CSV manifest."""
+    folder = tmp_path_factory.mktemp("season")
+    for seed in (3, 4):
+        game = ["--players", "2", "--profile", "official", "--seed", str(seed), "--minutes", "0.2"]
+        status = main(["synth-game", "--out", str(folder / f"g{seed}"), *game, "--size", "480x270", "--fps", "10"])
+        assert status == 0
+    (folder / "broken.mp4").write_bytes(b"this is not a video")
+    manifest = folder / "season.csv"
+    manifest.write_text(
+        MANIFEST_HEAD
+        + "g3/game.mp4,Open 2026,1,1,official,2,1,auto,\n"
+        + "g4/game.mp4,Open 2026,1,2,official,2,2,,none\n"
+        + "broken.mp4,Open 2026,2,1,official,2,,,\n"
+    )
+    return manifest
+
+
+@pytest.fixture(scope="module")
+def first_run(season: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+    out = tmp_path_factory.mktemp("batch") / "archive"
+    status = main(["batch", str(season), "--out", str(out), "--workers", "2"])
+    return status, out
+
+
+def batch_json(out: Path) -> dict[str, Any]:
+    return json.loads((out / "batch.json").read_text())
+
+
+def test_every_game_is_analysed_and_a_corrupt_video_is_listed_failed(first_run: tuple[int, Path]) -> None:
+    status, out = first_run
+    assert status == 1  # a game failed: the batch completed all the same
+    summary = batch_json(out)
+    assert summary["counts"] == {"done": 2, "skipped": 0, "failed": 1}
+    games = {g["label"]: g for g in summary["games"]}
+    assert set(games) == {"Open-2026_1_1", "Open-2026_1_2", "Open-2026_2_1"}
+    broken = games["Open-2026_2_1"]
+    assert broken["status"] == "failed" and broken["attempts"] == 2  # tried once more
+    assert all("cannot open video" in e and "broken.mp4" in e for e in broken["errors"])
+    for label in ("Open-2026_1_1", "Open-2026_1_2"):
+        assert games[label]["status"] == "done" and games[label]["attempts"] == 1
+        assert games[label]["cpu_s"] > 0 and games[label]["pid"] is not None
+        for name in ANALYSIS_FILES:
+            assert (out / label / name).is_file(), (label, name)
+    assert not (out / "Open-2026_2_1").exists()
+    assert summary["engine"]["threads"] == worker_threads(2)  # the cores shared out between the two workers
+    assert sum(summary["cpu_s_by_worker"].values()) == pytest.approx(
+        sum(games[label]["cpu_s"] for label in ("Open-2026_1_1", "Open-2026_1_2")), abs=0.02
+    )
+
+
+def test_a_game_folder_is_what_analyze_writes(first_run: tuple[int, Path], season: Path, tmp_path: Path) -> None:
+    _, out = first_run
+    alone = tmp_path / "alone"
+    game = ["--players", "2", "--profile", "official", "--first-player", "2", "--time-limit", "none"]
+    status = main(["analyze", str(season.parent / "g4" / "game.mp4"), "--out", str(alone), *game, "--quiet", "--json"])
+    assert status == 0
+    batch_moves = json.loads((out / "Open-2026_1_2" / "moves.json").read_text())
+    assert batch_moves == json.loads((alone / "moves.json").read_text())
+    assert events(out / "Open-2026_1_2") == events(alone)
+    assert sorted(p.name for p in (out / "Open-2026_1_2").iterdir()) == sorted(p.name for p in alone.iterdir())
+
+
+def test_moves_csv_has_every_move_and_the_archive_links_every_report(first_run: tuple[int, Path]) -> None:
+    _, out = first_run
+    with (out / "moves.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for label in ("Open-2026_1_1", "Open-2026_1_2"):
+        moves = json.loads((out / label / "moves.json").read_text())
+        mine = [r for r in rows if r["label"] == label]
+        assert [int(r["move"]) for r in mine] == [m["number"] for m in moves]
+        assert [r["verdict"] for r in mine] == [m["ruling"]["verdict"] for m in moves]
+        assert [int(r["player"]) for r in mine] == [m["player"] + 1 for m in moves]
+        assert {r["event"] for r in mine} == {"Open 2026"} and {r["round"] for r in mine} == {"1"}
+    page = (out / "archive.html").read_text()
+    assert 'href="Open-2026_1_1/report.html"' in page and 'href="Open-2026_1_2/report.html"' in page
+    assert "<svg" in page and "<script" not in page and "http" not in page.split("<body>", 1)[1]
+    assert "failed" in page and "cannot open video" in page
+
+
+def test_a_second_run_skips_finished_games_and_redoes_an_incomplete_one(
+    first_run: tuple[int, Path], season: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, first = first_run
+    out = tmp_path / "archive"
+    shutil.copytree(first, out)
+    kept = (out / "Open-2026_1_1" / "summary.json").stat().st_mtime_ns
+    (out / "Open-2026_1_2" / "report.html").unlink()  # killed before its report was written
+    capsys.readouterr()
+    assert main(["batch", str(season), "--out", str(out)]) == 1
+    summary = batch_json(out)
+    games = {g["label"]: g["status"] for g in summary["games"]}
+    assert games == {"Open-2026_1_1": "skipped", "Open-2026_1_2": "done", "Open-2026_2_1": "failed"}
+    assert (out / "Open-2026_1_1" / "summary.json").stat().st_mtime_ns == kept
+    assert (out / "Open-2026_1_2" / "report.html").is_file()
+    progress = [line for line in capsys.readouterr().err.splitlines() if line.startswith("batch: ")]
+    assert len(progress) == 3 and progress[-1].startswith("batch: 3/3 games (1 done, 1 failed, 1 skipped)")
+
+
+def test_a_failed_attempt_is_retried_once_and_others_go_on(tmp_path: Path) -> None:
+    """The pool's worker killed mid-game looks like this to the batch: a failed attempt."""
+    calls: list[str] = []
+
+    def flaky(jobs: list[GameJob]) -> Any:
+        for job in jobs:
+            calls.append(job.spec.label)
+            first_try = calls.count(job.spec.label) == 1
+            if job.spec.table == "1" and first_try:
+                yield job, {"status": "failed", "error": "the worker process died"}
+            elif job.spec.table == "2":
+                yield job, {"status": "failed", "error": f"bad video {job.spec.video}"}
+            else:
+                yield job, {"status": "done", "video_s": 10.0, "moves": 1, "verdicts": {"ok": 1}}
+
+    games = [GameSpec(video=f"v{t}.mp4", event="E", round="1", table=t) for t in ("1", "2", "3")]
+    summary = run_batch(games, tmp_path, runner=flaky)
+    statuses = {g["table"]: (g["status"], g["attempts"]) for g in summary["games"]}
+    assert statuses == {"1": ("done", 2), "2": ("failed", 2), "3": ("done", 1)}
+    assert calls == ["E_1_1", "E_1_2", "E_1_3", "E_1_1", "E_1_2"]
+    assert batch_json(tmp_path)["counts"] == {"done": 2, "skipped": 0, "failed": 1}
+
+
+def dies_on_first_try(job: GameJob) -> dict[str, Any]:
+    """In a pool worker: game 1's first attempt kills its process (as the OOM killer or ``kill -9`` would)."""
+    import os
+
+    marker = Path(job.out).with_suffix(".tried")
+    if job.spec.table == "1" and not marker.exists():
+        marker.write_text(str(os.getpid()))
+        os._exit(9)
+    return {"status": "done", "video_s": 1.0, "moves": 0, "verdicts": {}, "pid": os.getpid()}
+
+
+def test_a_worker_killed_mid_game_fails_that_attempt_and_a_fresh_pool_finishes_the_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vision.session.batch import pool_runner
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[3]))  # spawned workers import this module by its name
+
+    games = [GameSpec(video=f"v{t}.mp4", event="E", round="1", table=t) for t in ("1", "2")]
+    summary = run_batch(games, tmp_path, runner=pool_runner(1, work=dies_on_first_try))
+    by_table = {g["table"]: g for g in summary["games"]}
+    assert by_table["1"]["status"] == "done" and by_table["1"]["attempts"] == 2
+    assert by_table["1"]["errors"] == ["the worker process died (killed, or out of memory)"]
+    killed = int((tmp_path / "E_1_1.tried").read_text())
+    assert by_table["1"]["pid"] != killed  # the retry ran in a new worker
+    assert by_table["2"]["status"] == "done" and summary["counts"]["failed"] == 0
+
+
+YAML_MANIFEST = """
+defaults: {profile: official, players: 2}
+games:
+  - {video: a.mp4, event: Open, round: 1, table: 1}
+  - {video: b.mp4, event: Open, round: 1, table: 2, first_player: 2, time_limit: 90, calibration: frame}
+"""
+
+
+def test_a_yaml_manifest_with_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "season.yaml"
+    path.write_text(YAML_MANIFEST)
+    games = read_manifest(path)
+    assert [(g.label, g.profile, g.players, g.first_player, g.time_limit, g.calibration) for g in games] == [
+        ("Open_1_1", "official", 2, 1, None, "auto"),
+        ("Open_1_2", "official", 2, 2, 90.0, "frame"),
+    ]
+    assert games[0].video == str(tmp_path / "a.mp4")  # relative to the manifest
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("s.csv", "", "the manifest is empty"),
+        ("s.csv", MANIFEST_HEAD, "lists no game"),
+        ("s.csv", "video,event,round,table,colour\na.mp4,E,1,1,red\n", "unknown column 'colour'"),
+        ("s.csv", "video,event,round\na.mp4,E,1\n", "row 2 lacks table"),
+        ("s.csv", "video,event,round,table,players\na.mp4,E,1,1,four\n", "players is a whole number"),
+        ("s.csv", "video,event,round,table,players\na.mp4,E,1,1,9\n", "row 2"),  # more than the profile seats
+        ("s.csv", "video,event,round,table,players,first_player\na.mp4,E,1,1,2,3\n", "first_player is 1 to 2"),
+        ("s.csv", "video,event,round,table,profile\na.mp4,E,1,1,chess\n", "unknown profile 'chess'"),
+        ("s.csv", "video,event,round,table,time_limit\na.mp4,E,1,1,soon\n", "time_limit is seconds"),
+        ("s.csv", "video,event,round,table\na.mp4,E,1,1\nb.mp4,E,1,1\n", "row 3 has the same event"),
+        ("s.csv", "video,event,round,table\na.mp4,A B,1,1\nb.mp4,A-B,1,1\n", "(folder A-B_1_1)"),
+        ("s.csv", "video,event,round,table\na.mp4,E,1,1,extra\n", "more cells than the header"),
+        ("s.yaml", "games: [\n", "not valid YAML"),
+        ("s.yaml", "just text\n", "a list of games"),
+        ("s.yaml", "- [a.mp4]\n", "game 1 is not a mapping"),
+        ("s.yaml", "games: []\nextra: 1\n", "not extra"),
+    ],
+)
+def test_a_bad_manifest_is_one_line_and_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, content: str, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(ManifestError, match=re.escape(message)):
+        read_manifest(path)
+    assert main(["batch", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and message in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_manifest_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["batch", str(tmp_path / "none.csv"), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot read the manifest" in err
+
+
+@pytest.mark.parametrize(("cores", "workers", "threads"), [(2, 1, 2), (2, 2, 1), (2, 3, 1), (16, 4, 4), (1, 1, 1)])
+def test_batch_shares_the_cores_out_between_its_workers(
+    monkeypatch: pytest.MonkeyPatch, cores: int, workers: int, threads: int
+) -> None:
+    import os
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    assert worker_threads(workers) == threads
+
+
+def test_the_threads_option_reaches_onnx_runtime() -> None:
+    from vision.game.pipeline import pipeline_reader
+
+    default = pipeline_reader(None)
+    one = pipeline_reader(None, threads=1)
+    threads = [m.session.get_session_options().intra_op_num_threads for m in (default.detector, one.detector)]
+    assert threads == [2, 1]
+    assert one.classifier.session.get_session_options().intra_op_num_threads == 1
+
+
+def test_cuda_is_refused_in_one_line_where_onnx_runtime_lacks_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import onnxruntime as ort
+
+    if "CUDAExecutionProvider" in ort.get_available_providers():
+        pytest.skip("this ONNX Runtime has CUDA")
+    video = tmp_path / "v.mp4"
+    video.write_bytes(b"x")
+    assert main(["analyze", str(video), "--out", str(tmp_path / "o"), "--provider", "cuda"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--provider cuda" in err and "onnxruntime-gpu" in err
+
+
+def test_ray_without_ray_says_how_to_install_it(
+    season: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("ray is installed")
+    assert main(["batch", str(season), "--out", str(tmp_path / "o"), "--ray", "local"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "rummikub-referee[cluster]" in err
+
+
+def test_a_local_ray_gives_the_pools_outputs(first_run: tuple[int, Path], season: Path, tmp_path: Path) -> None:
+    ray = pytest.importorskip("ray", reason="the [cluster] extra (ray) is not installed")
+    from vision.session.batch import ray_runner
+
+    _, pool_out = first_run
+    games = read_manifest(season)
+    try:
+        summary = run_batch(games, tmp_path / "ray", runner=ray_runner("local"), backend="ray:local")
+    finally:
+        ray.shutdown()
+    assert summary["counts"] == {"done": 2, "skipped": 0, "failed": 1}
+    for label in ("Open-2026_1_1", "Open-2026_1_2"):
+        ours, pools = tmp_path / "ray" / label, pool_out / label
+        assert json.loads((ours / "moves.json").read_text()) == json.loads((pools / "moves.json").read_text())
+        assert events(ours) == events(pools)  # the log's timings (its header's clock, the speed) differ
+
+
+def events(folder: Path) -> list[tuple[str, Any]]:
+    lines = [json.loads(line) for line in (folder / "game-log.jsonl").read_text().splitlines()]
+    return [(e["event"], e.get("frame")) for e in lines]
+
+
+def a_move(number: int, player: int, verdict: str, codes: list[str], seconds: float, notes: list[str]) -> dict:
+    ruling = {"verdict": verdict, "violations": [{"code": c} for c in codes], "notes": notes, "uncertain": []}
+    return {"number": number, "player": player, "kind": "play", "elapsed_s": seconds, "time_s": 0.0, "ruling": ruling}
+
+
+def test_the_archive_counts_reverts_and_reviews_apart(tmp_path: Path) -> None:
+    from vision.session.batch import write_archive
+
+    moves = [
+        a_move(1, 0, "ok", [], 12.0, []),
+        a_move(2, 1, "revert", ["invalid-set", "joker-retained"], 61.5, []),
+        a_move(3, 0, "review", ["invalid-set"], 30.0, ["2 tile(s) read with low confidence: a person decides"]),
+        a_move(4, 1, "review", [], 8.0, ["1 tile(s) read with low confidence: a person decides"]),
+    ]
+    (tmp_path / "E_1_1").mkdir()
+    (tmp_path / "E_1_1" / "moves.json").write_text(json.dumps(moves))
+    game = {"label": "E_1_1", "event": "E", "round": "1", "table": "1", "profile": "official", "status": "done",
+            "errors": [], "moves": 4, "verdicts": {"ok": 1, "revert": 1, "review": 2}}  # fmt: skip
+    summary = {"games": [game], "counts": {"done": 1, "skipped": 0, "failed": 0}, "video_hours_analysed": 0.01}
+    page_path, csv_path = write_archive(tmp_path, summary)
+    with csv_path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["move"], r["player"], r["verdict"], r["codes"], r["seconds"]) for r in rows] == [
+        ("1", "1", "ok", "", "12.0"),
+        ("2", "2", "revert", "invalid-set joker-retained", "61.5"),
+        ("3", "1", "review", "invalid-set", "30.0"),
+        ("4", "2", "review", "", "8.0"),
+    ]
+    assert {r["review_cause"] for r in rows if r["verdict"] == "review"} == {"N tile(s) read with low confidence"}
+    page = page_path.read_text()
+    assert "REVIEW: 2 of 4 moves (50.0 %), by cause" in page
+    assert ">invalid-set</text>" in page and ">2 (1 REVIEW)</text>" in page  # one REVERT, one REVIEW
+    assert ">joker-retained</text>" in page
+    slowest = page.split("Slowest moves", 1)[1]
+    assert slowest.index("move 2,") < slowest.index("move 3,") < slowest.index("move 1,")  # 61.5 s, 30 s, 12 s

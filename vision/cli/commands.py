@@ -1,0 +1,290 @@
+"""The recognition commands: ``detect``, ``read`` and ``eval``, and photos as inputs of ``check``.
+
+Each command is a thin function over one library call; models load when a command runs, never at import.
+"""
+
+from __future__ import annotations
+
+import argparse
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from referee import cli as rules_cli
+from referee.table import LOOSE, Table
+
+PROG = rules_cli.PROG
+
+
+def _add_models(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--models", metavar="DIR", type=Path, help="folder with tile-detector.onnx and tile-classifier.onnx"
+    )
+    parser.add_argument(
+        "--one-pass", action="store_true",
+        help="read each photo once at the detector's input size (faster; by default a photo of small tiles, such as"
+        " a whole table, is read again at tile scale)",
+    )  # fmt: skip
+    parser.add_argument("--tiled", action="store_true", help=argparse.SUPPRESS)  # the default since 2026-11-25
+
+
+def _add_annotate(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--annotate", metavar="OUT.png", type=Path, help="write the photo with boxes and labels")
+
+
+def _reader(models: Path | None, one_pass: bool = False) -> Any:
+    from vision.runtime.recognition import default_models_dir
+
+    return _cached_reader((models or default_models_dir()).resolve(), one_pass)
+
+
+@cache
+def _cached_reader(models: Path, one_pass: bool) -> Any:
+    """One reader per models folder, so ``check`` loads the models once for both photos."""
+    from vision.runtime.recognition import TileReader
+
+    reader = TileReader(models, rescale=not one_pass)
+    reader.check_models()
+    return reader
+
+
+def read_photo_table(path: str, models: Path | None = None, one_pass: bool = False) -> rules_cli.TableFromFile:
+    """The table in a photo: detect, classify, group into sets (low-confidence tiles marked uncertain), with
+    the count of boxes left out as most likely not tiles (``check`` then rules REVIEW rather than REVERT)."""
+    from vision.runtime.layout import group_tiles
+    from vision.runtime.recognition import load_image
+
+    image = load_image(path)
+    reader = _reader(models, one_pass)
+    return rules_cli.TableFromFile(group_tiles(reader.read(image)), reader.last_left_out)
+
+
+def check_annotation_target(out: Path | None) -> None:
+    """Refuse an ``--annotate`` file that cannot be written before the slow part (models, reading): a suffix
+    OpenCV writes no image for, or a folder that does not exist."""
+    if out is None:
+        return
+    import cv2
+
+    if not cv2.haveImageWriter(str(out)):
+        raise rules_cli.CommandError(f"{out}: --annotate writes an image: give it a suffix such as .png or .jpg")
+    if not out.parent.is_dir():
+        raise rules_cli.CommandError(f"{out}: cannot write the annotated image (no folder {str(out.parent)!r})")
+
+
+def _write_annotation(out: Path, image: Any, source: Any) -> None:
+    import cv2
+
+    from vision.ui.annotate import annotate_all
+
+    if not cv2.imwrite(str(out), annotate_all(image, source)):
+        raise rules_cli.CommandError(f"{out}: cannot write the annotated image (unknown suffix or folder)")
+
+
+# -- commands ---------------------------------------------------------------------------------------------
+
+
+def cmd_detect(args: argparse.Namespace) -> int:
+    from vision.runtime.recognition import load_image
+
+    if args.annotate and len(args.images) > 1:
+        raise rules_cli.CommandError("--annotate takes a single IMAGE")
+    check_annotation_target(args.annotate)
+    images = [(path, load_image(path)) for path in args.images]  # every file checked before the slow part
+    reader = _reader(args.models, args.one_pass)
+    results, lines = [], []
+    for path, image in images:
+        found = reader.read(image)
+        height, width = image.shape[:2]
+        tiles = found.to_json(columns=("angle_deg",))
+        results.append({"path": path, "width": width, "height": height, "tiles": tiles})
+        lines.append(f"{path} ({width}x{height}): {len(tiles)} tile{'s' * (len(tiles) != 1)}")
+        lines += [f"  {t['label']:<10} {t['confidence']:.2f}  box {t['box']}" for t in tiles]
+        if args.annotate:
+            _write_annotation(args.annotate, image, found)
+    rules_cli.emit(args, {"images": results}, "\n".join(lines))
+    return 0
+
+
+def cmd_read(args: argparse.Namespace) -> int:
+    from vision.runtime.layout import group_tiles
+    from vision.runtime.recognition import load_image
+
+    check_annotation_target(args.annotate)
+    image = load_image(args.image)
+    reader = _reader(args.models, args.one_pass)
+    table = group_tiles(reader.read(image))
+    if args.annotate:
+        _write_annotation(args.annotate, image, table)
+    rules_cli.emit(args, table.to_json(with_extras=True), format_table(table))
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from vision.eval import evaluate
+
+    reader = _reader(args.models, args.one_pass)
+    rows, summary = evaluate.evaluate(reader, args.data, split=args.split, limit=args.limit, match_iou=args.match_iou)
+    if args.csv:
+        evaluate.write_csv(rows, args.csv)
+    if not args.json:
+        summary = {k: v for k, v in summary.items() if k != "confusion"}
+    rules_cli.emit(args, summary, evaluate.format_summary(summary))
+    return 0
+
+
+def cmd_enrol(args: argparse.Namespace) -> int:
+    from vision.runtime import enrolment
+    from vision.runtime.recognition import default_models_dir, load_image
+
+    if args.layout:
+        rules_cli.emit(args, {"layout": enrolment.layout_text(args.jokers)}, enrolment.layout_text(args.jokers))
+        return 0
+    if not args.photos or args.out is None:
+        raise rules_cli.CommandError("enrol needs the grid photos and --out DIR (see: enrol --layout)")
+    for path in args.photos:  # every photo checked before the models load
+        load_image(path)
+    models = (args.models or default_models_dir()).resolve()
+    result = enrolment.enrol(
+        [Path(p) for p in args.photos], args.out, models, jokers=args.jokers, trust_grid=args.trust_grid
+    )
+    card = result.card()
+    photos, holdout = card["figures"]["photos"], card["figures"]["holdout"]
+    lines = [
+        f"enrolled {result.tiles} tiles ({result.jokers} jokers) from {len(result.photos)} photo(s) into {args.out}"
+        f" in {result.seconds:.0f} s",
+        f"  enrolled photos:        accuracy {photos['before']['accuracy']:.3f} -> {photos['after']['accuracy']:.3f}",
+        f"  held-out augmentations: accuracy {holdout['before']['accuracy']:.3f} -> {holdout['after']['accuracy']:.3f}",
+        f"  wrong at confidence >= 0.8: {holdout['before']['wrong_confident']} -> {holdout['after']['wrong_confident']}"
+        f" of {holdout['after']['crops']} held-out crops",
+        f"  {len(card['read_differently_before'])} tile(s) read differently from the grid before enrolment",
+        *[f"  warning: {w}" for w in card["warnings"]],
+        f"model card: {args.out / enrolment.CARD_MARKDOWN}; use it with --models {args.out}",
+    ]
+    rules_cli.emit(args, card, "\n".join(lines))
+    return 0
+
+
+def _check_with_models(check: Any) -> Any:
+    """``check`` reading photos with the models of ``--models`` (and ``--one-pass``)."""
+
+    def run(args: argparse.Namespace) -> int:
+        from functools import partial
+
+        for suffix in rules_cli.IMAGE_SUFFIXES:
+            rules_cli.TABLE_READERS[suffix] = partial(read_photo_table, models=args.models, one_pass=args.one_pass)
+        return check(args)
+
+    return run
+
+
+def format_table(table: Table) -> str:
+    """Sets one per line in reading order, then loose tiles; uncertain tiles end in ``?``."""
+
+    def tile_text(place: tuple[int, int], label: str) -> str:
+        return f"{label}?" if place in table.uncertain else label
+
+    lines = []
+    for i, tile_set in enumerate(table.sets):
+        tiles = " ".join(tile_text((i, j), str(t)) for j, t in enumerate(tile_set))
+        verdict = "valid" if tile_set.is_valid() else "INVALID"
+        lines.append(f"set {i + 1}: {tiles}  ({verdict})")
+    if table.loose:
+        lines.append("loose: " + " ".join(tile_text((LOOSE, j), str(t)) for j, t in enumerate(table.loose)))
+    if table.uncertain:
+        lines.append(f"uncertain: {len(table.uncertain)} tile(s) marked '?' were read with low confidence")
+    return "\n".join(lines) if lines else "(no tiles found)"
+
+
+# -- registration -----------------------------------------------------------------------------------------
+
+
+def _bench_recognition(args: argparse.Namespace) -> tuple[Any, str]:
+    from vision.eval.benchmark import bench_suite
+
+    return bench_suite(args)
+
+
+def _bench_colour(args: argparse.Namespace) -> tuple[Any, str]:
+    from vision.eval.colour_bench import bench_suite
+
+    return bench_suite(args)
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the recognition commands to the full parser, let ``check`` read photos and ``bench`` time reading."""
+    rules_cli.BENCH_SUITES["recognition"] = _bench_recognition
+    rules_cli.BENCH_SUITES["colour"] = _bench_colour
+    detect = rules_cli.add_command(
+        commands,
+        "detect",
+        cmd_detect,
+        "Find and read the tiles in photos: label, box (original pixels) and confidence of each.",
+        f"{PROG} detect table.jpg --json --annotate boxes.png",
+    )
+    detect.add_argument("images", nargs="+", metavar="IMAGE", help="photos (jpg, png, ...)")
+    _add_models(detect)
+    _add_annotate(detect)
+    rules_cli.add_json_option(detect)
+
+    read = rules_cli.add_command(
+        commands,
+        "read",
+        cmd_read,
+        "Read the table in a photo: its sets in reading order and loose tiles (uncertain tiles flagged).",
+        f"{PROG} read table.jpg --json > table.json",
+    )
+    read.add_argument("image", metavar="IMAGE", help="a photo of the table")
+    _add_models(read)
+    _add_annotate(read)
+    rules_cli.add_json_option(read)
+
+    evaluate = rules_cli.add_command(
+        commands,
+        "eval",
+        cmd_eval,
+        "Evaluate recognition on a labelled YOLO folder: per-image rows, headline numbers from the rows, and a table"
+        " per tile edition (a synthetic folder's sidecars; any other folder is one group).",
+        f"{PROG} eval --data ../shared/data --split val --csv rows.csv",
+    )
+    evaluate.add_argument("--data", required=True, type=Path, metavar="DIR", help="YOLO folder (images/, labels/)")
+    evaluate.add_argument(
+        "--split", choices=["train", "val"], help="real photos only: evaluate one side of the by-source split"
+    )
+    evaluate.add_argument("--csv", type=Path, metavar="ROWS.csv", help="write one row per image")
+    evaluate.add_argument("--limit", type=rules_cli.COUNT, metavar="N", help="evaluate the first N images only")
+    evaluate.add_argument(
+        "--match-iou", type=rules_cli.NumberArg(above=0, maximum=1), default=0.5, metavar="IOU",
+        help="overlap a box needs with a labelled box to count as that tile (default 0.5)",
+    )  # fmt: skip
+    _add_models(evaluate)
+    rules_cli.add_json_option(evaluate)
+
+    enrol = rules_cli.add_command(
+        commands,
+        "enrol",
+        cmd_enrol,
+        "Adapt the tile models to a venue's own set from photos of it laid out in the enrolment grid (--layout"
+        " prints it); writes a model folder with its card, for --models.",
+        f"{PROG} enrol copy1.jpg copy2.jpg --out models-venue",
+    )
+    enrol.add_argument("photos", nargs="*", metavar="PHOTO", help="photos of the grid, one copy of the set in each")
+    enrol.add_argument("--out", type=Path, metavar="DIR", help="the model folder to write (new, empty or enrolled)")
+    enrol.add_argument("--layout", action="store_true", help="print the grid to lay the tiles out in, and stop")
+    enrol.add_argument(
+        "--jokers", type=rules_cli.NumberArg(whole=True, minimum=0, maximum=4), default=2, metavar="N",
+        help="jokers in the set (default 2): a warning when the photos hold another number",
+    )  # fmt: skip
+    enrol.add_argument(
+        "--trust-grid", action="store_true",
+        help="enrol even when the readings suggest rows or tiles are swapped (the grid is known to be right)",
+    )  # fmt: skip
+    enrol.add_argument("--models", metavar="DIR", type=Path, help="the models to adapt (default: the shipped ones)")
+    rules_cli.add_json_option(enrol)
+
+    for suffix in rules_cli.IMAGE_SUFFIXES:
+        rules_cli.TABLE_READERS.setdefault(suffix, read_photo_table)
+    check = commands.choices.get("check")
+    if check is not None and "--models" not in check._option_string_actions:
+        _add_models(check)
+        check.set_defaults(func=_check_with_models(check.get_default("func")))

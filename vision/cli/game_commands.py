@@ -1,0 +1,492 @@
+"""The game commands: ``live`` (a camera, stream or video, rulings as they happen), ``analyze`` (a recorded
+game, as fast as it can be read) and ``bench pipeline`` (both against synthetic games with ground truth)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from referee import cli as rules_cli
+
+if TYPE_CHECKING:
+    from vision.runtime.capture import Damage
+
+PROG = rules_cli.PROG
+FIRST_PLAYER = rules_cli.COUNT
+"""``--first-player``: a whole number from 1 when parsed; at most ``--players``, checked by the command
+(:func:`_first_player`)."""
+
+
+def format_event(event: dict[str, Any]) -> str | None:
+    """One line (a few for a ruling that sends the table back) for the events a referee needs to see."""
+    kind, at = event["event"], f"[{_clock(event.get('time_s', 0.0))}]"
+    if kind == "move":
+        ruling = event["ruling"]
+        verdict = ruling["verdict"].upper()
+        what = "drew a tile" if event["kind"] == "draw" else "played " + (" ".join(ruling["played"]) or "no tile")
+        line = (
+            f"{at} move {event['number']}: player {event['player'] + 1} {what} ({event['elapsed_s']:.0f} s): {verdict}"
+        )
+        details = [f"    {v['code']}: {v['detail']}" for v in ruling["violations"]]
+        if ruling["verdict"] == "review" and ruling["uncertain"]:
+            details.append("    uncertain: " + " ".join(u["tile"] for u in ruling["uncertain"]))
+        if ruling["verdict"] == "revert" and ruling["revert"]:
+            plan = ruling["revert"]
+            details.append(f"    restore: {_table_text(plan['restore'])}")
+            if plan.get("to_rack"):
+                details.append("    back to the rack: " + " ".join(plan["to_rack"]))
+            details.append(f"    penalty: {ruling['penalty_tiles']} tile(s)")
+        return "\n".join([line, *details])
+    if kind == "restore":
+        state = "restored" if event["complete"] else "partly restored"
+        return f"{at} table {state} after move {event['after_move']}"
+    if kind in ("dropout", "reconnected", "camera-moved", "occluded", "gave-up"):
+        extra = {k: v for k, v in event.items() if k not in ("event", "time_s", "frame")}
+        return f"{at} {kind}: {json.dumps(extra, sort_keys=True)}"
+    if kind == "behind":  # said at once (vision.session.live.KeepingUp): the referee must know moves may go unseen
+        return (
+            f"{at} WARNING: reading is {event['behind_s']:.1f} s behind the camera ({event['frames_dropped']} frames"
+            " dropped): a move now may be missed; the next move is ruled REVIEW"
+        )
+    if kind == "caught-up":
+        return f"{at} reading caught up with the camera ({event.get('unread_s', 0.0):.1f} s of it never read)"
+    if kind == "table" and event.get("reason") == "first reading":
+        return f"{at} table read: {_table_text(event['table'])}"
+    if kind == "end":
+        return f"{at} game over ({event.get('reason', 'stopped')}): {event.get('moves', 0)} moves"
+    if kind == "override-refused":
+        return f"{at} override refused: {event.get('reason')}"
+    return None
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes:02d}:{secs:02d}"
+
+
+def _table_text(table: dict[str, Any]) -> str:
+    def label(tile: Any) -> str:
+        return tile if isinstance(tile, str) else tile["label"]
+
+    sets = " ".join("[" + " ".join(label(t) for t in s) + "]" for s in table.get("sets", []))
+    loose = table.get("loose", [])
+    return (sets or "(empty)") + (" loose: " + " ".join(label(t) for t in loose) if loose else "")
+
+
+def _time_limit(text: str) -> Any:
+    """The rules commands' ``--time-limit``, with "no limit" kept as the word "none" (None: the profile's)."""
+    value = rules_cli.time_limit_arg(text)
+    return "none" if value is None else value
+
+
+def _add_game_options(parser: argparse.ArgumentParser) -> None:
+    rules_cli.add_profile_option(parser)
+    parser.add_argument(
+        "--players", type=rules_cli.PLAYERS, default=4, metavar="N",
+        help="players at the table, 2 to the profile's most (default 4; 5-6: --profile official-6p)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--first-player", type=FIRST_PLAYER, default=1, metavar="K", help="who moves first, 1-N (default 1)"
+    )
+    parser.add_argument(
+        "--time-limit", type=_time_limit, metavar="SECONDS", help="agreed limit ('none'); default: the profile's"
+    )
+    parser.add_argument(
+        "--calibration", default="auto", metavar="HOW",
+        help="markers, auto (markers, else the play area found on the table: racks, pool, cups at its edges left out),"
+        " frame, or a calibration JSON file",
+    )  # fmt: skip
+    parser.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: shipped)")
+
+
+# -- analyze ----------------------------------------------------------------------------------------------
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from vision.game.pipeline import pipeline_reader
+    from vision.session.analyze import AnalyzeOptions, analyze_video
+    from vision.session.stopping import StopSignals
+
+    rules_cli.players_under(args.profile, args.players)
+    first_player = _first_player(args)
+    _check_calibration_file(args.calibration)
+    from vision.session.common import engine_kwargs
+
+    reader = pipeline_reader(args.models, **engine_kwargs(args))  # a missing model fails before the video is opened
+    options = AnalyzeOptions(
+        profile=args.profile, players=args.players, first_player=first_player,
+        time_limit_s=args.time_limit, calibration=args.calibration, progress=not args.quiet and not args.json,
+    )  # fmt: skip
+    with StopSignals() as signals:  # Ctrl-C, SIGTERM: the analysis ends between frames, everything written
+        summary = analyze_video(
+            args.video, args.out, options, reader, overwrite=args.overwrite, stop=lambda: signals.reason,
+            on_event=None if args.json else _print_event,
+        )  # fmt: skip
+    if args.report:
+        from vision.ui.report import write_report
+
+        _writing_report(args)
+        summary["report"] = str(write_report(args.out))
+    rules_cli.emit(args, summary, "\n".join(analysis_lines(summary)))
+    return _analysis_status(summary, args.out)
+
+
+def _writing_report(args: argparse.Namespace) -> None:
+    """Say so on a terminal: cutting each move's pictures from the video takes a few seconds more."""
+    if not args.json and sys.stderr.isatty():
+        print("writing the report (each move's pictures cut from the video)...", file=sys.stderr, flush=True)
+
+
+def analysis_lines(summary: dict[str, Any]) -> list[str]:
+    """The end of an analysis in words: the verdicts, the speed, where the log and the report are."""
+    from vision.ui.report import summary_text
+
+    speed = summary.get("speed_x_real_time")
+    lines = [
+        f"{summary_text(summary['moves'], summary['verdicts'])} ({summary['video_s']:.0f} s of video analysed in"
+        f" {summary['seconds']:.0f} s" + (f", {speed:g}x real time)" if speed else ")"),
+        f"game log: {summary['log']}",
+    ]
+    if summary.get("report"):
+        lines.append(f"report: {summary['report']}")
+    return lines
+
+
+def _analysis_status(summary: dict[str, Any], out: Path) -> int:
+    """Exit status of an analysis, with a line on standard error when it is not a whole one: stopped by a signal
+    (130, 143), or a video mostly undecodable (2, see :data:`vision.runtime.capture.UNUSABLE_SHARE`)."""
+    from vision.runtime.capture import Damage
+    from vision.session.common import END_OF_VIDEO
+    from vision.session.stopping import EXIT_STATUS
+
+    if summary["reason"] != END_OF_VIDEO:
+        print(f"{PROG}: analysis stopped by {summary['reason']} at {_clock(summary['video_s'])} of the video;"
+              f" {out} holds what was analysed up to there", file=sys.stderr)  # fmt: skip
+        return EXIT_STATUS.get(summary["reason"], 1)
+    return _damage_status(Damage.from_json(summary["damage"]), f"video {summary['video']!r}", "analysed")
+
+
+def _damage_status(damage: Damage, name: str, done: str) -> int:
+    """0 for a whole video; a warning for some frames lost; an error (2) when most of it could not be decoded."""
+    if damage.unusable:
+        print(f"{PROG}: error: {damage.describe(name)}: the game could not really be {done}", file=sys.stderr)
+        return rules_cli.EXIT_USAGE
+    if damage.unreadable:
+        print(f"{PROG}: warning: {damage.describe(name)}; moves there may be missed", file=sys.stderr)
+    return 0
+
+
+def _check_calibration_file(how: str) -> None:
+    """A calibration file given to ``--calibration`` is read now, so a bad one fails before a camera, a stream or a
+    video is opened (and before a game log is started); it is read again once the first frame is there."""
+    from vision.runtime.calibrate import Calibration
+    from vision.session.common import CALIBRATION_METHODS
+
+    if how not in CALIBRATION_METHODS:
+        Calibration.load(how)
+
+
+def _first_player(args: argparse.Namespace) -> int:
+    """``--first-player`` (1 to the number of players) as the game counts players, from 0."""
+    if not 1 <= args.first_player <= args.players:
+        raise rules_cli.CommandError(
+            f"--first-player is 1 to {args.players} at a {args.players}-player table, not {args.first_player}"
+        )
+    return args.first_player - 1
+
+
+# -- live -------------------------------------------------------------------------------------------------
+
+
+def cmd_live(args: argparse.Namespace) -> int:
+    from vision.game.pipeline import pipeline_reader
+    from vision.session.live import LiveOptions, LiveSession
+
+    if not args.resume:  # a resumed game is played at the table its log names
+        rules_cli.players_under(args.profile, args.players)
+    _check_calibration_file(args.calibration)
+    from vision.session.common import engine_kwargs
+
+    reader = pipeline_reader(args.models, **engine_kwargs(args))  # --threads, --provider checked before the source
+    if args.serve:
+        _station_at(args)  # a refused address or secret fails before a game log is started
+    game = _open_game(args)
+    setup = game.setup
+    options = LiveOptions(
+        source=args.source, profile=setup.profile, players=setup.players, first_player=setup.first_player,
+        time_limit_s=setup.time_limit, calibration=args.calibration, realtime=not args.fast, resume=game.resumption,
+    )  # fmt: skip
+    session = LiveSession(options, reader, game.log, game.keeper)
+    heard: list[dict[str, Any]] = []
+    session.subscribe(heard.append)
+    station = None
+    try:
+        summary, station = _watch(args, session)
+    except BaseException:
+        if not session.started:
+            game.log.discard()  # the game never started: no stub log is left to block the next try
+        raise
+    finally:
+        game.log.close()
+    if not args.json:
+        print(game_summary(heard, session.log.path), flush=True)
+    status = 0
+    if summary.get("damage") is not None:
+        from vision.runtime.capture import Damage, describe
+
+        status = _damage_status(Damage.from_json(summary["damage"]), describe(args.source), "refereed")
+    if station is not None:
+        _hold_station(station, summary["reason"])
+    return status
+
+
+def game_summary(events: list[dict[str, Any]], log: Any) -> str:
+    """A game's end in words: its rulings as they stand after the referee's overrides, the restores, the log."""
+    from vision.ui.report import final_verdicts, summary_text
+
+    verdicts = final_verdicts(events)
+    restores = sum(1 for e in events if e.get("event") == "restore" and e.get("complete"))
+    text = summary_text(len(verdicts), Counter(verdicts.values()))
+    return f"game summary: {text}; {restores} table{'s' if restores != 1 else ''} restored; game log: {log}"
+
+
+def _hold_station(station: Any, reason: str) -> None:
+    """A video watched to its end (not a game stopped by the user): the station stays up with the last ruling and
+    the game's summary until Ctrl-C, so the referee can still read it; then it stops."""
+    from vision.session.stopping import SIGNAL_REASONS
+
+    try:
+        if reason not in SIGNAL_REASONS.values() and reason != "stopped":
+            print(f"{PROG}: the game is over ({reason}); the station stays up at {station.url} with the last ruling"
+                  " and the summary: Ctrl-C stops it", file=sys.stderr, flush=True)  # fmt: skip
+            _wait_for_stop()
+    finally:
+        station.stop()
+
+
+def _wait_for_stop() -> None:
+    """Until Ctrl-C or SIGTERM."""
+    import time
+
+    from vision.session.stopping import StopSignals
+
+    with StopSignals() as signals:
+        while signals.reason is None:
+            time.sleep(0.2)
+
+
+def _open_game(args: argparse.Namespace) -> Any:
+    """The game log to write, locked: resumed (``--resume``), or new (``--log``, default game-DATE.jsonl)."""
+    from vision.game.gamelog import GameSetup
+    from vision.session.live import LoggedGame
+
+    if args.resume:
+        return LoggedGame.resume(args.resume, args.source)
+    setup = GameSetup(args.profile, args.players, _first_player(args), args.time_limit)
+    return LoggedGame.start(args.log or Path(f"game-{_stamp()}.jsonl"), args.source, setup)
+
+
+def _watch(args: argparse.Namespace, session: Any) -> tuple[dict[str, Any], Any]:
+    """Print events as they come (serve the station), and run the session until it ends; Ctrl-C and SIGTERM end
+    it in order (the log's end event says which). Returns the session's summary and the station (None without
+    ``--serve``), still serving."""
+    from vision.session.stopping import StopSignals
+
+    if not args.json:
+        session.subscribe(_print_event)
+    else:
+        session.subscribe(lambda event: print(json.dumps(event, sort_keys=True), flush=True))
+    station = None
+    if args.serve:
+        from vision.ui.station import serve_in_thread
+
+        station = serve_in_thread(session, _station_at(args))
+    if sys.stdin is not None and sys.stdin.isatty():
+        threading.Thread(target=_enter_is_clock, args=(session,), daemon=True).start()
+
+    def announce() -> None:  # once the source has given a frame: a start that fails says only what failed
+        print(f"{PROG}: game log {session.log.path} (Ctrl-C ends the game; Enter is the clock key)", file=sys.stderr)
+
+    with StopSignals(session.stop):
+        return session.run(on_start=announce), station
+
+
+def _station_at(args: argparse.Namespace) -> Any:
+    """The station's address and secret from ``--serve``, ``--token-file`` (or the environment), ``--allow-host``."""
+    from vision.ui.station import station_address
+
+    return station_address(args.serve, token=args.token, token_file=args.token_file, allow_hosts=args.allow_host)
+
+
+def _print_event(event: dict[str, Any]) -> None:
+    text = format_event(event)
+    if text:
+        print(text, flush=True)
+
+
+def _enter_is_clock(session: Any) -> None:
+    for _ in sys.stdin:
+        session.press_clock()
+
+
+def _stamp() -> str:
+    import time
+
+    return time.strftime("%Y%m%d-%H%M%S")
+
+
+# -- demo -------------------------------------------------------------------------------------------------
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The whole pipeline on the bundled game video: rulings as they come, the report at the end."""
+    if args.rules:
+        return rules_cli.cmd_demo(args)
+    from importlib import resources
+
+    from vision.game.pipeline import pipeline_reader
+    from vision.session.analyze import AnalyzeOptions, analyze_video
+    from vision.ui.report import write_report
+
+    samples = resources.files("vision").joinpath("samples")
+    video, calibration = samples.joinpath("demo-game.mp4"), samples.joinpath("demo-calibration.json")
+    truth = [json.loads(line) for line in samples.joinpath("demo-truth.jsonl").read_text().splitlines()]
+    header = truth[0]
+    if not args.json:
+        print(f"Analysing the bundled game ({header['players']} players, profile {header['profile']}, synthetic video"
+              f" {header['size'][0]}x{header['size'][1]}) with the shipped models...", flush=True)  # fmt: skip
+    options = AnalyzeOptions(
+        profile=header["profile"], players=header["players"], calibration=str(calibration),
+        progress=not args.json and sys.stderr.isatty(),
+    )  # fmt: skip
+    expected = [t for t in truth[1:] if t["event"] == "move"]
+
+    def say(event: dict[str, Any]) -> None:  # each ruling as soon as it is made, with what the game's script says
+        _print_event(event)
+        match = next((t for t in expected if abs(t["settle_s"] - event["time_s"]) < 3), None)
+        if event["event"] == "move" and match is not None:
+            codes = ", ".join(v["code"] for v in match["expected"]["violations"]) or "no violation"
+            print(f"    (the game's script: {match['expected']['verdict'].upper()}, {codes})", flush=True)
+
+    # demo-output/ is the command's own folder: each run replaces the previous run's analysis (nothing else there)
+    summary = analyze_video(
+        str(video), args.out, options, pipeline_reader(None), overwrite=True, on_event=None if args.json else say
+    )
+    _writing_report(args)
+    summary["report"] = str(write_report(args.out))
+    if args.json:
+        moves = json.loads((Path(args.out) / "moves.json").read_text())
+        rules_cli.emit(args, {"summary": summary, "moves": moves, "report": summary["report"]}, "")
+        return 0
+    print("\n" + "\n".join(analysis_lines(summary)))
+    return 0
+
+
+# -- bench pipeline ---------------------------------------------------------------------------------------
+
+
+def _bench_pipeline(args: argparse.Namespace) -> tuple[Any, str]:
+    from vision.eval.pipeline_bench import format_pipeline_benchmark, generate_games, run_pipeline_benchmark
+
+    if args.games:
+        folders = [Path(p) for p in args.games]
+    else:
+        root = Path("cache") / "bench-pipeline"
+        folders = generate_games(root, args.inputs or 3, 1000 + args.seed, args.minutes, staged=True)
+    result = run_pipeline_benchmark(folders, Path("cache") / "bench-pipeline-out", progress=not args.json)
+    return result, format_pipeline_benchmark(result)
+
+
+def _bench_live(args: argparse.Namespace) -> tuple[Any, str]:
+    from vision.eval.live_bench import format_live_benchmark, run_live_benchmark
+    from vision.eval.pipeline_bench import generate_games
+    from vision.game.pipeline import pipeline_reader
+
+    folders = [Path(p) for p in args.games] if args.games else []
+    if not folders:
+        folders = generate_games(Path("cache") / "bench-pipeline", args.inputs or 1, 1000 + args.seed, args.minutes)
+    reader = pipeline_reader(None)
+    results = [
+        run_live_benchmark(folder, Path("cache") / "bench-live-out" / folder.name, reader, minutes=args.play_minutes)
+        for folder in folders
+    ]
+    return results, "\n\n".join(format_live_benchmark(r) for r in results)
+
+
+# -- registration -----------------------------------------------------------------------------------------
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    from vision.session.common import add_engine_options
+
+    rules_cli.BENCH_SUITES["pipeline"] = _bench_pipeline
+    rules_cli.BENCH_SUITES["live"] = _bench_live
+    station_bench = "vision.eval.station_bench"  # loaded when `bench station` runs (it needs the browser clients)
+    rules_cli.BENCH_SUITES["station"] = lambda args: importlib.import_module(station_bench).bench_suite(args)
+    demo = commands.choices["demo"]
+    rules_cli.set_help(
+        commands, "demo",
+        "Referee the bundled game video with the shipped models: rulings, game log, report"
+        " (--rules: the rules engine alone on a sample move script).",
+    )  # fmt: skip
+    demo.set_defaults(func=cmd_demo)
+    demo.add_argument(
+        "--out", type=Path, default=Path("demo-output"), metavar="DIR", help="where the log and report go"
+    )
+    demo.add_argument("--rules", action="store_true", help="only the rules engine, on bundled sample tables")
+    bench = commands.choices["bench"]
+    bench.add_argument("--games", nargs="+", metavar="DIR", help="pipeline: synth-game folders (default: generate)")
+    bench.add_argument(
+        "--minutes", type=rules_cli.POSITIVE, default=6.0, help="pipeline, live: minutes per generated game (default 6)"
+    )
+    bench.add_argument(
+        "--play-minutes", type=rules_cli.POSITIVE, metavar="M", help="live: play only the first M minutes of each game"
+    )
+
+    analyze = rules_cli.add_command(
+        commands,
+        "analyze",
+        cmd_analyze,
+        "Analyse a recorded game video: the game log, each move's ruling and report.html, in a folder.",
+        f"{PROG} analyze final.mp4 --profile pl-championship --players 4 --out analysis/",
+    )
+    analyze.add_argument("video", metavar="VIDEO", help="a video file of the table seen from above")
+    analyze.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the log and rulings")
+    analyze.add_argument("--no-report", dest="report", action="store_false", help="skip report.html")
+    analyze.add_argument(
+        "--overwrite", action="store_true", help="replace an analysis already in DIR (other files there are kept)"
+    )
+    analyze.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_game_options(analyze)
+    add_engine_options(analyze)  # --threads, --provider
+    rules_cli.add_json_option(analyze)
+
+    live = rules_cli.add_command(
+        commands,
+        "live",
+        cmd_live,
+        "Referee a game live from a camera, a stream or a video: rulings as they happen, all in a game log.",
+        f"{PROG} live --source 0 --profile pl-championship --players 4 --log final.jsonl",
+    )
+    live.add_argument("--source", required=True, help="camera index (0), video file, or rtsp:// / http:// URL")
+    live.add_argument("--log", type=Path, metavar="LOG", help="game log to write (default game-DATE.jsonl)")
+    live.add_argument("--resume", type=Path, metavar="LOG", help="continue the game in this log after a stop")
+    live.add_argument("--fast", action="store_true", help="a video file is read as fast as possible, not at its pace")
+    live.add_argument(
+        "--serve", nargs="?", const="127.0.0.1:8000", metavar="HOST:PORT", help="serve the referee station"
+    )
+    live.add_argument("--token", help=argparse.SUPPRESS)  # refused in one line: a secret there shows in `ps`
+    live.add_argument(
+        "--token-file", metavar="PATH", help="station: file with its secret, 16+ characters (off loopback, or set"
+        " RUMMIKUB_STATION_TOKEN)",
+    )  # fmt: skip
+    live.add_argument("--allow-host", action="append", metavar="NAME", help="station: one more host name it answers to")
+    _add_game_options(live)
+    add_engine_options(live)  # --threads, --provider
+    rules_cli.add_json_option(live)

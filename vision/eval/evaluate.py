@@ -1,0 +1,429 @@
+"""Recognition evaluation: one row per image, headline numbers computed from the rows.
+
+A row says how many tiles were there and found, how many boxes were right (IoU >= 0.5, greedy by confidence),
+how many of those carry the right label, whether the whole image was read perfectly, and how long it took.
+:func:`summarize` turns rows into detection precision/recall, label accuracy, end-to-end tile F1, the share of
+perfect images, the confusion matrix and latency; :func:`impossible_reads` uses the rules engine as an
+independent check (a reading with more copies of a tile than the game has is certainly wrong).
+
+Each image belongs to a group: a synthetic image to its tile edition (its sidecar ``meta/*.json``, the
+renderer's ``style.edition``), any other image to the folder it was read from. :func:`group_summaries` gives
+one row per group (detection, tile F1, wrong labels read with confidence >= 0.8, colours flipped wholesale,
+time per photo) beside the overall figures.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from referee.profiles import DEFAULT_PROFILE, get_profile
+from referee.tiles import ALL_LABELS, Tile, TileError
+from vision.runtime.detections import Detections, box_iou
+from vision.runtime.yolofiles import DatasetError, class_names, image_size, read_label_file
+
+IOU_MATCH = 0.5
+"""Overlap a reading's box needs with a labelled box to count as that tile (the usual detection threshold).
+``eval --match-iou 0.4`` tolerates label boxes drawn off the tile (a few in the real photos)."""
+IMAGE_PATTERNS = ("*.jpg", "*.jpeg", "*.png", "*.bmp", "*.webp")
+TOP_CONFUSIONS = 15
+CONFIDENT = 0.8
+"""A label read at this confidence or more is not marked uncertain: read wrong, it can lead to a wrong ruling."""
+LEGACY_EDITION = "legacy"
+"""The group of a synthetic image whose style names no edition (datasets drawn before editions existed)."""
+NUMBER_LABELS = frozenset(label for label in ALL_LABELS if label != "joker")
+BLEND_MARK, BLEND_GROUP = "~", "mix"
+"""A blend of two editions is named ``a~b@t`` by the renderer; blends are one group, as recipes name them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One labelled image: true labels (project labels, or the dataset's own name if not a tile) and boxes."""
+
+    path: Path
+    labels: tuple[str, ...]
+    boxes: np.ndarray
+    group: str = ""
+    """The tile edition of a synthetic image, else the folder's name (what eval reports per group)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    path: str
+    n_true: int
+    n_pred: int
+    tp: int
+    fp: int
+    fn: int
+    label_correct: int
+    e2e_tp: int
+    perfect: bool
+    ms: float
+    pairs: tuple[tuple[str, str], ...] = field(default=())
+    """(true, predicted) label of each matched box, for the confusion matrix."""
+    predicted: tuple[str, ...] = field(default=())
+    """Every predicted label, for the rules-engine check."""
+    group: str = ""
+    confident_wrong: int = 0
+    """Matched boxes read as another label with confidence >= ``CONFIDENT``."""
+    colour_flipped: bool = False
+    """Half or more of some colour's matched tiles read as number tiles of another colour."""
+
+    def to_csv(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["pairs"] = " ".join(f"{t}>{p}" for t, p in self.pairs if t != p)
+        data["predicted"] = " ".join(self.predicted)
+        return data
+
+
+# -- the data -------------------------------------------------------------------------------------------
+
+
+def _project_label(name: str) -> str:
+    try:
+        return str(Tile.parse(name))
+    except TileError:
+        return name
+
+
+def load_yolo_folder(data_dir: str | Path) -> list[Sample]:
+    """The images of a YOLO folder (``images/``, ``labels/``) with their boxes (plain boxes or polygons)."""
+    data_dir = Path(data_dir)
+    images_dir = data_dir / "images"
+    if not images_dir.is_dir():
+        raise DatasetError(f"{data_dir}: no images/ folder (expected a YOLO dataset: images/, labels/, data.yaml)")
+    names = [_project_label(n) for n in class_names(data_dir)]
+    paths = sorted(p for pattern in IMAGE_PATTERNS for p in images_dir.rglob(pattern))
+    if not paths:
+        raise DatasetError(f"{images_dir}: no images")
+    folder = folder_name(data_dir)
+    samples = []
+    for path in paths:
+        relative = path.relative_to(images_dir)
+        label_file = data_dir / "labels" / relative.with_suffix(".txt")
+        width, height = image_size(path)
+        objects = read_label_file(label_file, names, width, height)
+        boxes = np.asarray([[*points.min(axis=0), *points.max(axis=0)] for _, points in objects], np.float32)
+        group = sidecar_edition(data_dir / "meta" / relative.with_suffix(".json")) or folder
+        samples.append(Sample(path, tuple(name for name, _ in objects), boxes.reshape(-1, 4), group))
+    return samples
+
+
+def folder_name(data_dir: str | Path) -> str:
+    """A real folder's group: its name (one level up for a split folder such as ``valid/``)."""
+    path = Path(data_dir).resolve()
+    return path.parent.name if path.name in {"train", "valid", "val", "test"} and path.parent.name else path.name
+
+
+def sidecar_edition(path: Path) -> str | None:
+    """The tile edition a synthetic image was rendered in (its sidecar's ``style.edition``); None without one."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    style = meta.get("style") if isinstance(meta, dict) else None
+    if not isinstance(style, dict):
+        return None
+    edition = style.get("edition", LEGACY_EDITION)
+    if not isinstance(edition, str) or not edition:
+        return LEGACY_EDITION
+    return BLEND_GROUP if BLEND_MARK in edition else edition
+
+
+def load_real_split(data_dir: str | Path, split: str) -> list[Sample]:
+    """The held-out (or training) real photos of ``../shared/data`` via :mod:`vision.runtime.realdata`."""
+    from vision.runtime import realdata
+
+    root = Path(data_dir)
+    if not (root / "images").is_dir() and (root / realdata.DATASET_NAME / "images").is_dir():
+        root = root / realdata.DATASET_NAME
+    group = folder_name(root)
+    return [
+        Sample(
+            photo.path,
+            tuple(t.label for t in photo.tiles),
+            np.asarray([t.box for t in photo.tiles], np.float32).reshape(-1, 4),
+            group,
+        )
+        for photo in realdata.load_photos(root, split)
+    ]
+
+
+# -- per image ------------------------------------------------------------------------------------------
+
+
+def match(true_boxes: np.ndarray, predicted: Detections, iou: float = IOU_MATCH) -> list[tuple[int, int]]:
+    """Greedy matching, most confident prediction first: (true index, predicted index) pairs with IoU >= iou."""
+    if not len(true_boxes) or not len(predicted):
+        return []
+    overlaps = box_iou(true_boxes, predicted.xyxy)
+    taken = np.zeros(len(true_boxes), bool)
+    pairs = []
+    for j in np.argsort(-predicted.confidence, kind="stable"):
+        candidates = np.where(taken, -1.0, overlaps[:, j])
+        i = int(candidates.argmax())
+        if candidates[i] >= iou:
+            taken[i] = True
+            pairs.append((i, int(j)))
+    return pairs
+
+
+def score_image(sample: Sample, predicted: Detections, ms: float, *, iou: float = IOU_MATCH) -> Row:
+    pairs = match(sample.boxes, predicted, iou)
+    labels = predicted.labels
+    label_pairs = tuple((sample.labels[i], labels[j]) for i, j in pairs)
+    correct = sum(t == p for t, p in label_pairs)
+    confident_wrong = sum(
+        sample.labels[i] != labels[j] and float(predicted.confidence[j]) >= CONFIDENT for i, j in pairs
+    )
+    n_true, n_pred, tp = len(sample.labels), len(predicted), len(pairs)
+    return Row(
+        path=str(sample.path),
+        n_true=n_true,
+        n_pred=n_pred,
+        tp=tp,
+        fp=n_pred - tp,
+        fn=n_true - tp,
+        label_correct=correct,
+        e2e_tp=correct,
+        perfect=correct == n_true == n_pred,
+        ms=round(ms, 2),
+        pairs=label_pairs,
+        predicted=tuple(labels),
+        group=sample.group,
+        confident_wrong=confident_wrong,
+        colour_flipped=flips_a_colour(label_pairs),
+    )
+
+
+def _colour(label: str) -> str:
+    return label.split("-")[0]
+
+
+def flips_a_colour(pairs: Iterable[tuple[str, str]]) -> bool:
+    """Half or more of some colour's matched tiles read as number tiles of another colour. Jokers aside, both
+    ways: a number read as a joker is a misread shape, not a colour (``bench colour`` counts it as one)."""
+    by_colour: dict[str, list[str]] = {}
+    for true, predicted in pairs:
+        if true in NUMBER_LABELS and predicted in NUMBER_LABELS:
+            by_colour.setdefault(_colour(true), []).append(_colour(predicted))
+    return any(sum(c != colour for c in seen) * 2 >= len(seen) for colour, seen in by_colour.items())
+
+
+class Reader(Protocol):
+    """Anything with ``read(image_bgr) -> Detections`` (a :class:`vision.runtime.recognition.TileReader`)."""
+
+    def read(self, image_bgr: np.ndarray) -> Detections: ...
+
+
+def evaluate(
+    reader: Reader,
+    data_dir: str | Path,
+    *,
+    split: str | None = None,
+    limit: int | None = None,
+    progress: Callable[[Row], None] | None = None,
+    match_iou: float = IOU_MATCH,
+) -> tuple[list[Row], dict[str, Any]]:
+    """Read every image of a YOLO folder (or the real photos' ``split``) and score it: (rows, summary)."""
+    from vision.runtime.recognition import load_image
+
+    samples = load_real_split(data_dir, split) if split else load_yolo_folder(data_dir)
+    if limit is not None:
+        samples = samples[:limit]
+    rows = []
+    for sample in samples:
+        image = load_image(sample.path)
+        start = time.perf_counter()
+        predicted = reader.read(image)
+        row = score_image(sample, predicted, (time.perf_counter() - start) * 1e3, iou=match_iou)
+        rows.append(row)
+        if progress is not None:
+            progress(row)
+    return rows, {**summarize(rows), "match_iou": match_iou}
+
+
+# -- from the rows ---------------------------------------------------------------------------------------
+
+
+def _ratio(numerator: float, denominator: float) -> float | None:
+    return round(numerator / denominator, 4) if denominator else None
+
+
+def confusion_matrix(rows: Iterable[Row]) -> np.ndarray:
+    """53 x 53 counts, true label by row, predicted by column (pairs outside the 53 labels are left out)."""
+    index = {label: i for i, label in enumerate(ALL_LABELS)}
+    matrix = np.zeros((len(ALL_LABELS), len(ALL_LABELS)), np.int64)
+    for row in rows:
+        for true, predicted in row.pairs:
+            if true in index and predicted in index:
+                matrix[index[true], index[predicted]] += 1
+    return matrix
+
+
+def summarize(rows: Sequence[Row]) -> dict[str, Any]:
+    total: Counter[str] = Counter()
+    for row in rows:
+        total.update({k: getattr(row, k) for k in ("n_true", "n_pred", "tp", "fp", "fn", "label_correct", "e2e_tp")})
+    precision = _ratio(total["e2e_tp"], total["n_pred"])
+    recall = _ratio(total["e2e_tp"], total["n_true"])
+    f1 = round(2 * precision * recall / (precision + recall), 4) if precision and recall else 0.0
+    confusions = Counter(pair for row in rows for pair in row.pairs if pair[0] != pair[1])
+    times = [row.ms for row in rows]
+    confident_wrong = sum(row.confident_wrong for row in rows)
+    return {
+        "images": len(rows),
+        "tiles_true": total["n_true"],
+        "tiles_predicted": total["n_pred"],
+        "detection": {
+            "precision": _ratio(total["tp"], total["n_pred"]),
+            "recall": _ratio(total["tp"], total["n_true"]),
+        },
+        "label_accuracy": _ratio(total["label_correct"], total["tp"]),
+        "end_to_end": {"precision": precision, "recall": recall, "f1": f1},
+        "perfect_images": _ratio(sum(row.perfect for row in rows), len(rows)),
+        "impossible_reads": impossible_reads(rows),
+        "top_confusions": [
+            {"true": t, "predicted": p, "count": n} for (t, p), n in confusions.most_common(TOP_CONFUSIONS)
+        ],
+        "confusion": {"labels": list(ALL_LABELS), "matrix": confusion_matrix(rows).tolist()},
+        "ms": {
+            "mean": round(statistics.fmean(times), 2) if times else None,
+            "median": round(statistics.median(times), 2) if times else None,
+        },
+        "confident_wrong": {
+            "count": confident_wrong,
+            "share_of_tiles": round(confident_wrong / total["n_true"], 5) if total["n_true"] else None,
+        },
+        "colour_flipped_images": sum(row.colour_flipped for row in rows),
+        "groups": [asdict(g) for g in group_summaries(rows)],
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSummary:
+    """One edition's (or folder's) figures: what ``eval`` prints per group."""
+
+    group: str
+    images: int
+    tiles: int
+    detection_recall: float | None
+    detection_precision: float | None
+    label_accuracy: float | None
+    f1: float
+    """End-to-end tile F1: a tile counts when its box is found and its label is right."""
+    confident_wrong: int
+    confident_wrong_share: float | None
+    """Of the true tiles."""
+    colour_flipped_images: int
+    ms_mean: float | None
+    ms_median: float | None
+
+
+def _group_summary(group: str, rows: Sequence[Row]) -> GroupSummary:
+    n_true, n_pred = sum(r.n_true for r in rows), sum(r.n_pred for r in rows)
+    tp, right = sum(r.tp for r in rows), sum(r.e2e_tp for r in rows)
+    precision, recall = _ratio(right, n_pred), _ratio(right, n_true)
+    wrong = sum(r.confident_wrong for r in rows)
+    times = [r.ms for r in rows]
+    return GroupSummary(
+        group=group,
+        images=len(rows),
+        tiles=n_true,
+        detection_recall=_ratio(tp, n_true),
+        detection_precision=_ratio(tp, n_pred),
+        label_accuracy=_ratio(sum(r.label_correct for r in rows), tp),
+        f1=round(2 * precision * recall / (precision + recall), 4) if precision and recall else 0.0,
+        confident_wrong=wrong,
+        confident_wrong_share=round(wrong / n_true, 5) if n_true else None,
+        colour_flipped_images=sum(r.colour_flipped for r in rows),
+        ms_mean=round(statistics.fmean(times), 2) if times else None,
+        ms_median=round(statistics.median(times), 2) if times else None,
+    )
+
+
+def group_summaries(rows: Sequence[Row]) -> list[GroupSummary]:
+    """One summary per group (sorted by name), then the overall one (group ``all``)."""
+    groups: dict[str, list[Row]] = {}
+    for row in rows:
+        groups.setdefault(row.group or "-", []).append(row)
+    return [_group_summary(name, groups[name]) for name in sorted(groups)] + [_group_summary("all", rows)]
+
+
+def impossible_reads(rows: Iterable[Row], profile: str = DEFAULT_PROFILE) -> int:
+    """Images whose reading has more copies of some tile (or more jokers) than the game has."""
+    rules = get_profile(profile)
+    count = 0
+    for row in rows:
+        seen = Counter(label for label in row.predicted if label in ALL_LABELS)
+        if any(n > (rules.jokers if label == "joker" else rules.copies) for label, n in seen.items()):
+            count += 1
+    return count
+
+
+def write_csv(rows: Sequence[Row], path: str | Path) -> None:
+    fields = list(Row.__dataclass_fields__)
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(row.to_csv())
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{100 * value:.1f}%"
+
+    det, e2e = summary["detection"], summary["end_to_end"]
+    lines = [
+        f"images {summary['images']}, tiles {summary['tiles_true']} true / {summary['tiles_predicted']} predicted"
+        f" (a box matches a label at IoU >= {summary.get('match_iou', IOU_MATCH)})",
+        f"detection     precision {pct(det['precision'])}  recall {pct(det['recall'])}",
+        f"labels        accuracy on matched boxes {pct(summary['label_accuracy'])}",
+        f"end to end    precision {pct(e2e['precision'])}  recall {pct(e2e['recall'])}  F1 {pct(e2e['f1'])}",
+        f"perfect images {pct(summary['perfect_images'])}; impossible readings {summary['impossible_reads']}",
+        f"time per image: mean {summary['ms']['mean']} ms, median {summary['ms']['median']} ms",
+    ]
+    if summary["top_confusions"]:
+        lines.append("top confusions: " + ", ".join(
+            f"{c['true']}->{c['predicted']} x{c['count']}" for c in summary["top_confusions"][:8]
+        ))  # fmt: skip
+    if summary.get("groups"):
+        lines += ["", *format_groups(summary["groups"])]
+    return "\n".join(lines)
+
+
+GROUP_HEADER = ("group", "images", "tiles", "det R", "det P", "label acc", "tile F1", "wrong>=0.8", "share",
+                "flipped", "ms mean")  # fmt: skip
+
+
+def format_groups(groups: Sequence[dict[str, Any]]) -> list[str]:
+    """The per-group table: one line per edition or folder, then ``all``."""
+
+    def number(value: float | None, digits: int = 4) -> str:
+        return "n/a" if value is None else f"{value:.{digits}f}"
+
+    width = max(len(GROUP_HEADER[0]), *(len(g["group"]) for g in groups))
+    lines = [f"{GROUP_HEADER[0]:<{width}} " + " ".join(f"{h:>10}" for h in GROUP_HEADER[1:])]
+    for g in groups:
+        share = g["confident_wrong_share"]
+        cells = (
+            g["images"], g["tiles"], number(g["detection_recall"]), number(g["detection_precision"]),
+            number(g["label_accuracy"]), number(g["f1"]), g["confident_wrong"],
+            "n/a" if share is None else f"{100 * share:.2f}%", g["colour_flipped_images"], number(g["ms_mean"], 1),
+        )  # fmt: skip
+        lines.append(f"{g['group']:<{width}} " + " ".join(f"{c!s:>10}" for c in cells))
+    lines.append(
+        f"wrong>=0.8: matched tiles read as another label with confidence >= {CONFIDENT} (share of true tiles);"
+        " flipped: images with half or more of a colour's tiles read as numbers of another colour"
+    )
+    return lines

@@ -1,0 +1,349 @@
+"""``bench pipeline``: analyse synthetic game videos and compare moves and rulings with their ground truth.
+
+Each game folder holds ``game.mp4`` and ``truth.jsonl`` from ``synth-game`` (fresh seeds are generated when
+no folder is given: :data:`BENCH_TABLES`, tables as users film them). Each video is analysed twice:
+
+- **the user's path** (the headline): as ``analyze`` does with its defaults, the play area found on its own
+  (no markers, nothing from the truth);
+- **the true play area**: with the play area's corners from the truth header as the calibration (what an
+  operator would give by hand), to tell what the automatic play area costs from what reading costs.
+
+Then, for each:
+
+- a detected move matches a true move when it is ruled between the true move's settling and
+  :data:`MATCH_WINDOW_S` later (each used once); *moves found* = matched / true moves, *with the right
+  tables* when its before and after tables equal the truth's (a group's order does not count);
+- *by the right player*: found moves ruled for the player who made them (the seat the hands came from, or the
+  turn order);
+- *precision* = matched / detected moves (a detected move at the wrong time is a phantom);
+- per injected code: moves carrying it, moves flagged (verdict not ``ok``), moves ruled with that code;
+- *false revert*: a ``revert`` where the truth's verdict is not ``revert`` (phantom moves included);
+- latency: ruling time minus the true settling time, in video seconds;
+- speed: video seconds per second of analysis, and sampled frames per second.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from referee.moves import Code
+from referee.table import Table
+from vision.synth.truth import load_truth, play_area_calibration
+
+MATCH_WINDOW_S = 3.0
+"""A ruling later than this after the table settled does not count as finding that move."""
+
+
+def score_game(truth: list[dict[str, Any]], events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Compare one analysed game's events with its truth lines (see the module docstring)."""
+    true_moves = [t for t in truth if t["event"] == "move"]
+    found = [e for e in events if e["event"] == "move"]
+    used: set[int] = set()
+    rows = []
+    for t in true_moves:
+        match = next(
+            (
+                i
+                for i, d in enumerate(found)
+                if i not in used and t["settle_s"] - 0.5 <= d["time_s"] <= t["settle_s"] + MATCH_WINDOW_S
+            ),
+            None,
+        )
+        if match is not None:
+            used.add(match)
+        rows.append(_row(t, None if match is None else found[match]))
+    phantoms = [d for i, d in enumerate(found) if i not in used]
+    return {"rows": rows, "phantoms": [_phantom(d) for d in phantoms], "detected": len(found)}
+
+
+def _row(truth: dict[str, Any], move: dict[str, Any] | None) -> dict[str, Any]:
+    expected = truth["expected"]
+    row: dict[str, Any] = {
+        "index": truth["index"],
+        "injected": truth["injected"],
+        "true_verdict": expected["verdict"],
+        "true_codes": [v["code"] for v in expected["violations"]],
+        "found": move is not None,
+    }
+    if move is None:
+        return row
+    before_ok = Table.from_json(move["before"]).same_layout(Table.from_json(truth["before"]))
+    after_ok = Table.from_json(move["after"]).same_layout(Table.from_json(truth["after"]))
+    ruling = move["ruling"]
+    row.update(
+        tables_right=before_ok and after_ok,
+        before_right=before_ok,
+        after_right=after_ok,
+        verdict=ruling["verdict"],
+        codes=[v["code"] for v in ruling["violations"]],
+        latency_s=round(move["time_s"] - truth["settle_s"], 3),
+        player_right=move["player"] == truth["player"],
+        number=move["number"],
+    )
+    return row
+
+
+def _phantom(move: dict[str, Any]) -> dict[str, Any]:
+    return {"number": move["number"], "time_s": move["time_s"], "verdict": move["ruling"]["verdict"]}
+
+
+def summarise(games: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = [r for g in games for r in g["rows"]]
+    found = [r for r in rows if r["found"]]
+    detected = sum(g["detected"] for g in games)
+    phantoms = [p for g in games for p in g["phantoms"]]
+    false_reverts = sum(1 for r in found if r["verdict"] == "revert" and r["true_verdict"] != "revert")
+    false_reverts += sum(1 for p in phantoms if p["verdict"] == "revert")
+    per_code = {}
+    for code in (c.value for c in Code):
+        carrying = [r for r in rows if code in r["injected"]]
+        per_code[code] = {
+            "injected": len(carrying),
+            "flagged": sum(1 for r in carrying if r.get("verdict") in ("revert", "review")),
+            "ruled_with_code": sum(1 for r in carrying if code in r.get("codes", [])),
+        }
+    latencies = [r["latency_s"] for r in found]
+    right_tables = [r for r in found if r["tables_right"]]
+    return {
+        "games": len(games),
+        "true_moves": len(rows),
+        "detected_moves": detected,
+        "moves_found": len(found),
+        "move_recall": _ratio(len(found), len(rows)),
+        "move_precision": _ratio(len(found), detected),
+        "moves_with_right_tables": len(right_tables),
+        "moves_by_the_right_player": sum(1 for r in found if r["player_right"]),
+        "right_tables_share": _ratio(len(right_tables), len(rows)),
+        "verdict_accuracy": _ratio(sum(1 for r in found if r["verdict"] == r["true_verdict"]), len(found)),
+        "verdict_accuracy_right_tables": _ratio(
+            sum(1 for r in right_tables if r["verdict"] == r["true_verdict"]), len(right_tables)
+        ),
+        "verdicts": dict(Counter(f"{r['true_verdict']}->{r['verdict']}" for r in found)),
+        "false_reverts": false_reverts,
+        "phantom_moves": len(phantoms),
+        "per_code": per_code,
+        "latency_s_median": round(statistics.median(latencies), 3) if latencies else None,
+        "latency_s_max": round(max(latencies), 3) if latencies else None,
+    }
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return round(a / b, 4) if b else None
+
+
+CALIBRATIONS = ("auto", "truth")
+"""The two ways each game is analysed: the play area found on its own, and the true one."""
+
+
+def analyse_folder(
+    folder: Path, out: Path, reader: Any, *, progress: bool = False, calibration: str = "truth"
+) -> dict[str, Any]:
+    """Analyse one synthetic game (``calibration``: ``auto``, the play area found on its own as ``analyze`` finds
+    it, or ``truth``, the truth's play area); returns scores and speed."""
+    from vision.game.gamelog import read_log
+    from vision.session.analyze import AnalyzeOptions, analyze_video
+
+    header, truth = load_truth(folder)
+    how = "auto" if calibration == "auto" else str(truth_calibration(header, out))
+    options = AnalyzeOptions(profile=header["profile"], players=header["players"], calibration=how, progress=progress)
+    summary = analyze_video(folder / header["video"], out, options, reader, overwrite=True)  # the bench's own folder
+    events = read_log(out / "game-log.jsonl")
+    scores = score_game(truth, events)
+    scores.update(
+        folder=str(folder),
+        calibration=calibration,
+        players=header["players"],
+        profile=header["profile"],
+        staging=header.get("staging"),
+        play_area=_play_area_found(header, events),
+        video_s=summary["video_s"],
+        seconds=summary["seconds"],
+        speed_x_real_time=summary["speed_x_real_time"],
+        samples=summary["pipeline"]["samples"],
+        frame_size=header["size"],
+    )
+    return scores
+
+
+def _play_area_found(header: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How the play area the analysis used (its last calibration) covers the true one: the share of the true
+    area inside it, and its area over the true one's."""
+    import cv2
+    import numpy as np
+
+    used = [e for e in events if e.get("event") == "calibration" or "corners_px" in e]
+    if not used or "play_area_px" not in header:
+        return None
+    width, height = header["size"]
+    truth, found = np.zeros((height, width), np.uint8), np.zeros((height, width), np.uint8)
+    cv2.fillConvexPoly(truth, np.round(np.array(header["play_area_px"])).astype(np.int32), 1)
+    cv2.fillConvexPoly(found, np.round(np.array(used[-1]["corners_px"])).astype(np.int32), 1)
+    true_area = max(1, int(truth.sum()))
+    return {
+        "method": used[0].get("method"),
+        "true_area_covered": round(float((truth & found).sum()) / true_area, 4),
+        "area_ratio": round(float(found.sum()) / true_area, 3),
+    }
+
+
+def truth_calibration(header: dict[str, Any], out: Path) -> Path:
+    """:func:`play_area_calibration`, saved as ``out/calibration.json``."""
+    calibration = play_area_calibration(header)
+    out.mkdir(parents=True, exist_ok=True)
+    calibration.save(out / "calibration.json")
+    return out / "calibration.json"
+
+
+def generate_games(root: Path, count: int, seed: int, minutes: float, *, staged: bool = False) -> list[Path]:
+    """Fresh synthetic games, or the ones already generated there: players 2-4 and profiles in turn on the plain
+    table; ``staged``: :data:`BENCH_TABLES` in turn (2 to 6 players, clutter, tilted cameras, glare)."""
+    from vision.synth.video import Staging, write_game
+
+    profiles = ("pl-championship", "official", "przasnysz", "wejherowo")
+    folders = []
+    for k in range(count):
+        game_seed = seed + k
+        if staged:
+            players, profile, staging = BENCH_TABLES[k % len(BENCH_TABLES)]
+            folder = root / f"game-{game_seed}-{players}p-{_tag(staging)}"
+        else:
+            players, profile, staging = 2 + k % 3, profiles[k % len(profiles)], {}
+            folder = root / f"game-{game_seed}"
+        if not (folder / "truth.jsonl").is_file():
+            write_game(
+                folder, players=players, seed=game_seed, violation_rate=0.25, profile=profile, minutes=minutes,
+                progress=False, staging=Staging(**staging),
+            )  # fmt: skip
+        folders.append(folder)
+    return folders
+
+
+BENCH_TABLES: tuple[tuple[int, str, dict[str, Any]], ...] = (
+    (4, "pl-championship", {"clutter": True}),
+    (2, "official", {"tilt_deg": 30.0, "distortion": -0.05}),
+    (6, "official-6p", {"clutter": True, "glare": True}),
+    (3, "przasnysz", {"glare": True}),
+    (5, "official-6p", {"clutter": True, "tilt_deg": 20.0}),
+    (4, "wejherowo", {}),
+    (2, "pl-championship", {"clutter": True, "tilt_deg": 15.0, "distortion": 0.05}),
+    (6, "official-6p", {}),
+)
+"""Tables as users film them (players, profile, :class:`vision.synth.video.Staging`), in the order games are made:
+the default three have 2, 4 and 6 players, a camera tilted 30 degrees and a glare; eight cover 2 to 6 players."""
+
+
+def _tag(staging: dict[str, Any]) -> str:
+    parts = [name for name in ("clutter", "glare") if staging.get(name)]
+    if staging.get("tilt_deg"):
+        parts.append(f"tilt{staging['tilt_deg']:g}")
+    if staging.get("distortion"):
+        parts.append("lens")
+    return "-".join(parts) or "plain"
+
+
+def run_pipeline_benchmark(
+    folders: list[Path],
+    out_root: Path,
+    *,
+    models: Path | None = None,
+    progress: bool = True,
+    calibrations: tuple[str, ...] = CALIBRATIONS,
+) -> dict[str, Any]:
+    """Each game analysed per calibration (:data:`CALIBRATIONS`); ``summary`` is the first's (the user's path), and
+    ``rows`` holds each calibration's summary and games."""
+    from vision.game.pipeline import pipeline_reader
+
+    reader = pipeline_reader(models)
+    rows = {}
+    for calibration in calibrations:
+        games = []
+        for folder in folders:
+            started = time.perf_counter()
+            games.append(
+                analyse_folder(
+                    folder, out_root / calibration / folder.name, reader, progress=progress, calibration=calibration
+                )
+            )
+            games[-1]["wall_s"] = round(time.perf_counter() - started, 1)
+        rows[calibration] = {"summary": _summary_of(games), "games": games}
+    first = rows[calibrations[0]]
+    return {"summary": first["summary"], "games": first["games"], "rows": rows}
+
+
+def _summary_of(games: list[dict[str, Any]]) -> dict[str, Any]:
+    summary = summarise(games)
+    video = sum(g["video_s"] for g in games)
+    seconds = sum(g["seconds"] for g in games)
+    summary.update(
+        video_s=round(video, 1),
+        analyze_s=round(seconds, 1),
+        speed_x_real_time=round(video / seconds, 2) if seconds else None,
+        sampled_frames_per_s=round(sum(g["samples"] for g in games) / seconds, 1) if seconds else None,
+        frame_sizes=sorted({"x".join(map(str, g["frame_size"])) for g in games}),
+    )
+    clean = [r for g in games for r in g["rows"] if r["true_verdict"] == "ok"]
+    summary["clean_moves_ruled_review"] = sum(1 for r in clean if r.get("verdict") == "review")
+    summary["clean_moves"] = len(clean)
+    return summary
+
+
+ROW_LABELS = {
+    "auto": "play area found on its own (analyze's default: no markers, nothing from the truth)",
+    "truth": "true play area given as corners (for comparison)",
+}
+
+
+def format_pipeline_benchmark(result: dict[str, Any]) -> str:
+    """Each calibration's row (:data:`ROW_LABELS`), labelled, the user's path first; one line per game."""
+    rows = result.get("rows") or {"": {"summary": result["summary"], "games": result["games"]}}
+    parts = []
+    for calibration, row in rows.items():
+        label = ROW_LABELS.get(calibration, calibration)
+        text = _format_summary(row["summary"])
+        parts.append(f"== {label}\n{text}" if label else text)
+        for game in row["games"]:
+            parts.append(_format_game(game))
+    return "\n".join(parts)
+
+
+def _format_game(game: dict[str, Any]) -> str:
+    rows = game["rows"]
+    found = [r for r in rows if r["found"]]
+    area = game.get("play_area") or {}
+    staging = game.get("staging") or {}
+    table = _tag(staging) if staging else "plain"
+    covered = f", play area covers {area['true_area_covered']:.1%} of the true one" if area else ""
+    return (
+        f"  {Path(game['folder']).name}: {game.get('players', '?')} players, {game.get('profile', '?')}, {table}:"
+        f" {len(found)}/{len(rows)} moves found, {sum(1 for r in found if r['tables_right'])} with the right"
+        f" tables, {sum(1 for r in found if r['true_verdict'] == 'ok' and r['verdict'] == 'review')} clean moves"
+        f" ruled review{covered}; {game.get('wall_s', '?')} s"
+    )
+
+
+def _format_summary(s: dict[str, Any]) -> str:
+    lines = [
+        f"games {s['games']}, video {s['video_s']} s ({', '.join(s['frame_sizes'])}), analysed in {s['analyze_s']} s"
+        f" = {s['speed_x_real_time']}x real time ({s['sampled_frames_per_s']} sampled frames/s)",
+        f"moves: {s['true_moves']} true, {s['detected_moves']} detected; found {s['moves_found']}"
+        f" (recall {s['move_recall']}, precision {s['move_precision']}); with the right before/after tables"
+        f" {s['moves_with_right_tables']} ({s['right_tables_share']}), by the right player"
+        f" {s['moves_by_the_right_player']}",
+        f"verdict accuracy {s['verdict_accuracy']} on found moves, {s['verdict_accuracy_right_tables']} where the"
+        f" tables were read right; true->ruled {s['verdicts']}",
+        f"false reverts {s['false_reverts']}, phantom moves {s['phantom_moves']}"
+        + (
+            f", clean moves ruled review {s['clean_moves_ruled_review']} of {s['clean_moves']}"
+            if "clean_moves" in s
+            else ""
+        ),
+        f"latency from settling to ruling: median {s['latency_s_median']} s, max {s['latency_s_max']} s",
+        "injected code              moves  flagged  ruled with the code",
+    ]
+    for code, c in s["per_code"].items():
+        lines.append(f"{code:<26} {c['injected']:>5} {c['flagged']:>8} {c['ruled_with_code']:>8}")
+    return "\n".join(lines)

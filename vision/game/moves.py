@@ -1,0 +1,224 @@
+"""The camera's side of the game: seats, settled tables and clock presses in, game-log events out.
+
+The game itself (whose turn it is, who has opened, what must be restored, the referee's overrides and their undo)
+is :class:`referee.game.Game`, a pure state machine. :class:`GameKeeper` holds the current ``Game`` for the live
+loop and the analysis: it maps the side of the table the hands came from to a seat (:mod:`vision.runtime.seats`), hands
+the game what the pipeline saw (:meth:`GameKeeper.settled`, :meth:`GameKeeper.clock`, ...) and returns the events
+to log as JSON-ready dictionaries, the game log's format (``vision.game.gamelog``). Every state change goes through
+:meth:`GameKeeper.apply`, for new events and for events replayed from a game log alike, so a game resumed after a
+crash is exactly the game that was interrupted.
+
+No imaging here: tables in, events out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from referee.game import (
+    USE_PROFILE,
+    Event,
+    Game,
+    GameStateError,
+    Pending,
+    event_from_json,
+    looks_restored,
+)
+from referee.table import LOOSE, Table
+from referee.tiles import Tile
+from vision.runtime.seats import PLAYERS, Seat, seating
+
+__all__ = ["GameKeeper", "GameStateError", "Pending", "looks_restored"]
+
+
+class GameKeeper:
+    """The game the camera watches: a :class:`referee.game.Game` and the seats its players sit in."""
+
+    def __init__(self, profile: str, players: int, first_player: int = 0, time_limit_s: Any = USE_PROFILE) -> None:
+        if isinstance(players, int) and not isinstance(players, bool) and PLAYERS[0] <= players <= PLAYERS[-1]:
+            seats: tuple[int, ...] | None = tuple(seat.number for seat in seating(players))
+        else:
+            seats = None  # Game.start names what is wrong with the number
+        self.game = Game.start(
+            profile, players, first_player=first_player, time_limit_s=time_limit_s, seats=seats,
+            max_players=PLAYERS[-1],
+        )  # fmt: skip
+        self.time_limit_s = time_limit_s
+        """A limit agreed at the table (seconds or None for none); :data:`USE_PROFILE`: the profile's."""
+
+    # -- the game's state, read through ----------------------------------------------------------------------
+    @property
+    def profile(self) -> str:
+        return self.game.profile
+
+    @property
+    def players(self) -> int:
+        return self.game.players
+
+    @property
+    def first_player(self) -> int:
+        return self.game.first_player
+
+    @property
+    def table(self) -> Table | None:
+        return self.game.table
+
+    @property
+    def turn_table(self) -> Table | None:
+        return self.game.turn_table
+
+    @property
+    def player(self) -> int:
+        return self.game.player
+
+    @property
+    def opened(self) -> list[bool]:
+        return list(self.game.opened)
+
+    @opened.setter
+    def opened(self, value: Iterable[bool]) -> None:
+        """For a test's setup: players who have opened before the game's first move."""
+        self.game = replace(self.game, opened=tuple(bool(v) for v in value))
+
+    @property
+    def moves(self) -> int:
+        return self.game.moves
+
+    @property
+    def turn_started_s(self) -> float:
+        return self.game.turn_started_s
+
+    @property
+    def clock_mode(self) -> bool:
+        return self.game.clock_mode
+
+    @property
+    def pending(self) -> Pending | None:
+        """The restore the table waits for, or may get after a review (None when the referee overruled the
+        revert: the game still takes the table put back as a restore, but nobody waits for it)."""
+        pending = self.game.pending
+        return None if pending is None or pending.overruled else pending
+
+    @property
+    def last_move(self) -> dict[str, Any] | None:
+        """The last move's event as ruled now (after corrections), as the log writes it."""
+        return None if self.game.last_move is None else self.game.last_move.to_json()
+
+    @property
+    def active_since_move(self) -> bool:
+        return self.game.active_since_move
+
+    @property
+    def left_out(self) -> int:
+        return self.game.left_out
+
+    @property
+    def unread_s(self) -> float:
+        return self.game.unread_s
+
+    # -- seats -----------------------------------------------------------------------------------------------
+    @property
+    def seating(self) -> tuple[Seat, ...]:
+        """Each player's seat around the table, in turn order (see :mod:`vision.runtime.seats`)."""
+        return seating(self.players)
+
+    def seat_of(self, player: int) -> int:
+        """The player's seat number, as the log writes it."""
+        return self.game.seat_of(player)
+
+    def player_at(self, seat: int | None) -> int | None:
+        """The player in seat number ``seat``; None for an empty seat (or none given)."""
+        return self.game.player_at(seat)
+
+    def status(self) -> dict[str, Any]:
+        return self.game.status()
+
+    # -- what the pipeline tells us -------------------------------------------------------------------------
+    def settled(
+        self,
+        after: Table,
+        *,
+        time_s: float,
+        frame: int,
+        start_s: float | None,
+        seat: int | None,
+        hands: bool,
+        left_out: int = 0,
+    ) -> list[dict[str, Any]]:
+        """The table is still again after activity (``hands``: an arm was seen over it, from ``seat``;
+        ``left_out``: boxes left out of the reading as most likely not tiles)."""
+        return self._take(
+            self.game.on_settled(
+                after, time_s=time_s, frame=frame, start_s=start_s, hands_seat=seat, hands=hands, left_out=left_out
+            )
+        )
+
+    def refine(self, table: Table, *, time_s: float, frame: int) -> list[dict[str, Any]]:
+        """The same table read with more certainty (more readings of the still table agree)."""
+        return self._take(self.game.on_refined(table, time_s=time_s, frame=frame))
+
+    def activity(self, *, time_s: float, frame: int) -> list[dict[str, Any]]:
+        """Hands came over the table: logged once per move, so a resumed game knows it too."""
+        return self._take(self.game.on_activity(time_s=time_s, frame=frame))
+
+    def clock(
+        self, *, time_s: float, frame: int, table: Table | None = None, left_out: int = 0
+    ) -> list[dict[str, Any]]:
+        """The clock key: the move of the player on move ends now (``table``: the settled table, if newer)."""
+        return self._take(self.game.on_clock(time_s=time_s, frame=frame, table=table, left_out=left_out))
+
+    def _take(self, step: tuple[Game, list[Event]]) -> list[dict[str, Any]]:
+        self.game, events = step
+        return [event.to_json() for event in events]
+
+    # -- state ----------------------------------------------------------------------------------------------
+    def apply(self, event: dict[str, Any]) -> None:
+        """Update the game by one logged event (new, or replayed from a log).
+
+        An event this game cannot take is a :class:`GameStateError` naming it, and the game stays as it was. An
+        override is completed before it is logged: a correction gets the move's new ruling (``ruling``), an undo
+        the override it takes back (``undoes``), written into ``event``, so a replay uses them as they were.
+        """
+        typed = event_from_json(event)
+        completed = self.game.complete(typed)
+        self.game = self.game.apply(completed)
+        if completed is not typed:
+            written = completed.to_json()
+            for key in ("ruling", "undoes"):
+                if key in written and key not in event:
+                    event[key] = written[key]
+
+    def replay(self, events: Iterable[dict[str, Any]]) -> None:
+        for event in events:
+            self.apply(event)
+
+    @staticmethod
+    def relabel(table: dict[str, Any], place: Any, label: str) -> dict[str, Any]:
+        """Table JSON with the tile at ``place`` ([set, position]; set -1 for loose) read as ``label`` for certain
+        (the station shows a move's tables as logged; :func:`referee.game.relabel` does the same on a ``Table``).
+
+        Raises ``IndexError`` for a place that is not on the table and ``TileError`` (a ``ValueError``) for an
+        unknown label.
+        """
+        set_index, position = (int(v) for v in place)
+        tile = str(Tile.parse(label))
+        if set_index < LOOSE or set_index >= len(table["sets"]):
+            raise IndexError(f"no set {set_index} on the table")
+        rows = table["loose"] if set_index == LOOSE else table["sets"][set_index]
+        if not 0 <= position < len(rows):
+            raise IndexError(f"no tile at place {[set_index, position]}")
+        old = rows[position]
+        fields = dict(old) if isinstance(old, dict) else {"label": old}
+        fields.pop("uncertain", None)
+        new = {
+            **fields,
+            "label": tile,
+            "confidence": 1.0,
+            "corrected_from": fields.get("corrected_from", fields["label"]),
+        }
+        new_rows = [*rows[:position], new, *rows[position + 1 :]]
+        if set_index == LOOSE:
+            return {**table, "loose": new_rows}
+        return {**table, "sets": [*table["sets"][:set_index], new_rows, *table["sets"][set_index + 1 :]]}

@@ -1,0 +1,511 @@
+"""Frames in, game events out: activity, readings, temporal fusion, settled tables, moves and rulings.
+
+Per sampled frame the pipeline measures activity (cheap, :mod:`vision.runtime.motion`); the tile reader (the
+expensive part) runs only when the table has gone still after activity, and now and then to verify a still
+table. Phases:
+
+- ``stable``: nothing over the table. Activity starts a move; every ``verify_every_s`` one reading checks
+  the table did not change unseen.
+- ``active``: hands or motion over the table. ``quiet_s`` seconds without either -> ``settling``.
+- ``settling``: ``readings`` readings (spaced by about ``1 / sample_hz``) are fused (:func:`vision.runtime.track.fuse`)
+  into one table, handed to the :class:`~vision.game.moves.GameKeeper`, which rules on the move; activity in
+  between goes back to ``active``.
+
+A hand resting on the table keeps the phase ``active`` (the tiles under it cannot be read), with an
+``occluded`` warning after ``occluded_warn_s``. A camera bump is detected by :class:`CameraMotionCheck` on
+still frames and the play area follows the measured shift.
+
+Every pipeline starts in ``starting``, a resumed game's too: until the table has been seen still once, there is
+no hand-free picture of it to tell hands from (the first frame after a restart may well show an arm), so only
+changes between samples count, and that first still frame becomes the camera check's reference.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from referee.table import Table
+from vision.game.moves import GameKeeper
+from vision.runtime.detections import Detections
+from vision.runtime.layout import SetFinder, group_tiles
+from vision.runtime.motion import Activity, ActivityMeter
+from vision.runtime.recognition import NOT_A_TILE, TILE_PX, Region, tile_likelihood
+from vision.runtime.seats import seat_at
+from vision.runtime.track import fuse, unanimous
+
+Event = dict[str, Any]
+MAX_STATE_READINGS = 9
+WEAK_DETECTION = 0.45
+"""Detector confidence under which a box needs a confidently detected neighbour to be trusted."""
+DOUBTFUL_CONFIDENCE = 0.4
+"""Confidence given to a weak box standing alone (below the layout's threshold: uncertain)."""
+READING_SPACING = 0.75
+"""Share of ``1 / sample_hz`` that must pass between two readings of a settling table: a camera metered
+faster than readings are due reads back to back once a reading takes longer than this."""
+QUIET_SLACK_S = 0.01
+"""Frame times are rounded (30 fps: steps of 0.0333 s), so quiet for ``quiet_s`` allows this much less."""
+OVERHEAD_NMS_IOU = 0.3
+"""Seen from above, tiles on the table never overlap: a box overlapping another by this much is a duplicate."""
+
+
+def pipeline_reader(models: Any = None, *, threads: int | None = None, provider: str = "cpu") -> Any:
+    """The tile reader for table frames (models checked now, so a missing file fails before any frame).
+
+    ``threads``: ONNX Runtime's threads per model (None: the default, 2); ``provider``: "cpu" or "cuda" (refused in
+    one line where this ONNX Runtime lacks it)."""
+    from vision.runtime.recognition import TileReader, check_provider
+
+    providers = check_provider(provider)
+    reader = TileReader(
+        models, iou=OVERHEAD_NMS_IOU, not_a_tile=0.0, rescale=False, providers=providers, threads=threads
+    )  # frames: regions; fused later
+    reader.check_models()
+    return reader
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    sample_hz: float = 6.0
+    """Frames per second read while the table settles; a video file is sampled at this rate."""
+    meter_hz: float = 15.0
+    """Frames per second a camera's activity is measured at (cheap: 2 ms a 1080p frame). Sooner than
+    ``sample_hz`` it sees the hands leave; on the bench games it cut the wall-clock latency of live rulings."""
+    quiet_s: float = 0.3
+    """Seconds without motion or hands since the last busy sample before the table counts as settling: two
+    quiet samples at 6 a second (one after hands leave can still show a tile sliding, or a video encoder's
+    smear of the arm)."""
+    readings: int = 3
+    """Readings fused into one settled table..."""
+    agreeing_readings: int = 3
+    """...or this many when they agree on every tile and label. 2 saved 0.15 s of latency on the eight
+    bench games but read two fewer tables right and ruled one more false revert (218 moves): off by default."""
+    verify_every_s: float = 3.0
+    """While the table is still, read it this often to catch a change the activity meter missed."""
+    occluded_warn_s: float = 15.0
+    """A hand or object over the table for longer than this raises an ``occluded`` warning."""
+    camera_check_every_s: float = 1.0
+    clock_wait_s: float = 5.0
+    """A clock press still waiting for the table to settle after this long raises a ``clock-waiting`` warning
+    (hands still over the table?); the press is ruled when the table settles, at the time it was pressed."""
+    tile_px: float = TILE_PX
+    """Width of a tile, in pixels, at the detector's input (what it learnt; the frame is scaled to it)."""
+    default_width_px: int = 896
+    """Width the play area is scaled to when the calibration does not say how big a tile is."""
+
+
+@dataclass
+class PipelineStats:
+    samples: int = 0
+    readings: int = 0
+    reading_s: float = 0.0
+    settles: int = 0
+    phases: Counter[str] = field(default_factory=Counter)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "samples": self.samples,
+            "readings": self.readings,
+            "reading_ms_mean": round(1000 * self.reading_s / self.readings, 1) if self.readings else None,
+            "settles": self.settles,
+            "phases": dict(self.phases),
+        }
+
+
+class TablePipeline:
+    """Feed it frames (:meth:`process`); it returns the events of the game as they happen."""
+
+    def __init__(
+        self,
+        reader: Any,
+        keeper: GameKeeper,
+        frame_size: tuple[int, int],
+        *,
+        calibration: Any = None,
+        config: PipelineConfig | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        motion_check: Any = None,
+    ) -> None:
+        self.reader = reader
+        self.keeper = keeper
+        self.frame_size = frame_size
+        self.calibration = calibration
+        self.config = config or PipelineConfig()
+        self.on_event = on_event
+        self.motion_check = motion_check
+        self.meter = self._meter()
+        self.phase = "starting"
+        self.seen_still = False
+        """The table was seen still (settled) in this session: the meter has a hand-free background."""
+        self.readings: list[Detections] = []
+        self.state_readings: list[Detections] = []
+        """Readings of the table since it last settled (fused together to verify and refine it)."""
+        self.disagreement: Table | None = None
+        self.busy_s = -1e9
+        """Time of the last sample with motion or hands."""
+        self.read_s = -1e9
+        """Time of the frame last read while settling."""
+        self.activity_start: float | None = None
+        self.seats: Counter[int] = Counter()
+        """Samples with an arm over the table, by the seat number it reaches in from."""
+        self.hands = False
+        self.last_verify = -1e9
+        self.last_camera_check = -1e9
+        self.warned_occluded = False
+        self.clock_pressed: tuple[float, int] | None = None
+        """A clock press waiting for the table to settle (time, frame)."""
+        self.warned_clock = False
+        self.stats = PipelineStats()
+        self.latest: dict[str, Any] = {"table": keeper.table, "detections": None, "activity": None}
+
+    # -- the loop ---------------------------------------------------------------------------------
+    def process(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
+        self.stats.samples += 1
+        activity = self.meter.measure(image)
+        if not self.seen_still:
+            # No still table seen yet, so no hand-free background: the first frame may show an arm, which would then
+            # count as an arm for good once it left. Until the first settling, only changes between samples count.
+            self.meter.set_background(image)
+        self.latest["activity"] = activity
+        events: list[Event] = []
+        phase = self.phase
+        if phase == "starting":
+            events += self._starting(image, time_s, frame, activity)
+        elif phase == "stable":
+            events += self._stable(image, time_s, frame, activity)
+        elif phase == "active":
+            events += self._active(time_s, frame, activity)
+        if phase == "settling" or (phase in ("starting", "active") and self.phase == "settling"):
+            events += self._settling(image, time_s, frame, activity)
+        events += self._clock_waiting(time_s, frame)
+        self.stats.phases[self.phase] += 1
+        for event in events:
+            if self.on_event:
+                self.on_event(event)
+        return events
+
+    def clock(self, time_s: float, frame: int) -> list[Event]:
+        """The clock key was pressed.
+
+        Players press it as their hands leave the table, before it has settled: such a press waits for the
+        settled table (and is ruled at the time of the press), so the move is ruled on the table as it was left.
+        """
+        if self.phase in ("starting", "active", "settling") and self.keeper.table is not None:
+            if self.clock_pressed is None:  # a second press while waiting changes nothing
+                self.clock_pressed, self.warned_clock = (time_s, frame), False
+            return []
+        table = self.keeper.table if self.phase == "stable" else None
+        events = self.keeper.clock(time_s=time_s, frame=frame, table=table)
+        for event in events:
+            if self.on_event:
+                self.on_event(event)
+        return events
+
+    def _clock_waiting(self, time_s: float, frame: int) -> list[Event]:
+        if self.clock_pressed is None or self.warned_clock:
+            return []
+        waited = time_s - self.clock_pressed[0]
+        if waited < self.config.clock_wait_s:
+            return []
+        self.warned_clock = True
+        return [{"event": "clock-waiting", "time_s": round(time_s, 3), "frame": frame, "seconds": round(waited, 1)}]
+
+    # -- phases ---------------------------------------------------------------------------------
+    def _starting(self, image: np.ndarray, time_s: float, frame: int, activity: Activity) -> list[Event]:
+        if activity.busy:
+            self.readings = []
+            return []
+        self.phase = "settling"
+        self.activity_start, self.hands = None, False
+        return []
+
+    def _stable(self, image: np.ndarray, time_s: float, frame: int, activity: Activity) -> list[Event]:
+        events: list[Event] = []
+        if activity.busy or activity.global_change:
+            return self._begin_activity(time_s, frame, activity)
+        if self.motion_check is not None and time_s - self.last_camera_check >= self.config.camera_check_every_s:
+            self.last_camera_check = time_s
+            events += self._check_camera(image, time_s, frame)
+        if time_s - self.last_verify >= self.config.verify_every_s:
+            self.last_verify = time_s
+            events += self._verify(image, time_s, frame)
+        return events
+
+    def _verify(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
+        """Read the still table again: refine the state's confidences, or notice a change nobody was seen making.
+
+        Readings of one still period are fused together (nothing moved between them). A fused reading that
+        disagrees with the state twice in a row, with no hands seen, is handed on as a settled table.
+        """
+        self.state_readings = [*self.state_readings[-(MAX_STATE_READINGS - 1) :], self._read(image)]
+        if len(self.state_readings) < self.config.readings:
+            return []
+        current = self.keeper.table
+        reading = read_table(fuse(self.state_readings))
+        table = reading.table
+        at: dict[str, Any] = {"time_s": round(time_s, 3), "frame": frame}
+        if current is not None and _same_tiles(table, current):
+            self.disagreement = None
+            if len(table.uncertain) < len(current.uncertain):
+                return self.keeper.refine(table, **at)
+            return []
+        if self.disagreement is None or not _same_tiles(table, self.disagreement):
+            self.disagreement = table
+            return [{"event": "reading-disagrees", **at, "table": table.to_json()}]
+        self.disagreement = None
+        events = self.keeper.settled(table, **at, start_s=None, seat=None, hands=False, left_out=len(reading.left_out))
+        self.meter.set_background(image)
+        return events
+
+    def _active(self, time_s: float, frame: int, activity: Activity) -> list[Event]:
+        events: list[Event] = []
+        self._count_hands(activity)
+        if activity.busy or activity.global_change:
+            self.busy_s = time_s
+            started = self.activity_start if self.activity_start is not None else time_s
+            resting = activity.arm and activity.motion < 0.002
+            if resting and time_s - started > self.config.occluded_warn_s and not self.warned_occluded:
+                self.warned_occluded = True
+                events.append(
+                    {
+                        "event": "occluded",
+                        "time_s": round(time_s, 3),
+                        "frame": frame,
+                        "seconds": round(time_s - started, 1),
+                    }
+                )
+            return events
+        if time_s - self.busy_s >= self.config.quiet_s - QUIET_SLACK_S:
+            self.phase, self.readings, self.read_s = "settling", [], -1e9
+        return events
+
+    def _settling(self, image: np.ndarray, time_s: float, frame: int, activity: Activity) -> list[Event]:
+        if activity.busy or activity.global_change:
+            if self.phase == "settling" and not self.seen_still:
+                self.readings = []
+                return []
+            return self._begin_activity(time_s, frame, activity, keep_start=True)
+        if time_s - self.read_s < READING_SPACING / self.config.sample_hz:
+            return []  # metered only: still quiet, and the next reading is not due yet
+        self.read_s = time_s
+        self.readings.append(self._read(image))
+        count = len(self.readings)
+        if count < self.config.readings and not (count >= self.config.agreeing_readings and unanimous(self.readings)):
+            return []
+        reading = read_table(fuse(self.readings))
+        table, left_out = reading.table, len(reading.left_out)
+        self.latest["table"], self.latest["left_out"] = table, reading.left_out
+        self.stats.settles += 1
+        seat = self.seats.most_common(1)[0][0] if self.seats else None
+        events = self.keeper.settled(
+            table, time_s=time_s, frame=frame, start_s=self.activity_start, seat=seat, hands=self.hands,
+            left_out=left_out,
+        )  # fmt: skip
+        if self.clock_pressed is not None:
+            pressed_s, pressed_frame = self.clock_pressed
+            self.clock_pressed = None
+            events += self.keeper.clock(time_s=pressed_s, frame=pressed_frame, table=table, left_out=left_out)
+        self.phase, self.state_readings, self.readings = "stable", self.readings, []
+        self.disagreement = None
+        self.meter.set_background(image)
+        if not self.seen_still and self.motion_check is not None:
+            # The first frame may have shown hands (a game resumed mid-move), which a still table would then
+            # differ from as if the camera had moved: the check compares with the table as first seen still.
+            self.motion_check = self.motion_check.rebased(self.calibration, image)
+        if not self.seen_still:
+            events += self._first_still(image, time_s, frame)
+        self.seen_still = True
+        self.last_verify = time_s
+        self.warned_occluded = False
+        return events
+
+    def _begin_activity(
+        self, time_s: float, frame: int, activity: Activity, *, keep_start: bool = False
+    ) -> list[Event]:
+        if not keep_start or self.activity_start is None:
+            self.activity_start = time_s
+            self.seats = Counter()
+            self.hands = False
+        events = self.keeper.activity(time_s=time_s, frame=frame) if self.phase == "stable" else []
+        self.phase, self.readings, self.state_readings, self.busy_s = "active", [], [], time_s
+        self._count_hands(activity)
+        return events
+
+    def _count_hands(self, activity: Activity) -> None:
+        """An arm over the table counts for the seat it reaches in from (by seat number, as the game logs it)."""
+        if not activity.arm:
+            return
+        self.hands = True
+        if activity.edge is not None:
+            self.seats[seat_at(self.keeper.players, activity.edge, activity.along).number] += 1
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _read(self, image: np.ndarray) -> Detections:
+        started = time.perf_counter()
+        found = on_play_area(self.reader.read(image, region=self.region), self.calibration)
+        self.stats.readings += 1
+        self.stats.reading_s += time.perf_counter() - started
+        self.latest["detections"] = found
+        return found
+
+    def _meter(self) -> ActivityMeter:
+        corners = None if self.calibration is None else self.calibration.corners_px
+        self.region = detection_region(self.frame_size, self.calibration, self.config)
+        return ActivityMeter(self.frame_size, corners)
+
+    def _refound(self, image: np.ndarray) -> Any:
+        """The play area found again on this frame, for a calibration found automatically; else None."""
+        if getattr(self.calibration, "method", None) != "auto":
+            return None
+        from vision.runtime.calibrate import Calibration, CalibrationError
+
+        try:
+            return Calibration.auto(image)
+        except CalibrationError:
+            return None
+
+    def _use_calibration(self, calibration: Any, image: np.ndarray) -> None:
+        self.calibration = calibration
+        if self.motion_check is not None:
+            self.motion_check = self.motion_check.rebased(calibration, image)
+        self.meter = self._meter()
+        self.meter.set_background(image)
+
+    def _first_still(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
+        """The table seen still for the first time: no hands over it, so an automatic play area is found again
+        there (the first frame may have shown an arm resting on the table, which would have cut the area short)."""
+        refound = self._refound(image)
+        if refound is None or np.abs(refound.corners_px - self.calibration.corners_px).max() < 4.0:
+            return []
+        self._use_calibration(refound, image)
+        return [{"event": "calibration", "time_s": round(time_s, 3), "frame": frame, **refound.to_json(),
+                 "reason": "play area found again on the first still table"}]  # fmt: skip
+
+    def _check_camera(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
+        result = self.motion_check.check(image)
+        if not result.moved:
+            return []
+        event: Event = {"event": "camera-moved", "time_s": round(time_s, 3), "frame": frame,
+                        "shift_px": round(float(result.shift_px), 1)}  # fmt: skip
+        shift = getattr(result, "shift", None)
+        # A translation moves the play area with it (tiles near its edge stay on it); a view no translation
+        # explains (turned, tilted, zoomed) has its automatic play area found again.
+        refound = self._refound(image) if shift is None else None
+        if refound is not None:
+            self._use_calibration(refound, image)
+            event["corners_px"] = np.round(self.calibration.corners_px, 1).tolist()
+            event["action"] = "play area found again"
+        elif shift is not None and self.calibration is not None:
+            self.calibration = self.calibration.shifted(float(shift[0]), float(shift[1]))
+            event["corners_px"] = np.round(self.calibration.corners_px, 1).tolist()
+            self.motion_check = self.motion_check.rebased(self.calibration, image)
+            self.meter = self._meter()
+            self.meter.set_background(image)
+            event["action"] = "play area moved with the camera"
+        else:
+            # The view changed in a way no shift explains: say so once, then watch for changes from here.
+            event["action"] = "warning: the view changed; re-calibrate if the play area moved"
+            self.motion_check = self.motion_check.rebased(self.calibration, image)
+        return [event]
+
+
+EDGE_ROW_MM = 60.0
+"""A box this near the play area is kept when it continues a row of tiles from inside it (a set laid across the
+edge); farther out, or alone, it is not on the table. (The detector looks at the play area's box and 2 % more.)"""
+
+
+def on_play_area(detections: Detections, calibration: Any) -> Detections:
+    """The boxes on the play area: tiles standing in racks, the face-down pool, tiles in a hand and the next table's
+    tiles lie outside it and are no table tiles, so they are dropped here (never counted as left out). A box just
+    outside that continues a row of tiles from inside it stays: its set was laid across the edge."""
+    if calibration is None or not len(detections):
+        return detections
+    centres = detections.centers
+    inside = calibration.contains(centres)
+    near = calibration.contains(centres, margin_mm=EDGE_ROW_MM) & ~inside
+    if near.any():
+        candidates = np.flatnonzero(inside | near)
+        for chain in SetFinder().find(detections[candidates]):
+            members = candidates[chain]
+            if inside[members].any():
+                inside[members] = True
+    return detections[inside]
+
+
+@dataclass(frozen=True)
+class TableReading:
+    """A fused reading as a table, and the boxes left out of it as most likely not tiles."""
+
+    table: Table
+    left_out: Detections
+
+
+def read_table(
+    detections: Detections, *, weak_below: float = WEAK_DETECTION, not_a_tile: float = NOT_A_TILE
+) -> TableReading:
+    """The table in fused detections, leaving out what is most likely not a tile.
+
+    On plain or glossy table tops the detector fires weakly on texture and glare; real tiles under glare are
+    detected weakly too, and neither can be told apart for sure. So:
+
+    - a weak box (detector confidence under ``weak_below``) that the classifier cannot name either (the
+      product of their confidences under ``not_a_tile``) is left out, and so is a weak box standing alone: a
+      real tile never lies alone on a settled table unless it is misplaced;
+    - a box the detector saw well but the classifier cannot name is a tile whose face cannot be read (glare
+      washing it out, say): it is kept, uncertain, so the ruling asks a person rather than passing a table
+      with a tile missing;
+    - a row of weak boxes is kept, every tile in it uncertain.
+
+    The boxes left out are counted with the table: a move whose ruling would send tiles back while boxes were
+    left out of its tables becomes REVIEW (:class:`vision.game.moves.GameKeeper`), so leaving out a real tile can
+    never cause a false REVERT.
+    """
+    strength = detections.data.get("detector_confidence")
+    if strength is None or not len(detections):
+        return TableReading(group_tiles(detections), Detections.empty())
+    strength = np.asarray(strength, np.float64)
+    unnamed = tile_likelihood(detections) < not_a_tile
+    unlikely = unnamed & (strength < weak_below)
+    kept, weak, unreadable = detections[~unlikely], strength[~unlikely] < weak_below, unnamed[~unlikely]
+    lone, doubtful = np.zeros(len(kept), bool), unreadable.copy()
+    for chain in SetFinder().find(kept):
+        if all(weak[i] for i in chain):
+            (lone if len(chain) == 1 else doubtful)[chain] = True
+    capped = np.where(doubtful, np.minimum(kept.confidence, DOUBTFUL_CONFIDENCE), kept.confidence)
+    kept = kept.with_(confidence=capped)
+    return TableReading(group_tiles(kept[~lone]), Detections.merge([detections[unlikely], kept[lone]]))
+
+
+def detection_region(frame_size: tuple[int, int], calibration: Any, config: PipelineConfig) -> Region:
+    """The play area's bounding box, to be scaled so a tile comes out ``config.tile_px`` wide for the detector.
+
+    The tile's size in pixels comes from the calibration (play area in millimetres and in pixels); without a
+    measured size (whole-frame calibration) the area is scaled to ``config.default_width_px``.
+    """
+    width, height = frame_size
+    if calibration is None:
+        return Region(0, 0, width, height, config.default_width_px)
+    corners = np.asarray(calibration.corners_px, np.float64)
+    (x0, y0), (x1, y1) = corners.min(axis=0), corners.max(axis=0)
+    margin = 0.02 * max(x1 - x0, y1 - y0)
+    x0, y0, x1, y1 = max(0.0, x0 - margin), max(0.0, y0 - margin), min(width, x1 + margin), min(height, y1 + margin)
+    size_mm = getattr(calibration, "size_mm", None)
+    if getattr(calibration, "method", "frame") == "frame" or not size_mm:
+        return Region(x0, y0, x1, y1, config.default_width_px)
+    top = float(np.linalg.norm(corners[1] - corners[0]))
+    px_per_mm = top / float(size_mm[0])
+    scale = min(1.0, config.tile_px / (TILE_WIDTH_MM * px_per_mm))
+    return Region(x0, y0, x1, y1, max(64, round((x1 - x0) * scale)))
+
+
+TILE_WIDTH_MM = 26.0
+"""Width of a tile face on the table."""
+
+
+def _same_tiles(a: Table, b: Table) -> bool:
+    return a.counts() == b.counts() and a.same_layout(b)

@@ -1,0 +1,763 @@
+"""Enrolment: adapt the tile classifier to a venue's own set from photos of it laid out in a documented grid.
+
+The grid (``rummikub-referee enrol --layout``): one copy of the set per photo, tiles upright as a player reads
+them, rows top to bottom black, red, blue, orange, each 1 to 13 from the left, then a fifth row with the jokers
+from the left (all of them in one photo, or some in each). The second copy goes in a second photo.
+
+From each photo: the tiles are detected, fitted to grid cells (a homography from grid cells to box centres, so
+any rotation and a moderate perspective are fine), and their labels come from the grid. A photo that does not
+match (a cell without a tile, two tiles in one cell, a tile off the grid, a wrong number of rows) is refused with
+the places named. The classifier's own readings are compared with the grid: differences are reported (they are
+what enrolment is for); only readings that point at a mistake in the layout itself refuse the photo (two colour
+rows each read as the other, a row read 13 to 1, two tiles each read as the other's cell), unless ``trust_grid``.
+
+Adaptation, on the CPU in seconds: every tile is cropped many times under OpenCV augmentations (rotation, scale
+and shift of the box, blur, brightness, white balance, noise, JPEG), each simulated frame balanced as
+:class:`vision.runtime.recognition.TileReader` balances a frame; the classifier's ``features`` of the crops train a new
+53-label linear head (:mod:`vision.runtime.enrolhead`) in numpy, regularised towards the shipped head (fitted to its
+outputs) so what the classifier knew stays. The output folder holds the two ONNX models (copied), the head and a
+model card (JSON and markdown).
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import math
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from referee.tiles import ALL_LABELS
+from vision.runtime.crops import CROP_PAD, CROP_SIZE, to_input
+from vision.runtime.detections import Detections
+from vision.runtime.enrolhead import FEATURES_OUTPUT, HEAD_FILE, EnrolmentHead, softmax
+from vision.runtime.inkcolour import frame_balance, frame_body
+
+COLOURS = ("black", "red", "blue", "orange")
+COLUMNS = 13
+JOKER_ROW = 5
+MAX_JOKERS = 4
+CARD_JSON = "model-card.json"
+CARD_MARKDOWN = "model-card.md"
+LABEL_INDEX = {label: i for i, label in enumerate(ALL_LABELS)}
+OFF_CELL = 0.32
+"""A tile whose centre lies further than this (in cell pitches) from its cell's centre is off the grid."""
+MIN_TILES = 20
+TRAIN_ROUNDS = 40
+"""Augmented frames per photo whose crops train the head..."""
+HOLDOUT_ROUNDS = 6
+"""...and frames held out to measure it (and pick its temperature)."""
+FIT_STEPS = 300
+L2_TO_SHIPPED = 1e-4
+"""Weight of the pull towards the shipped head (per weight, squared)."""
+CONFIDENT = 0.9
+SAFE_WRONG_SHARE = 0.0
+"""Wrong labels at confidence >= 0.8 the head may give on held-out crops (the temperature is raised until so): none."""
+MAX_TEMPERATURE = 6.0
+"""A reading this confident that contradicts the grid is evidence about the layout (see :func:`check_readings`)."""
+
+
+class EnrolmentError(ValueError):
+    """A photo that does not match the grid, or an enrolment that cannot be done; one line naming the places."""
+
+
+# -- the grid as data ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    row: int
+    """1-4 the colour rows, 5 the jokers."""
+    column: int
+    """1-13."""
+
+    @property
+    def label(self) -> str:
+        return "joker" if self.row == JOKER_ROW else f"{COLOURS[self.row - 1]}-{self.column}"
+
+    def place(self) -> str:
+        name = "jokers" if self.row == JOKER_ROW else COLOURS[self.row - 1] if 1 <= self.row <= 4 else "outside"
+        return f"row {self.row} ({name}), column {self.column}"
+
+
+NUMBER_CELLS: tuple[Cell, ...] = tuple(Cell(r, c) for r in range(1, 5) for c in range(1, COLUMNS + 1))
+
+
+def layout_text(jokers: int = 2) -> str:
+    """The grid as printed by ``enrol --layout``."""
+    width = 4
+    head = f"{'column':<13}" + "".join(f"{c:>{width}}" for c in range(1, COLUMNS + 1))
+    rows = [
+        f"row {r} {COLOURS[r - 1]:<7}" + "".join(f"{c:>{width}}" for c in range(1, COLUMNS + 1)) for r in range(1, 5)
+    ]
+    rows.append(f"row {JOKER_ROW} {'jokers':<7}" + "".join(f"{'J':>{width}}" for _ in range(jokers)))
+    return "\n".join(
+        [
+            "Enrolment grid: one copy of the set per photo, every tile upright as a player reads it.",
+            "  row 1: black 1-13   row 2: red 1-13   row 3: blue 1-13   row 4: orange 1-13 (yellow sets: orange)",
+            f"  row 5: the jokers, from the left (all {jokers} in one photo, or some in each photo)",
+            "Leave a gap of about half a tile between tiles and between rows; keep the whole grid in the frame,",
+            "photographed from above or a little oblique, with the camera you referee with.",
+            "The second copy: the same grid in a second photo (rows 1-4, and any jokers not yet photographed).",
+            "",
+            head,
+            *rows,
+            "",
+            "Then: rummikub-referee enrol copy1.jpg copy2.jpg --out models-venue",
+            "      rummikub-referee live 0 --models models-venue   (also read, detect, check, analyze)",
+        ]
+    )
+
+
+# -- fitting detections to the grid ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GridFit:
+    """Where each detection lies in the grid of one photo."""
+
+    cells: tuple[Cell, ...]
+    """The cell of each detection (in detection order)."""
+    residual: np.ndarray
+    """Distance of each centre from its cell's centre, in cell pitches."""
+    homography: np.ndarray
+    """Grid coordinates to image pixels: cell (row r, column c) lies at (c - 1, r - 1) + ``origin``."""
+    origin: tuple[int, int] = (0, 0)
+
+
+def _circular_mean_deg(angles: np.ndarray) -> float:
+    rad = np.radians(angles)
+    return float(np.degrees(np.arctan2(np.sin(rad).mean(), np.cos(rad).mean())) % 360)
+
+
+def _frame(centres: np.ndarray, up_deg: float) -> tuple[np.ndarray, float]:
+    """Centres in the tiles' own frame (u right, v down as a player reads them), the row direction refined from
+    nearest neighbours; and the pitch along a row in pixels."""
+    a = math.radians(up_deg)
+    right = np.array([math.cos(a), math.sin(a)])
+    diff = centres[None, :, :] - centres[:, None, :]
+    dist = np.linalg.norm(diff, axis=2)
+    np.fill_diagonal(dist, np.inf)
+    nearest = diff[np.arange(len(centres)), dist.argmin(axis=1)]
+    along = nearest @ right
+    across = nearest @ np.array([-right[1], right[0]])
+    in_row = np.abs(across) < np.abs(along) * math.tan(math.radians(30))
+    if in_row.sum() >= 5:
+        signed = nearest[in_row] * np.sign(along[in_row])[:, None]
+        a = math.atan2(float(np.median(signed[:, 1])), float(np.median(signed[:, 0])))
+        right = np.array([math.cos(a), math.sin(a)])
+        pitch = float(np.median(np.linalg.norm(nearest[in_row], axis=1)))
+    else:
+        pitch = float(np.median(dist.min(axis=1)))
+    down = np.array([-right[1], right[0]])
+    return np.column_stack([centres @ right, centres @ down]), pitch
+
+
+def _first_guess(uv: np.ndarray, pitch: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(column, row) 0-based guesses: each tile linked to its right-hand neighbour (one missing tile bridged) into
+    chains, chains at the same height merged into rows (so rows slanted by perspective stay whole), rows numbered
+    top to bottom, columns counted along each row from the first tile of its long chains; and which tiles lie in a
+    chain of 4 or more (trusted for the first homography)."""
+    n = len(uv)
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    du = uv[None, :, 0] - uv[:, None, 0]
+    dv = np.abs(uv[None, :, 1] - uv[:, None, 1])
+    candidates = (du > 0.5 * pitch) & (du < 2.6 * pitch) & (dv < 0.35 * pitch)
+    for i in range(n):
+        if candidates[i].any():
+            j = int(np.where(candidates[i], du[i], np.inf).argmin())
+            parent[root(i)] = root(j)
+    chains: dict[int, list[int]] = {}
+    for i in range(n):
+        chains.setdefault(root(i), []).append(i)
+    long_chain = np.zeros(n, bool)
+    for members in chains.values():
+        long_chain[members] = len(members) >= 4
+    if long_chain.sum() < 8:  # too few long chains to go by: every tile counts
+        long_chain[:] = True
+    heights = sorted((float(np.median(uv[m, 1])), m) for m in chains.values() if long_chain[m[0]])
+    rows = np.full(n, -1)  # short chains (a stray box, the jokers) are placed by the homography, not here
+    row, last = -1, -np.inf
+    for height, members in heights:
+        if height - last > 0.6 * pitch:
+            row += 1
+        rows[members] = row
+        last = height
+    cols = np.full(n, -1)
+    for r in np.unique(rows[rows >= 0]):
+        in_row = np.where(rows == r)[0]
+        u = uv[in_row, 0]
+        steps = np.diff(np.sort(u))
+        step = float(np.median(steps[steps > 0.5 * pitch])) if (steps > 0.5 * pitch).any() else pitch
+        start = u.min()
+        cols[in_row] = np.round((u - start) / step).astype(int)
+    return cols, rows, long_chain
+
+
+def fit_grid(boxes: np.ndarray, angles_deg: np.ndarray) -> GridFit:
+    """Each box's grid cell. ``angles_deg``: each tile's up (clockwise from image up), as the classifier reads it;
+    their mean says which way the grid is turned in the photo."""
+    centres = np.column_stack([(boxes[:, 0] + boxes[:, 2]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2]).astype(np.float64)
+    uv, pitch = _frame(centres, _circular_mean_deg(angles_deg))
+    cols, rows, trusted = _first_guess(uv, pitch)
+    grid = np.column_stack([cols, rows]).astype(np.float64)
+    homography, _ = cv2.findHomography(grid[trusted], centres[trusted], cv2.RANSAC, 0.3 * pitch)
+    if homography is None:
+        raise EnrolmentError("the tiles do not form a grid of rows and columns: see rummikub-referee enrol --layout")
+    for _ in range(3):  # assign to the nearest cell, refit on the tiles that sit in theirs
+        inverse = np.linalg.inv(homography)
+        grid_xy = cv2.perspectiveTransform(centres[None], inverse)[0]
+        cells = np.round(grid_xy)
+        residual = np.linalg.norm(grid_xy - cells, axis=1)
+        good = residual < OFF_CELL
+        if good.sum() < 8:
+            break
+        refit, _ = cv2.findHomography(cells[good], centres[good], 0)
+        if refit is None:
+            break
+        homography = refit
+    inverse = np.linalg.inv(homography)
+    grid_xy = cv2.perspectiveTransform(centres[None], inverse)[0]
+    # rows 1-4 and columns 1-13 are where the most tiles are (a stray box on the table does not shift the grid)
+    cells = np.round(grid_xy).astype(int)
+    near = residual_of(grid_xy) < OFF_CELL
+    first_row = _densest_window(cells[near, 1], 4)
+    rows_1_4 = near & (cells[:, 1] >= first_row) & (cells[:, 1] < first_row + 4)
+    first_column = _densest_window(cells[rows_1_4, 0], COLUMNS)
+    cells -= (first_column, first_row)
+    residual = residual_of(grid_xy)
+    cells_ = tuple(Cell(int(r) + 1, int(c) + 1) for c, r in cells)
+    return GridFit(cells_, residual, homography, (first_column, first_row))
+
+
+def residual_of(grid_xy: np.ndarray) -> np.ndarray:
+    return np.linalg.norm(grid_xy - np.round(grid_xy), axis=1)
+
+
+def _densest_window(values: np.ndarray, width: int) -> int:
+    """The start of the ``width`` consecutive whole numbers holding most ``values`` (the lowest such start)."""
+    if not len(values):
+        return 0
+    starts = range(int(values.min()) - width + 1, int(values.max()) + 1)
+    return max(starts, key=lambda a: (int(((values >= a) & (values < a + width)).sum()), -a))
+
+
+def in_grid(cell: Cell) -> bool:
+    return 1 <= cell.column <= COLUMNS and 1 <= cell.row <= JOKER_ROW
+
+
+def far_from_grid(cell: Cell) -> bool:
+    """More than a cell away from the grid: something else on the table (ignored), not a tile of the layout."""
+    return not (0 <= cell.column <= COLUMNS + 1 and 0 <= cell.row <= JOKER_ROW + 1)
+
+
+def grid_problems(fit: GridFit) -> list[str]:
+    """What is wrong with the layout, by place; empty when every cell of rows 1-4 holds one tile and the jokers sit
+    in row 5 from the left."""
+    problems = []
+    seen: dict[Cell, int] = {}
+    for index, (cell, off) in enumerate(zip(fit.cells, fit.residual, strict=True)):
+        if off >= OFF_CELL:
+            problems.append(f"{cell.place()}: a tile off the grid (between cells)")
+        elif not in_grid(cell):
+            problems.append(f"{cell.place()}: an extra tile outside the grid (5 rows of 13 columns)")
+        elif cell in seen:
+            problems.append(f"{cell.place()}: two tiles in one cell")
+        seen.setdefault(cell, index)
+    problems += [f"{cell.place()}: no tile found" for cell in NUMBER_CELLS if cell not in seen]
+    jokers = sorted(cell.column for cell in seen if cell.row == JOKER_ROW)
+    if jokers and jokers != list(range(1, len(jokers) + 1)):
+        problems.append(f"row 5 (jokers): the jokers go from column 1 without gaps (found in columns {jokers})")
+    return problems
+
+
+# -- the readings against the grid -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    cell: Cell
+    read: str
+    confidence: float
+
+    def describe(self) -> str:
+        return f"{self.cell.place()}: {self.cell.label} read as {self.read} ({self.confidence:.2f})"
+
+
+def check_readings(cells: Sequence[Cell], probs: np.ndarray) -> tuple[list[Disagreement], list[str]]:
+    """The classifier's readings that differ from the grid, and the layout mistakes they show (refusals).
+
+    A set of an unfamiliar edition is often misread, so a reading alone never refuses a photo; only readings that
+    two places agree on do: two colour rows each read mostly as the other's colour (rows laid out in another
+    order), a row read 13 to 1 (laid out backwards), or two tiles each read confidently as the other's label.
+    """
+    labels = [ALL_LABELS[int(i)] for i in probs.argmax(axis=1)]
+    confidence = probs.max(axis=1)
+    differ = [Disagreement(c, lab, float(p)) for c, lab, p in zip(cells, labels, confidence, strict=True)
+              if lab != c.label]  # fmt: skip
+    mistakes = []
+    votes = np.zeros((4, 4), int)
+    for cell, label in zip(cells, labels, strict=True):
+        if cell.row <= 4 and label != "joker":
+            votes[cell.row - 1, COLOURS.index(label.split("-")[0])] += 1
+    for r in range(4):
+        for k in range(r + 1, 4):
+            if votes[r, k] >= 7 and votes[k, r] >= 7 and votes[r, r] <= 3 and votes[k, k] <= 3:
+                mistakes.append(
+                    f"rows {r + 1} and {k + 1} look swapped (row {r + 1} reads as {COLOURS[k]}, row {k + 1} as"
+                    f" {COLOURS[r]}): lay the rows out black, red, blue, orange"
+                )
+    for r in range(1, 5):
+        read_numbers = [
+            (cell.column, int(label.split("-")[1]))
+            for cell, label in zip(cells, labels, strict=True)
+            if cell.row == r and label != "joker" and cell.column != 7
+        ]
+        backwards = sum(n == COLUMNS + 1 - c for c, n in read_numbers)
+        forwards = sum(n == c for c, n in read_numbers)
+        if backwards >= 7 and forwards <= 2:
+            mistakes.append(f"row {r} ({COLOURS[r - 1]}) reads 13 to 1: lay each row out 1 to 13 from the left")
+    by_label = {c.label: (c, lab, p) for c, lab, p in zip(cells, labels, confidence, strict=True) if c.row <= 4}
+    for cell, label, p in by_label.values():
+        other = by_label.get(label)
+        if other and cell.label < label and other[1] == cell.label and min(p, other[2]) >= CONFIDENT:
+            mistakes.append(f"{cell.place()} and {other[0].place()} look swapped ({cell.label} and {label})")
+    return differ, mistakes
+
+
+# -- crops, augmentation, features ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EnrolledPhoto:
+    path: Path
+    sha256: str
+    image: np.ndarray
+    boxes: np.ndarray
+    labels: np.ndarray
+    """Label index of each box, from the grid."""
+    angles_deg: np.ndarray
+    differ: tuple[Disagreement, ...]
+
+
+def augmented_crops(
+    image: np.ndarray, boxes: np.ndarray, angles_deg: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """One simulated frame: every tile turned to a random angle, its box scaled and shifted a little, then the
+    frame's light (brightness, white balance), blur, noise and JPEG; crops as the classifier sees them."""
+    size = CROP_SIZE
+    crops = np.empty((len(boxes), size, size, 3), np.uint8)
+    for i, (x0, y0, x1, y1) in enumerate(boxes):
+        # the tile's own width and height (its box is axis-aligned around a tile turned by its angle)
+        w, h = x1 - x0, y1 - y0
+        a = math.radians(angles_deg[i])
+        c, s = abs(math.cos(a)), abs(math.sin(a))
+        det = c * c - s * s
+        tw, th = ((c * w - s * h) / det, (c * h - s * w) / det) if abs(det) > 0.3 else (min(w, h), max(w, h))
+        tw, th = max(tw, 0.3 * min(w, h)), max(th, 0.3 * min(w, h))
+        # mostly as tiles lie on a table (facing a seat, a little askew), some at any angle
+        turn = 90.0 * int(rng.integers(4)) + float(rng.normal(0, 6)) if rng.random() < 0.75 else rng.uniform(0, 360)
+        tr = math.radians(turn + float(angles_deg[i]))  # the tile's angle once turned: its box in the new frame
+        side = max(abs(math.cos(tr)) * tw + abs(math.sin(tr)) * th, abs(math.sin(tr)) * tw + abs(math.cos(tr)) * th)
+        side *= (1 + 2 * CROP_PAD) * float(rng.uniform(0.9, 1.12))
+        scale = size / side
+        cx = (x0 + x1) / 2 + float(rng.normal(0, 0.03)) * side
+        cy = (y0 + y1) / 2 + float(rng.normal(0, 0.03)) * side
+        matrix = cv2.getRotationMatrix2D((float(cx), float(cy)), turn, scale)
+        matrix[:, 2] += (size / 2 - cx, size / 2 - cy)
+        if rng.random() < 0.5:  # seen obliquely: foreshortened along a random direction of the crop
+            matrix = _squeeze(float(rng.uniform(0, 180)), float(rng.uniform(0.7, 1.0)), size) @ np.vstack(
+                [matrix, [0, 0, 1]]
+            )
+            matrix = matrix[:2]
+        flags = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
+        crops[i] = cv2.warpAffine(image, matrix, (size, size), flags=flags, borderMode=cv2.BORDER_REPLICATE)
+    light = crops.astype(np.float32) * float(rng.uniform(0.7, 1.2))
+    light *= rng.uniform(0.85, 1.15, 3).astype(np.float32)  # white balance, per channel (BGR)
+    gamma = float(rng.uniform(0.8, 1.25))
+    light = 255.0 * (np.clip(light, 0, 255) / 255.0) ** gamma
+    light += rng.normal(0, float(rng.uniform(0, 5)), light.shape).astype(np.float32)
+    out = np.clip(light, 0, 255).astype(np.uint8)
+    sigma = float(rng.uniform(0.3, 1.1)) if rng.random() < 0.4 else 0.0
+    quality = int(rng.integers(35, 95)) if rng.random() < 0.5 else 0
+    for i in range(len(out)):
+        if sigma:
+            out[i] = cv2.GaussianBlur(out[i], (0, 0), sigma)
+        if quality:
+            ok, data = cv2.imencode(".jpg", out[i], [cv2.IMWRITE_JPEG_QUALITY, quality])
+            out[i] = cv2.imdecode(data, cv2.IMREAD_COLOR) if ok else out[i]
+    return out
+
+
+def _squeeze(direction_deg: float, factor: float, size: int) -> np.ndarray:
+    """A 3x3 affine map squeezing a crop by ``factor`` along ``direction_deg`` about its centre."""
+    a = math.radians(direction_deg)
+    d = np.array([math.cos(a), math.sin(a)])
+    linear = np.eye(2) - (1 - factor) * np.outer(d, d)
+    centre = np.array([size / 2, size / 2])
+    out = np.eye(3)
+    out[:2, :2] = linear
+    out[:2, 2] = centre - linear @ centre
+    return out
+
+
+def balanced(crops: np.ndarray) -> np.ndarray:
+    """The frame balance :class:`vision.runtime.recognition.TileReader` applies before classifying."""
+    return frame_balance(crops, body=frame_body(crops)).apply(crops)
+
+
+class FeatureReader:
+    """The classifier's ``probs``, ``features`` and up direction for crops (ONNX Runtime)."""
+
+    def __init__(self, session: Any) -> None:
+        names = [o.name for o in session.get_outputs()]
+        if FEATURES_OUTPUT not in names:
+            raise EnrolmentError(
+                f"the classifier has no {FEATURES_OUTPUT!r} output, which enrolment adapts: use models exported with"
+                " it (the shipped models/)"
+            )
+        self.session = session
+        self.input = session.get_inputs()[0].name
+        self.index = {name: names.index(name) for name in ("probs", FEATURES_OUTPUT, "angle_deg") if name in names}
+
+    def read(self, crops: np.ndarray, batch: int = 256) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        probs, features, angles = [], [], []
+        for start in range(0, len(crops), batch):
+            out = self.session.run(None, {self.input: to_input(crops[start : start + batch])})
+            probs.append(np.asarray(out[self.index["probs"]], np.float32))
+            features.append(np.asarray(out[self.index[FEATURES_OUTPUT]], np.float32))
+            angles.append(np.asarray(out[self.index["angle_deg"]], np.float32).reshape(-1))
+        return np.concatenate(probs), np.concatenate(features), np.concatenate(angles)
+
+
+# -- the head ----------------------------------------------------------------------------------------------
+
+
+def shipped_head(features: np.ndarray, probs: np.ndarray) -> EnrolmentHead:
+    """The classifier's own last layer, recovered from its outputs: log-probabilities are linear in the features up
+    to a per-crop constant, so least squares on class-centred log-probabilities finds it (exact up to rounding)."""
+    logp = np.log(np.clip(probs.astype(np.float64), 1e-30, None))
+    target = logp - logp.mean(axis=1, keepdims=True)
+    design = np.column_stack([features.astype(np.float64), np.ones(len(features))])
+    solution, *_ = np.linalg.lstsq(design, target, rcond=None)
+    return EnrolmentHead(solution[:-1].T.astype(np.float32), solution[-1].astype(np.float32))
+
+
+def fit_head(features: np.ndarray, labels: np.ndarray, start: EnrolmentHead, steps: int = FIT_STEPS) -> EnrolmentHead:
+    """Multinomial logistic regression from ``start`` (Adam, full batch), pulled towards ``start``."""
+    x = features.astype(np.float32)
+    scale = float(np.sqrt((x**2).sum(axis=1).mean())) or 1.0
+    onehot = np.eye(len(ALL_LABELS), dtype=np.float32)[labels]
+    w0, b0 = start.weight.copy(), start.bias.copy()
+    w, b = w0.copy(), b0.copy()
+    moments = [np.zeros_like(w), np.zeros_like(w), np.zeros_like(b), np.zeros_like(b)]
+    rate = 0.05 / scale
+    for step in range(1, steps + 1):
+        p = softmax(x @ w.T + b)
+        error = (p - onehot) / len(x)
+        grad_w = error.T @ x + 2 * L2_TO_SHIPPED * (w - w0)
+        grad_b = error.sum(axis=0) + 2 * L2_TO_SHIPPED * (b - b0)
+        for k, (param, grad) in enumerate(((w, grad_w), (b, grad_b))):
+            m, v = moments[2 * k], moments[2 * k + 1]
+            m[:] = 0.9 * m + 0.1 * grad
+            v[:] = 0.999 * v + 0.001 * grad**2
+            param -= rate * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
+    return EnrolmentHead(w.astype(np.float32), b.astype(np.float32))
+
+
+def with_temperature(head: EnrolmentHead, features: np.ndarray, labels: np.ndarray) -> tuple[EnrolmentHead, float]:
+    """The head with a temperature chosen on held-out crops: the one that predicts them best (at least 1: never
+    sharper than fitted), raised until at most :data:`SAFE_WRONG_SHARE` of them are read wrong with confidence
+    >= 0.8 (a confident wrong label can turn a valid set invalid; an unsure one only asks for REVIEW)."""
+    logits = head.logits(features).astype(np.float64)
+    rows = np.arange(len(logits))
+
+    def nll(t: float) -> float:
+        z = logits / t
+        z -= z.max(axis=1, keepdims=True)
+        return float(-(z[rows, labels] - np.log(np.exp(z).sum(axis=1))).mean())
+
+    def wrong_confident(t: float) -> float:
+        probs = softmax(logits / t)
+        return float(((probs.argmax(axis=1) != labels) & (probs.max(axis=1) >= 0.8)).mean())
+
+    grid = [round(float(t), 2) for t in np.arange(1.0, MAX_TEMPERATURE + 0.01, 0.1)]
+    best = min(grid, key=nll)
+    t = next((t for t in grid if t >= best and wrong_confident(t) <= SAFE_WRONG_SHARE), grid[-1])
+    return EnrolmentHead(head.weight / t, head.bias / t, t), t
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """Accuracy of a head on crops, and wrong labels read with confidence >= 0.8."""
+
+    crops: int
+    accuracy: float
+    wrong_confident: int
+
+    @classmethod
+    def of(cls, probs: np.ndarray, labels: np.ndarray) -> Figures:
+        read = probs.argmax(axis=1)
+        wrong = read != labels
+        return cls(len(labels), round(float((~wrong).mean()), 4), int((wrong & (probs.max(axis=1) >= 0.8)).sum()))
+
+
+# -- the whole enrolment --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Enrolment:
+    out: Path
+    photos: list[EnrolledPhoto]
+    tiles: int
+    jokers: int
+    figures: dict[str, dict[str, Figures]]
+    """``photos`` (the enrolled crops themselves) and ``holdout`` (held-out augmented frames), each
+    ``before`` / ``after``."""
+    temperature: float
+    seconds: float
+    warnings: list[str] = field(default_factory=list)
+
+    def card(self) -> dict[str, Any]:
+        return {
+            "kind": "enrolment",
+            "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "photos": [
+                {"name": p.path.name, "sha256": p.sha256, "tiles": len(p.boxes), "read_differently": len(p.differ)}
+                for p in self.photos
+            ],
+            "tiles_enrolled": self.tiles,
+            "jokers_enrolled": self.jokers,
+            "head": {
+                "file": HEAD_FILE,
+                "what": "53-label linear head on the classifier's features, fitted in numpy (logistic regression,"
+                f" {FIT_STEPS} Adam steps, pulled towards the shipped head with weight {L2_TO_SHIPPED})",
+                "train_frames_per_photo": TRAIN_ROUNDS,
+                "holdout_frames_per_photo": HOLDOUT_ROUNDS,
+                "temperature": self.temperature,
+            },
+            "figures": {k: {h: asdict(f) for h, f in v.items()} for k, v in self.figures.items()},
+            "read_differently_before": [d.describe() for p in self.photos for d in p.differ],
+            "warnings": self.warnings,
+            "seconds": round(self.seconds, 1),
+        }
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def locate_photo(reader: Any, path: Path, trust_grid: bool) -> EnrolledPhoto:
+    """Detect the tiles of one grid photo, fit them to the grid, take their labels from it (or refuse)."""
+    from vision.runtime.recognition import load_image
+
+    image = load_image(path)
+    found: Detections = reader.read(image)
+    if len(found) < MIN_TILES:
+        raise EnrolmentError(
+            f"{path}: found {len(found)} tiles; a copy of the set laid out has 52 to {52 + MAX_JOKERS}"
+            " (see rummikub-referee enrol --layout)"
+        )
+    fit = fit_grid(found.xyxy, np.asarray(found.data["angle_deg"]))
+    found, fit = _without_weak_strays(found, fit)
+    found, fit = _recover_missing(reader, image, found, fit)
+    if problems := grid_problems(fit):
+        shown = "; ".join(problems[:8]) + (f"; and {len(problems) - 8} more" if len(problems) > 8 else "")
+        raise EnrolmentError(f"{path}: does not match the enrolment grid: {shown}")
+    differ, mistakes = check_readings(fit.cells, np.asarray(found.data["probs"]))
+    if mistakes and not trust_grid:
+        raise EnrolmentError(
+            f"{path}: the layout looks wrong: {'; '.join(mistakes[:4])} (if the grid is right, add --trust-grid)"
+        )
+    labels = np.array([LABEL_INDEX[c.label] for c in fit.cells])
+    return EnrolledPhoto(path, _sha256(path), image, found.xyxy, labels, np.asarray(found.data["angle_deg"]),
+                         tuple(differ))  # fmt: skip
+
+
+WEAK_BOX = 0.5
+"""A box the detector is less sure of than this, off the grid or doubling a cell's tile, is the table, not a tile."""
+RECOVER_CONFIDENCE = 0.05
+"""Detector confidence enough for a tile found where the grid says one lies (the detector does not know the set)."""
+
+
+def _without_weak_strays(found: Detections, fit: GridFit) -> tuple[Detections, GridFit]:
+    """Leave out boxes far from the grid, and weak boxes off the grid, outside it, or in a cell a stronger box
+    holds."""
+    strength = np.asarray(found.data["detector_confidence"])
+    best: dict[Cell, int] = {}
+    for i, cell in enumerate(fit.cells):
+        if cell not in best or strength[i] > strength[best[cell]]:
+            best[cell] = i
+    keep = np.array(
+        [
+            not far_from_grid(cell)
+            and (strength[i] >= WEAK_BOX or (fit.residual[i] < OFF_CELL and in_grid(cell) and best[cell] == i))
+            for i, cell in enumerate(fit.cells)
+        ],
+        bool,
+    )
+    cells = tuple(c for c, k in zip(fit.cells, keep, strict=True) if k)
+    kept = GridFit(cells, fit.residual[keep], fit.homography, fit.origin)
+    return found[keep], kept
+
+
+def _recover_missing(reader: Any, image: np.ndarray, found: Detections, fit: GridFit) -> tuple[Detections, GridFit]:
+    """Look again, at tile scale and low confidence, in each number cell that has no box: an unfamiliar edition's
+    tile the detector missed is found where the grid says it lies; an empty cell stays empty."""
+    from vision.runtime.recognition import Region
+
+    have = set(fit.cells)
+    offset = fit.origin
+    wanted = [c for c in (*NUMBER_CELLS, *(Cell(JOKER_ROW, k) for k in range(1, MAX_JOKERS + 1))) if c not in have]
+    if not wanted or not len(found):
+        return found, fit
+    joker_reach = max((c.column for c in have if c.row == JOKER_ROW), default=0) + 1
+    size = float(np.median(np.maximum(found.xyxy[:, 2] - found.xyxy[:, 0], found.xyxy[:, 3] - found.xyxy[:, 1])))
+    detector = reader.detector
+    confidence, detector.confidence = detector.confidence, RECOVER_CONFIDENCE
+    added, cells = [], []
+    try:
+        for cell in wanted:
+            grid_xy = np.array([[[cell.column - 1 + offset[0], cell.row - 1 + offset[1]]]], np.float64)
+            x, y = cv2.perspectiveTransform(grid_xy, fit.homography)[0, 0]
+            if cell.row == JOKER_ROW and cell.column > joker_reach:
+                continue  # jokers from the left: look left of those found, and one cell further
+            region = Region(x - 1.2 * size, y - 1.2 * size, x + 1.2 * size, y + 1.2 * size, width_px=int(2.4 * 40))
+            near = detector.detect_region(image, region)
+            if not len(near):
+                continue
+            centres = (near.xyxy[:, :2] + near.xyxy[:, 2:]) / 2
+            distance = np.linalg.norm(centres - [x, y], axis=1)
+            best = int(distance.argmin())
+            if distance[best] < 0.3 * size:
+                added.append(near[best : best + 1])
+                cells.append(cell)
+                have.add(cell)
+    finally:
+        detector.confidence = confidence
+    if not added:
+        return found, fit
+    extra = reader.classifier.classify(image, Detections.merge(added))
+    merged = Detections.merge([found, extra])
+    residual = np.concatenate([fit.residual, np.zeros(len(cells))])
+    return merged, GridFit((*fit.cells, *cells), residual, fit.homography, fit.origin)
+
+
+def enrol(
+    photos: Sequence[Path],
+    out: Path,
+    models: Path,
+    *,
+    jokers: int = 2,
+    trust_grid: bool = False,
+    seed: int = 0,
+) -> Enrolment:
+    """Enrol a set from its grid photos into the model folder ``out`` (see the module's docstring)."""
+    from vision.runtime.recognition import CLASSIFIER_FILE, DETECTOR_FILE, TableColour, TileReader
+
+    start = time.perf_counter()
+    check_out_folder(out, models)
+    reader = TileReader(models, not_a_tile=0.0, colour=TableColour(balance=True, check=False), rescale=False)
+    reader.classifier.head = None  # enrolment starts from the classifier's own head, whatever the folder holds
+    reader.check_models()
+    features_of = FeatureReader(reader.classifier.session)
+    enrolled = [locate_photo(reader, Path(p), trust_grid) for p in photos]
+    found_jokers = sum(int((p.labels == LABEL_INDEX["joker"]).sum()) for p in enrolled)
+    warnings = []
+    if found_jokers != jokers:
+        warnings.append(f"{found_jokers} joker(s) in the photos, {jokers} expected (--jokers): jokers read as enrolled")
+    rng = np.random.default_rng(seed)
+    # (probabilities, features, labels) arrays, concatenated below
+    train: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
+    hold: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
+    plain: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
+    for photo in enrolled:
+        crops = crop_plain(photo)
+        for part, values in zip(plain, (*features_of.read(crops)[:2], photo.labels), strict=True):
+            part.append(values)
+        for round_ in range(TRAIN_ROUNDS + HOLDOUT_ROUNDS):
+            frame = balanced(augmented_crops(photo.image, photo.boxes, photo.angles_deg, rng))
+            probs, features, _ = features_of.read(frame)
+            target = train if round_ < TRAIN_ROUNDS else hold
+            for part, values in zip(target, (probs, features, photo.labels), strict=True):
+                part.append(values)
+    train_p, train_f, train_y = (np.concatenate(x) for x in train)
+    hold_p, hold_f, hold_y = (np.concatenate(x) for x in hold)
+    plain_p, plain_f, plain_y = (np.concatenate(x) for x in plain)
+    shipped = shipped_head(train_f, train_p)
+    head, temperature = with_temperature(fit_head(train_f, train_y, shipped), hold_f, hold_y)
+    figures = {
+        "photos": {"before": Figures.of(plain_p, plain_y), "after": Figures.of(head.probs(plain_f), plain_y)},
+        "holdout": {"before": Figures.of(hold_p, hold_y), "after": Figures.of(head.probs(hold_f), hold_y)},
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    for name in (DETECTOR_FILE, CLASSIFIER_FILE, "tile-detector.json", "tile-classifier.json"):
+        if (models / name).is_file() and (models / name).resolve() != (out / name).resolve():
+            shutil.copyfile(models / name, out / name)
+    head.save(out / HEAD_FILE)
+    result = Enrolment(out, enrolled, int(sum(len(p.boxes) for p in enrolled)), found_jokers, figures, temperature,
+                       time.perf_counter() - start, warnings)  # fmt: skip
+    card = result.card()
+    card["base_models"] = str(models)
+    (out / CARD_JSON).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+    (out / CARD_MARKDOWN).write_text(card_markdown(card), encoding="utf-8")
+    return result
+
+
+def crop_plain(photo: EnrolledPhoto) -> np.ndarray:
+    from vision.runtime.crops import crop_boxes
+
+    return balanced(crop_boxes(photo.image, photo.boxes))
+
+
+def check_out_folder(out: Path, models: Path) -> None:
+    """Refuse an output folder that holds something other than a model folder (so nothing else is overwritten)."""
+    if out.exists() and not out.is_dir():
+        raise EnrolmentError(f"{out}: is a file, not a folder")
+    if out.is_dir() and any(out.iterdir()) and not (out / CARD_JSON).is_file() and out.resolve() != models.resolve():
+        raise EnrolmentError(f"{out}: not empty and not an enrolled model folder: give a new or empty folder")
+
+
+def card_markdown(card: dict[str, Any]) -> str:
+    lines = [
+        "# Enrolled tile models",
+        "",
+        f"Created {card['created']} by `rummikub-referee enrol` from {card['base_models']} in {card['seconds']} s.",
+        f"Enrolled {card['tiles_enrolled']} tiles ({card['jokers_enrolled']} jokers) from:",
+        "",
+        *[
+            f"- `{p['name']}` (sha256 {p['sha256'][:16]}…): {p['tiles']} tiles, {p['read_differently']} read"
+            " differently before enrolment"
+            for p in card["photos"]
+        ],
+        "",
+        f"Head: {card['head']['what']}; temperature {card['head']['temperature']}.",
+        "",
+        "| crops | head | accuracy | wrong at confidence >= 0.8 |",
+        "|---|---|---|---|",
+    ]
+    for kind, heads in card["figures"].items():
+        what = "the enrolled photos" if kind == "photos" else "held-out augmented frames"
+        for name, f in heads.items():
+            lines.append(f"| {what} ({f['crops']}) | {name} | {f['accuracy']:.4f} | {f['wrong_confident']} |")
+    if card["read_differently_before"]:
+        lines += ["", "Read differently from the grid before enrolment:", ""]
+        lines += [f"- {d}" for d in card["read_differently_before"][:60]]
+    if card["warnings"]:
+        lines += ["", *[f"Warning: {w}" for w in card["warnings"]]]
+    return "\n".join(lines) + "\n"

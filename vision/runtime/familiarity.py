@@ -1,0 +1,496 @@
+"""Never confident on the unfamiliar (issue 14, part 4): how far a tile's look is from the real training photos.
+
+The classifier's ``features`` output (the pooled embedding its label head reads) is compared with the features
+of the real training photos' tiles: the squared Mahalanobis distance to the mean of the label read, with one
+covariance shared by every label (shrunk a little towards its average variance). A tile further than
+``tile_threshold`` is *unfamiliar*; so is every tile of a frame of at least ``min_frame_tiles`` tiles whose
+median distance is over ``frame_threshold`` (a whole set of another edition: most of its tiles look a little
+off, and the few that do not are read no better). An unfamiliar tile's confidence is capped at
+:data:`UNFAMILIAR_CONFIDENCE`, as :mod:`vision.runtime.inkcolour` caps a colour in doubt, so the layout marks it
+uncertain and the referee rules REVIEW, never REVERT. Chosen among max softmax, energy, max logit, k-nearest-neighbour
+cosine and relative Mahalanobis distance on held-out editions (models/README.md, "Familiarity").
+
+The statistics depend on the classifier: after retraining it, fit them again (a few seconds on 2 cores)::
+
+    python -m vision.runtime.familiarity fit --models models/
+
+which writes :data:`FAMILIARITY_FILE` (class means and whitening, thresholds, the classifier's sha256) and
+:data:`FAMILIARITY_CARD` (how it was fitted) beside the classifier. Thresholds come from the real training
+photos only, out of fold (statistics fitted without the photo scored): ``tile_threshold`` the ``tile_quantile``
+of correct confident tiles' distances, ``frame_threshold`` the ``frame_quantile`` of photos' median distances
+times ``frame_margin``. ``python -m vision.runtime.familiarity evaluate`` measures it (wrong labels at confidence >= 0.8
+on held-out editions before and after, the cost on the real held-out photos, time). A model folder without the
+file reads as before (one warning in the log); a file fitted to another classifier is ignored with a warning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from referee.tiles import ALL_LABELS
+from vision.runtime.detections import Detections
+
+FAMILIARITY_FILE = "tile-classifier-familiarity.npz"
+FAMILIARITY_CARD = "tile-classifier-familiarity.json"
+UNFAMILIAR_CONFIDENCE = 0.5
+"""An unfamiliar tile's confidence is capped here (under the layout's 0.8: uncertain, so REVIEW)."""
+CONFIDENT = 0.8
+"""Confidence at which a reading counts as confident (the layout's ``MIN_CONFIDENCE``)."""
+FIT_COMMAND = "python -m vision.runtime.familiarity fit --models models/"
+
+log = logging.getLogger(__name__)
+_LABEL_INDEX = {label: i for i, label in enumerate(ALL_LABELS)}
+
+
+class FamiliarityLoadError(ValueError):
+    """The statistics file cannot be read (damaged, or the wrong shapes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FitConfig:
+    """How :func:`fit_familiarity` sets the statistics and thresholds."""
+
+    tile_quantile: float = 0.99
+    """Share of correct confident real training tiles (out of fold) that stay familiar (classifiers v4 and v7;
+    v6 needed 0.995 to keep its cost on the real held-out photos under 1 %)."""
+    frame_quantile: float = 0.99
+    frame_margin: float = 1.1
+    """``frame_threshold`` = this times the ``frame_quantile`` of the training photos' median distances."""
+    min_frame_tiles: int = 6
+    """The frame rule needs this many tiles (a median of fewer is one tile's distance)."""
+    shrinkage: float = 0.1
+    """The shared covariance is shrunk this much towards its mean variance (steadier inverse)."""
+    folds: int = 5
+
+
+@dataclass(frozen=True)
+class Familiarity:
+    """Fitted statistics: ``score = |features @ whiten - means[label]|^2`` (squared Mahalanobis distance)."""
+
+    means: np.ndarray
+    """(53, D) float32: each label's mean feature, whitened."""
+    whiten: np.ndarray
+    """(D, D) float32: a Cholesky factor of the shared precision matrix."""
+    tile_threshold: float
+    frame_threshold: float
+    min_frame_tiles: int
+    classifier_sha256: str = ""
+
+    @property
+    def dimensions(self) -> int:
+        return int(self.whiten.shape[0])
+
+    def scores(self, features: np.ndarray, class_id: np.ndarray) -> np.ndarray:
+        """(N,) squared distance of each feature row to the mean of its label."""
+        # einsum, not @: a small product through a multithreaded BLAS waits for cores that ONNX Runtime's threads
+        # still spin on after a run (measured 24 ms for 30 tiles on 2 busy cores; einsum 0.2-0.6 ms)
+        z = np.einsum("nd,de->ne", np.asarray(features, np.float32), self.whiten)
+        labels = np.clip(np.asarray(class_id, np.int64), 0, len(self.means) - 1)
+        return ((z - self.means[labels]) ** 2).sum(axis=1)
+
+    def unfamiliar(self, scores: np.ndarray) -> np.ndarray:
+        """(N,) bool: over the tile threshold, or every tile of a frame whose median is over the frame's."""
+        flagged = np.asarray(scores) > self.tile_threshold
+        if len(scores) >= self.min_frame_tiles and float(np.median(scores)) > self.frame_threshold:
+            flagged[:] = True
+        return flagged
+
+    def check(self, tiles: Detections) -> Detections:
+        """The tiles of one frame with ``familiarity`` (score) and ``unfamiliar`` in ``data``, unfamiliar ones'
+        confidence capped at :data:`UNFAMILIAR_CONFIDENCE`; unchanged without a ``features`` column."""
+        features = tiles.data.get("features")
+        if features is None or not len(tiles):
+            return tiles
+        scores = self.scores(features, tiles.class_id)
+        flagged = self.unfamiliar(scores)
+        capped = np.where(flagged, np.minimum(tiles.confidence, UNFAMILIAR_CONFIDENCE), tiles.confidence)
+        return tiles.with_(
+            confidence=capped.astype(np.float32), familiarity=scores.astype(np.float32), unfamiliar=flagged
+        )
+
+    def save(self, path: Path) -> None:
+        np.savez_compressed(
+            path,
+            means=self.means.astype(np.float32),
+            whiten=self.whiten.astype(np.float32),
+            thresholds=np.array([self.tile_threshold, self.frame_threshold], np.float64),
+            min_frame_tiles=np.int64(self.min_frame_tiles),
+            classifier_sha256=np.array(self.classifier_sha256),
+        )
+
+    @classmethod
+    def load(cls, path: Path) -> Familiarity:
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                means, whiten = np.asarray(data["means"], np.float32), np.asarray(data["whiten"], np.float32)
+                tile_threshold, frame_threshold = (float(v) for v in data["thresholds"])
+                min_frame_tiles, sha = int(data["min_frame_tiles"]), str(data["classifier_sha256"])
+        except Exception as error:  # a damaged zip, a missing array, a wrong dtype: one line, named
+            raise FamiliarityLoadError(f"{path}: cannot read the familiarity statistics ({error})") from None
+        dims = whiten.shape[0] if whiten.ndim == 2 else -1
+        if means.shape != (len(ALL_LABELS), dims) or whiten.shape != (dims, dims) or not np.isfinite(whiten).all():
+            raise FamiliarityLoadError(f"{path}: familiarity statistics of the wrong shape: fit them again")
+        return cls(means, whiten, tile_threshold, frame_threshold, min_frame_tiles, sha)
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def load_familiarity(classifier_path: Path) -> Familiarity | None:
+    """The statistics beside a classifier, or None (with a warning) when there are none or they were fitted to
+    another classifier; a damaged file is a :class:`FamiliarityLoadError`."""
+    path = Path(classifier_path).parent / FAMILIARITY_FILE
+    if not path.is_file():
+        log.warning("no %s beside %s: unfamiliar-looking tiles are not marked uncertain", path.name, classifier_path)
+        return None
+    familiarity = Familiarity.load(path)
+    checkable = familiarity.classifier_sha256 and Path(classifier_path).is_file()
+    if checkable and familiarity.classifier_sha256 != file_sha256(Path(classifier_path)):
+        log.warning("%s was fitted to another classifier: ignored (%s)", path, FIT_COMMAND)
+        return None
+    return familiarity
+
+
+# --------------------------------------------------------------------------------------------------------- fit
+
+
+@dataclass
+class TileFeatures:
+    """Tiles read the way :class:`vision.runtime.recognition.TileReader` reads them, on their true boxes."""
+
+    features: list[np.ndarray] = field(default_factory=list)
+    label: list[np.ndarray] = field(default_factory=list)
+    pred: list[np.ndarray] = field(default_factory=list)
+    confidence: list[np.ndarray] = field(default_factory=list)
+    group: list[np.ndarray] = field(default_factory=list)
+    """The photo each tile comes from."""
+    source: list[str] = field(default_factory=list)
+    """Per photo: the real photo's source or the synthetic scene's edition."""
+
+    def add(self, tiles: Detections, labels: Sequence[int], source: str) -> None:
+        self.features.append(np.asarray(tiles.data["features"], np.float32))
+        self.label.append(np.asarray(labels, np.int64))
+        self.pred.append(tiles.class_id.astype(np.int64))
+        self.confidence.append(tiles.confidence.astype(np.float32))
+        self.group.append(np.full(len(tiles), len(self.source), np.int64))
+        self.source.append(source)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        names = ("features", "label", "pred", "confidence", "group")
+        if not self.label:
+            raise ValueError("no tiles to fit the familiarity statistics on")
+        return {name: np.concatenate(getattr(self, name)) for name in names}
+
+
+def read_tiles(classifier: Any, image: np.ndarray, boxes: np.ndarray) -> Detections:
+    """Balance, classify and colour-check the crops of ``boxes`` as ``TileReader.read`` does (no familiarity)."""
+    from vision.runtime.crops import crop_boxes
+    from vision.runtime.inkcolour import check_colours, frame_balance, frame_body, ink_features
+
+    crops = crop_boxes(image, boxes)
+    body = frame_body(crops)
+    tiles = classifier.classify_crops(frame_balance(crops, body=body).apply(crops), Detections.of_boxes(boxes))
+    if "features" not in tiles.data:
+        raise ValueError(f"{classifier.path}: the classifier has no 'features' output (re-export it)")
+    return check_colours(tiles, ink_features(frame_balance(crops, exact=True, body=body).apply(crops))).detections
+
+
+def real_photo_tiles(classifier: Any, split: str) -> TileFeatures:
+    import cv2
+
+    from vision.runtime import realdata
+
+    out = TileFeatures()
+    for photo in realdata.load_photos(split=split):
+        tiles = [t for t in photo.tiles if t.label in _LABEL_INDEX]
+        if tiles:
+            image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
+            read = read_tiles(classifier, image, np.array([t.box for t in tiles], np.float32))
+            out.add(read, [_LABEL_INDEX[t.label] for t in tiles], photo.source)
+    return out
+
+
+def synthetic_scenes(root: Path, images: int | None) -> Iterator[tuple[np.ndarray, np.ndarray, list[int], str]]:
+    """(image, boxes, labels, edition) of each rendered scene's readable tiles (``rummikub-referee synth``)."""
+    import cv2
+
+    for meta in sorted((root / "meta").glob("*.json"))[:images]:
+        scene = json.loads(meta.read_text())
+        tiles = [t for t in scene["tiles"] if t.get("readable") and t["label"] in _LABEL_INDEX]
+        if tiles:
+            image = cv2.imread(str(root / scene["image"]), cv2.IMREAD_COLOR)
+            boxes = np.array([t["box"] for t in tiles], np.float32)
+            yield image, boxes, [_LABEL_INDEX[t["label"]] for t in tiles], str(scene["style"].get("edition", ""))
+
+
+def synthetic_tiles(classifier: Any, root: Path, images: int | None) -> TileFeatures:
+    out = TileFeatures()
+    for image, boxes, labels, edition in synthetic_scenes(root, images):
+        out.add(read_tiles(classifier, image, boxes), labels, edition)
+    return out
+
+
+def class_statistics(features: np.ndarray, labels: np.ndarray, shrinkage: float) -> tuple[np.ndarray, np.ndarray]:
+    """(means (53, D) unwhitened, whiten (D, D)) of features with their true labels (a label without tiles gets
+    the overall mean)."""
+    x = np.asarray(features, np.float64)
+    dims = x.shape[1]
+    means = np.tile(x.mean(axis=0), (len(ALL_LABELS), 1))
+    for label in np.unique(labels):
+        means[label] = x[labels == label].mean(axis=0)
+    residual = x - means[labels]
+    cov = residual.T @ residual / max(1, len(x) - 1)
+    cov = (1 - shrinkage) * cov + shrinkage * np.trace(cov) / dims * np.eye(dims) + 1e-6 * np.eye(dims)
+    whiten = np.linalg.cholesky(np.linalg.inv(cov))
+    return means, whiten
+
+
+def _familiarity(features: np.ndarray, labels: np.ndarray, config: FitConfig) -> Familiarity:
+    means, whiten = class_statistics(features, labels, config.shrinkage)
+    return Familiarity((means @ whiten).astype(np.float32), whiten.astype(np.float32), np.inf, np.inf, 0)
+
+
+def frame_medians(scores: np.ndarray, group: np.ndarray, min_tiles: int) -> np.ndarray:
+    """Median score of each group with at least ``min_tiles`` tiles."""
+    return np.array([np.median(scores[group == g]) for g in np.unique(group) if (group == g).sum() >= min_tiles])
+
+
+def fit_familiarity(
+    data: dict[str, np.ndarray], real: np.ndarray, config: FitConfig, classifier_sha256: str = ""
+) -> tuple[Familiarity, dict[str, Any]]:
+    """Statistics from every tile in ``data`` (features, label, pred, confidence, group); thresholds from the
+    ``real`` tiles' out-of-fold scores. Returns the statistics and the figures of the fit."""
+    features, labels, group = data["features"], data["label"], data["group"]
+    out_of_fold = np.zeros(len(labels))
+    fold = group % config.folds
+    for k in range(config.folds):
+        held = fold == k
+        if held.any() and (~held).any():
+            out_of_fold[held] = _familiarity(features[~held], labels[~held], config).scores(
+                features[held], data["pred"][held]
+            )
+    settled = real & (data["pred"] == labels) & (data["confidence"] >= CONFIDENT)
+    if not settled.any():
+        raise ValueError("no correct confident real tile to set the thresholds on")
+    tile_threshold = float(np.quantile(out_of_fold[settled], config.tile_quantile))
+    medians = frame_medians(out_of_fold[real], group[real], config.min_frame_tiles)
+    frame_threshold = np.inf
+    if len(medians):
+        frame_threshold = float(np.quantile(medians, config.frame_quantile) * config.frame_margin)
+    fitted = _familiarity(features, labels, config)
+    familiarity = Familiarity(
+        fitted.means, fitted.whiten, tile_threshold, frame_threshold, config.min_frame_tiles, classifier_sha256
+    )
+    figures = {
+        "tiles": len(labels),
+        "real_tiles": int(real.sum()),
+        "real_photos": len(np.unique(group[real])),
+        "dimensions": familiarity.dimensions,
+        "tile_threshold": tile_threshold,
+        "frame_threshold": frame_threshold,
+        "out_of_fold_median": float(np.median(out_of_fold[settled])),
+        "frames_for_frame_threshold": len(medians),
+    }
+    return familiarity, figures
+
+
+def _merge(parts: Sequence[TileFeatures]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """One set of arrays (groups renumbered apart) and which tiles are from the first part (the real photos)."""
+    arrays, real, offset = [], [], 0
+    for i, part in enumerate(parts):
+        if not part.label:
+            continue
+        a = part.arrays()
+        a["group"] = a["group"] + offset
+        offset += len(part.source)
+        arrays.append(a)
+        real.append(np.full(len(a["label"]), i == 0))
+    return {k: np.concatenate([a[k] for a in arrays]) for k in arrays[0]}, np.concatenate(real)
+
+
+def fit_command(args: argparse.Namespace) -> int:
+    from vision.runtime.recognition import CLASSIFIER_FILE, TileClassifier
+
+    started = time.perf_counter()
+    models = Path(args.models)
+    classifier_path = models / CLASSIFIER_FILE
+    classifier = TileClassifier(classifier_path)
+    config = FitConfig(tile_quantile=args.tile_quantile, frame_margin=args.frame_margin)
+    parts = [real_photo_tiles(classifier, "train")]
+    parts += [synthetic_tiles(classifier, Path(root), args.synthetic_images) for root in args.synthetic]
+    data, real = _merge(parts)
+    sha = file_sha256(classifier_path)
+    familiarity, figures = fit_familiarity(data, real, config, sha)
+    familiarity.save(models / FAMILIARITY_FILE)
+    command = f"python -m vision.runtime.familiarity fit --models {args.models}" + "".join(
+        f" --synthetic {root}" for root in args.synthetic
+    )
+    if args.synthetic:
+        command += f" --synthetic-images {args.synthetic_images}"
+    card = {
+        "what": "familiarity statistics of the tile classifier's features (vision/runtime/familiarity.py)",
+        "classifier": str(classifier_path),
+        "classifier_sha256": sha,
+        "command": command,
+        "fitted": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "data": {
+            "real": "vision.runtime.realdata split 'train' (true boxes), thresholds out of fold by photo",
+            "synthetic": list(args.synthetic),
+        },
+        "config": asdict(config),
+        "fit": figures,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    card_path = models / FAMILIARITY_CARD
+    if card_path.is_file():  # keep the evaluation written by `evaluate --card` only if it is of this classifier
+        old = json.loads(card_path.read_text())
+        if old.get("classifier_sha256") == sha and "evaluation" in old:
+            card["evaluation"] = old["evaluation"]
+    card_path.write_text(json.dumps(card, indent=2) + "\n")
+    print(
+        f"wrote {models / FAMILIARITY_FILE}: {figures['real_tiles']} real tiles of {figures['real_photos']} photos"
+        f" ({figures['tiles']} in all), tile threshold {figures['tile_threshold']:.0f},"
+        f" frame threshold {figures['frame_threshold']:.0f}, {card['seconds']} s"
+    )
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------- evaluate
+
+
+def _per_frame_check(familiarity: Familiarity, part: TileFeatures) -> tuple[np.ndarray, np.ndarray]:
+    """(scores, unfamiliar) of every tile, frame by frame."""
+    a = part.arrays()
+    scores = familiarity.scores(a["features"], a["pred"])
+    flagged = np.zeros(len(scores), bool)
+    for g in np.unique(a["group"]):
+        m = a["group"] == g
+        flagged[m] = familiarity.unfamiliar(scores[m])
+    return scores, flagged
+
+
+def confident_wrong(part: TileFeatures, flagged: np.ndarray | None = None) -> dict[str, float]:
+    a = part.arrays()
+    confident = a["confidence"] >= CONFIDENT
+    if flagged is not None:
+        confident &= ~flagged
+    wrong = a["pred"] != a["label"]
+    return {"wrong_at_0.8": float((confident & wrong).mean()), "count": int((confident & wrong).sum())}
+
+
+def evaluate(models: Path, heldout: Path, images: int | None) -> dict[str, Any]:
+    from vision.runtime.recognition import CLASSIFIER_FILE, TileClassifier
+
+    classifier = TileClassifier(models / CLASSIFIER_FILE)
+    familiarity = Familiarity.load(models / FAMILIARITY_FILE)
+    val = real_photo_tiles(classifier, "val")
+    _, val_flagged = _per_frame_check(familiarity, val)
+    a = val.arrays()
+    settled = (a["pred"] == a["label"]) & (a["confidence"] >= CONFIDENT)
+    out: dict[str, Any] = {
+        "real_val": {
+            "tiles": len(settled),
+            "correct_confident": int(settled.sum()),
+            "made_uncertain": int((settled & val_flagged).sum()),
+            "share_made_uncertain": float((settled & val_flagged).sum() / max(1, settled.sum())),
+            "wrong_at_0.8_before": confident_wrong(val)["wrong_at_0.8"],
+            "wrong_at_0.8_after": confident_wrong(val, val_flagged)["wrong_at_0.8"],
+        }
+    }
+    scenes = synthetic_tiles(classifier, heldout, images)
+    _, flagged = _per_frame_check(familiarity, scenes)
+    b = scenes.arrays()
+    editions = np.array(["mix" if "~" in scenes.source[g] else scenes.source[g] for g in b["group"]])
+    per_edition = {}
+    for edition in sorted(set(editions)):
+        m = editions == edition
+        wrong = b["pred"][m] != b["label"][m]
+        confident = b["confidence"][m] >= CONFIDENT
+        per_edition[edition] = {
+            "tiles": int(m.sum()),
+            "accuracy": float((~wrong).mean()),
+            "wrong_at_0.8_before": float((wrong & confident).mean()),
+            "wrong_at_0.8_after": float((wrong & confident & ~flagged[m]).mean()),
+            "unfamiliar": float(flagged[m].mean()),
+        }
+    out["heldout_editions"] = {
+        "dir": str(heldout),
+        "scenes": len(scenes.source),
+        "tiles": len(flagged),
+        "wrong_at_0.8_before": confident_wrong(scenes)["wrong_at_0.8"],
+        "wrong_at_0.8_after": confident_wrong(scenes, flagged)["wrong_at_0.8"],
+        "unfamiliar": float(flagged.mean()),
+        "per_edition": per_edition,
+    }
+    out["check_ms_per_frame_60_tiles"] = _time_check(familiarity)
+    return out
+
+
+def _time_check(familiarity: Familiarity, tiles: int = 60, repeats: int = 200) -> float:
+    rng = np.random.default_rng(0)
+    detections = Detections.of_boxes(
+        np.zeros((tiles, 4)),
+        rng.random(tiles),
+        [ALL_LABELS[i] for i in rng.integers(0, len(ALL_LABELS), tiles)],
+        features=rng.random((tiles, familiarity.dimensions)).astype(np.float32),
+    )
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        familiarity.check(detections)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times) * 1e3)
+
+
+def evaluate_command(args: argparse.Namespace) -> int:
+    result = evaluate(Path(args.models), Path(args.heldout), args.images)
+    result["command"] = (
+        f"python -m vision.runtime.familiarity evaluate --models {args.models} --heldout {args.heldout}"
+        f" --images {args.images}"
+    )
+    print(json.dumps(result, indent=2))
+    if args.card:
+        card_path = Path(args.models) / FAMILIARITY_CARD
+        card = json.loads(card_path.read_text()) if card_path.is_file() else {}
+        card["evaluation"] = result
+        card_path.write_text(json.dumps(card, indent=2) + "\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m vision.runtime.familiarity", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    fit = commands.add_parser("fit", help="fit the statistics beside the classifier in --models")
+    fit.add_argument("--models", default="models", help="model folder (default models)")
+    fit.add_argument("--synthetic", action="append", default=[], help="also fit on these rendered scenes' tiles")
+    fit.add_argument("--synthetic-images", type=int, default=300, help="scenes per --synthetic folder (300)")
+    fit.add_argument("--tile-quantile", type=float, default=FitConfig().tile_quantile)
+    fit.add_argument("--frame-margin", type=float, default=FitConfig().frame_margin)
+    ev = commands.add_parser("evaluate", help="measure on the real held-out photos and held-out editions")
+    ev.add_argument("--models", default="models")
+    ev.add_argument("--heldout", default="cache/synth-editions-heldout", help="rendered held-out edition scenes")
+    ev.add_argument("--images", type=int, default=300)
+    ev.add_argument("--card", action="store_true", help=f"write the figures into {FAMILIARITY_CARD}")
+    args = parser.parse_args(argv)
+    try:
+        return fit_command(args) if args.command == "fit" else evaluate_command(args)
+    except (OSError, ValueError) as error:
+        print(f"error: {str(error).splitlines()[0]}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,408 @@
+"""Colour from the whole table, not from one crop alone: the frame's white balance and its ink clusters.
+
+A crop alone cannot tell a blue digit under cool light from a black one under neutral light; the table can.
+Every tile's body is the same cream plastic, and the inks of one table come in at most four colours, so:
+
+1. :func:`frame_balance` measures the tile bodies (the brighter half of each tile's centre, a median over
+   the tiles) and gives per-channel gains that bring their chromaticity back into the range of the real
+   training photos (a photo already in that range is left as it is). ``global_balance`` does the same from
+   the brightest pixels of the whole frame, for casts so strong the detector misses the tiles.
+2. :func:`ink_features` takes the digit's pixels in each (balanced) crop, those clearly away from the body,
+   and describes them in CIELAB: lightness, and the chroma plane (a, b) where black sits near 0, red at
+   a > 0, orange at b > 0 and blue at b < 0.
+3. :func:`check_colours` clusters the table's inks and names each cluster by the classifier's votes
+   (weighted by confidence) and by where the cluster lies in the chroma plane. A tile read in a colour other
+   than its cluster's becomes uncertain (its confidence is capped under the layout's threshold, so the
+   referee asks for a review); where the cluster's colour is certain the tile is re-read in that colour.
+   With fewer than :data:`MIN_TILES` inks, or one cluster, each tile is judged on its own, and only an ink
+   far from the colour it was read as is doubted.
+
+numpy and OpenCV only: a few milliseconds per photo (``bench colour`` measures it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from referee.tiles import ALL_LABELS, COLOURS, Colour
+from vision.runtime.detections import Detections
+
+# -- white balance ---------------------------------------------------------------------------------------------
+
+BODY_RANGE_B_G = (0.75, 1.0)
+"""Blue / green of the tile bodies the classifier learnt: 0.75-0.94 in the real training photos (10th-90th
+percentile over 112 photos, median 0.87), up to a neutral white in the synthetic ones. A photo is brought into
+this range, never past it; one inside it is left as it is."""
+BODY_RANGE_R_G = (1.0, 1.14)
+"""Red / green of the same bodies (real photos: 10th-90th percentile 1.02-1.14, median 1.06)."""
+REFERENCE_BODY_BGR = (187.0, 215.5, 225.6)
+"""The median tile body of the real training photos: inks are measured as if under its light."""
+STRONG_CAST = 0.1
+"""A frame whose brightest pixels need a gain this far from 1 is detected a second time, balanced (the
+detector misses tiles under a strong cast), and the detection that finds more keeps the frame."""
+BRIGHT_RANGE_B_G = (0.85, 1.0)
+"""Blue / green of the brightest 5 % of pixels of the real training photos (10th-90th percentile 0.91-0.97),
+widened to take in the bodies' own range: this first, coarse balance is only for casts strong enough to hide
+the tiles from the detector (the bodies refine it)."""
+BRIGHT_RANGE_R_G = (0.98, 1.10)
+"""Red / green of the same pixels (10th-90th percentile 1.00-1.06), widened likewise."""
+BRIGHT_SHARE = 0.05
+"""Share of the frame's brightest pixels that ``global_balance`` reads (mostly tile bodies and glare)."""
+NEUTRAL_GAIN = 0.01
+"""Gains closer than this to 1 are not applied: the photo is already in the range the models learnt."""
+MIN_BODIES = 3
+"""Fewer tiles than this: no balance from their bodies (one or two faces may be anything: a wrong box, glare)."""
+CENTRE_RADIUS = 13
+"""Radius, in pixels of a 64-px crop, of the disk read at a tile's centre: inside the face at any angle."""
+
+
+@dataclass(frozen=True, slots=True)
+class Balance:
+    """Per-channel (B, G, R) gains for a frame, and the body colour they were measured from."""
+
+    gains: np.ndarray
+    measured: np.ndarray
+    """B, G, R of what was measured (tile bodies or bright pixels), before the gains."""
+
+    @classmethod
+    def identity(cls) -> Balance:
+        return cls(np.ones(3, np.float32), np.full(3, np.nan, np.float32))
+
+    @property
+    def is_strong(self) -> bool:
+        return bool(np.any(np.abs(self.gains - 1.0) >= STRONG_CAST))
+
+    @property
+    def is_identity(self) -> bool:
+        return bool(np.all(np.abs(self.gains - 1.0) < NEUTRAL_GAIN))
+
+    def apply(self, image: np.ndarray) -> np.ndarray:
+        """The image with the gains applied (the same array when they are neutral)."""
+        if self.is_identity or image.size == 0:  # nothing to balance (no crops: cv2.LUT would return None)
+            return image
+        table = np.clip(np.arange(256, dtype=np.float32)[:, None] * self.gains[None, :] + 0.5, 0, 255)
+        flat = np.ascontiguousarray(image).reshape(-1, image.shape[-2], 3)  # a photo, or a stack of crops
+        return cv2.LUT(flat, table.astype(np.uint8).reshape(256, 1, 3)).reshape(image.shape)
+
+    def then(self, other: Balance) -> Balance:
+        """This balance followed by ``other`` (measured on the image this one produced)."""
+        return Balance((self.gains * other.gains).astype(np.float32), self.measured)
+
+
+def _gains_into(colour_bgr: np.ndarray, range_b_g: tuple[float, float], range_r_g: tuple[float, float]) -> Balance:
+    """Gains moving a measured B, G, R into the given blue/green and red/green ranges (green and the mean
+    brightness kept)."""
+    b, g, r = (float(v) for v in colour_bgr)
+    if not np.isfinite([b, g, r]).all() or min(b, g, r) <= 1.0:
+        return Balance.identity()
+    b_g, r_g = b / g, r / g
+    target_b_g, target_r_g = float(np.clip(b_g, *range_b_g)), float(np.clip(r_g, *range_r_g))
+    gains = np.array([target_b_g / b_g, 1.0, target_r_g / r_g], np.float64)
+    gains *= (b + g + r) / float(np.dot(gains, [b, g, r]))  # the measured colour keeps its brightness
+    return Balance(gains.astype(np.float32), np.asarray(colour_bgr, np.float32))
+
+
+def global_balance(image: np.ndarray) -> Balance:
+    """Gains from the brightest pixels of the whole frame (before any tile is found)."""
+    small = cv2.resize(image, (160, 120), interpolation=cv2.INTER_AREA) if image.shape[1] > 160 else image
+    pixels = small.reshape(-1, 3).astype(np.float32)
+    total = pixels.sum(axis=1)
+    unclipped = pixels.max(axis=1) < 250
+    if unclipped.sum() < 20:
+        return Balance.identity()
+    pixels, total = pixels[unclipped], total[unclipped]
+    bright = pixels[total >= np.quantile(total, 1.0 - BRIGHT_SHARE)]
+    return _gains_into(bright.mean(axis=0), BRIGHT_RANGE_B_G, BRIGHT_RANGE_R_G)
+
+
+def _centre_mask(size: int) -> np.ndarray:
+    yy, xx = np.mgrid[0:size, 0:size]
+    centre = (size - 1) / 2
+    return (yy - centre) ** 2 + (xx - centre) ** 2 <= (CENTRE_RADIUS * size / 64) ** 2
+
+
+def _brighter_half_mean(pixels: np.ndarray, level: np.ndarray) -> np.ndarray:
+    """Per row of ``pixels`` (N, P, C): the mean of those whose ``level`` (N, P) lies in the brighter half, short
+    of the brightest tenth (glare)."""
+    rank = np.argsort(np.argsort(level, axis=1), axis=1)
+    count = level.shape[1]
+    keep = ((rank >= count // 2) & (rank < count - count // 10)).astype(np.float32)
+    return (pixels * keep[..., None]).sum(axis=1) / keep.sum(axis=1, keepdims=True)
+
+
+def body_colours(crops: np.ndarray) -> np.ndarray:
+    """B, G, R of each tile's body: the brighter half of its centre disk (N, 3)."""
+    if not len(crops):
+        return np.zeros((0, 3), np.float32)
+    centre = crops[:, _centre_mask(crops.shape[1])].astype(np.float32)  # (N, P, 3)
+    return _brighter_half_mean(centre, centre.sum(axis=2)).astype(np.float32)
+
+
+def frame_body(crops: np.ndarray) -> np.ndarray | None:
+    """The tile body of a frame: the median over its tiles (None under :data:`MIN_BODIES` tiles)."""
+    return np.median(body_colours(crops), axis=0) if len(crops) >= MIN_BODIES else None
+
+
+def frame_balance(crops: np.ndarray, *, exact: bool = False, body: np.ndarray | None = None) -> Balance:
+    """Gains from the tile bodies of a frame's crops (identity under :data:`MIN_BODIES` tiles): into the range
+    the classifier learnt, or with ``exact`` all the way to :data:`REFERENCE_BODY_BGR` (for measuring inks,
+    whose colour names are fixed in that light). ``body`` (from :func:`frame_body`) saves measuring again."""
+    body = frame_body(crops) if body is None else body
+    if body is None:
+        return Balance.identity()
+    if exact:
+        b, g, r = REFERENCE_BODY_BGR
+        return _gains_into(body, (b / g, b / g), (r / g, r / g))
+    return _gains_into(body, BODY_RANGE_B_G, BODY_RANGE_R_G)
+
+
+# -- inks ----------------------------------------------------------------------------------------------------
+
+INK_DISTANCE = 40.0
+"""A pixel is ink when its CIELAB distance (8-bit OpenCV units) from the tile's body is at least this."""
+MIN_INK_PIXELS = 12
+"""Fewer ink pixels than this in the centre disk: no ink measured (a blank face, glare, a tile's edge)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Inks:
+    """Each tile's ink in CIELAB (OpenCV 8-bit: L 0-255, a and b centred on 0) and whether it was measured."""
+
+    lab: np.ndarray
+    """(N, 3) float32: lightness, a (green- to red+), b (blue- to yellow+)."""
+    measured: np.ndarray
+    """(N,) bool."""
+
+    @property
+    def chroma(self) -> np.ndarray:
+        return np.hypot(self.lab[:, 1], self.lab[:, 2])
+
+
+def ink_features(crops: np.ndarray) -> Inks:
+    """The ink of each crop (balanced BGR uint8, N x S x S x 3): the mean CIELAB colour of the centre disk's
+    pixels furthest from the body (the further half of those at least :data:`INK_DISTANCE` away)."""
+    n = len(crops)
+    lab_out = np.zeros((n, 3), np.float32)
+    measured = np.zeros(n, bool)
+    if not n:
+        return Inks(lab_out, measured)
+    mask = _centre_mask(crops.shape[1])
+    pixels = np.ascontiguousarray(crops[:, mask])  # (N, P, 3) BGR, only the centre disk converted
+    centre = cv2.cvtColor(pixels, cv2.COLOR_BGR2LAB).astype(np.float32)
+    centre[..., 1:] -= 128.0
+    body = _brighter_half_mean(centre, centre[..., 0])
+    distance = np.linalg.norm(centre - body[:, None, :], axis=2)
+    far = (distance >= INK_DISTANCE).sum(axis=1)
+    rank = np.argsort(np.argsort(-distance, axis=1), axis=1)  # 0: the pixel furthest from the body
+    core = (rank < np.maximum(1, far // 2)[:, None]).astype(np.float32)
+    measured = far >= MIN_INK_PIXELS
+    lab_out = ((centre * core[..., None]).sum(axis=1) / core.sum(axis=1, keepdims=True)).astype(np.float32)
+    lab_out[~measured] = 0.0
+    return Inks(lab_out, measured)
+    mask = _centre_mask(crops.shape[1])
+    lab = cv2.cvtColor(crops.reshape(-1, crops.shape[2], 3), cv2.COLOR_BGR2LAB).reshape(crops.shape)
+    centre = lab[:, mask].astype(np.float32)  # (N, P, 3)
+    centre[..., 1:] -= 128.0
+    light = centre[..., 0]
+    bright = light >= np.median(light, axis=1, keepdims=True)
+    body = np.nanmedian(np.where(bright[..., None], centre, np.nan), axis=1)  # (N, 3)
+    distance = np.linalg.norm(centre - body[:, None, :], axis=2)
+    for i in range(n):
+        far = distance[i] >= INK_DISTANCE
+        if far.sum() < MIN_INK_PIXELS:
+            continue
+        core = distance[i] >= np.median(distance[i][far])
+        lab_out[i] = np.median(centre[i][core], axis=0)
+        measured[i] = True
+    return Inks(lab_out, measured)
+
+
+# -- the table's colours ---------------------------------------------------------------------------------------
+
+BLACK_CHROMA = 13.0
+"""Ink chroma (balanced) under which an ink looks black rather than coloured: black inks of the real training
+photos measure 2-16 (5th-95th percentile), blue 13-50, red 30-74, orange 17-67."""
+SURE_BLACK_CHROMA = 9.0
+SURE_COLOUR_CHROMA = 22.0
+"""An ink is *surely* black under :data:`SURE_BLACK_CHROMA` and surely coloured over this."""
+HUE_SECTORS_DEG = ((Colour.RED, -40.0, 47.0), (Colour.ORANGE, 47.0, 125.0))
+"""Hue (degrees in the a-b plane) of the coloured inks; anything else coloured is blue (or teal). Measured on
+the real training photos: red 20-42 (5th-95th percentile), orange 51-71, blue -97 to -68."""
+SURE_HUE_MARGIN_DEG = 8.0
+"""An ink is surely of a hue sector when it lies this far inside it."""
+MIN_TILES = 4
+"""Fewer measured inks than this: no clustering, each tile is judged on its own."""
+MERGE_DISTANCE = 10.0
+"""Clusters whose centres (a, b) lie closer than this are one colour."""
+KMEANS_ROUNDS = 5
+RUNNER_UP_ODDS = 20.0
+"""A lone tile whose colour disagrees with its ink is re-read in the ink's colour only when that label is at most
+this many times less probable than the one read (the set context's odds); otherwise it keeps its label,
+uncertain. A whole cluster read against its ink is re-read whatever the odds."""
+DOUBT_CONFIDENCE = 0.5
+"""Confidence given to a tile whose colour disagrees with its table: under the layout's 0.8, so uncertain."""
+OTHER_COLOUR_ODDS = 1e-4
+"""A doubted tile whose ink surely shows another colour is re-read as the most probable label of that colour
+(its number is the classifier's), and its other labels are made this many times less probable, so the set
+context (:class:`vision.runtime.layout.SetContext`) weighs the re-read and not the colour the crop alone suggested."""
+
+
+def colour_of_ink(lab: np.ndarray) -> tuple[Colour, bool]:
+    """The colour an ink's (a, b) shows, and whether surely (far from every boundary)."""
+    a, b = float(lab[1]), float(lab[2])
+    chroma = float(np.hypot(a, b))
+    if chroma < BLACK_CHROMA:
+        return Colour.BLACK, chroma < SURE_BLACK_CHROMA
+    hue = float(np.degrees(np.arctan2(b, a)))
+    sure_chroma = chroma >= SURE_COLOUR_CHROMA
+    for colour, low, high in HUE_SECTORS_DEG:
+        if low <= hue < high:
+            return colour, sure_chroma and low + SURE_HUE_MARGIN_DEG <= hue < high - SURE_HUE_MARGIN_DEG
+    near_edge = min(abs(hue - HUE_SECTORS_DEG[0][1]), abs(hue - HUE_SECTORS_DEG[-1][2]))
+    return Colour.BLUE, sure_chroma and near_edge >= SURE_HUE_MARGIN_DEG
+
+
+@dataclass(frozen=True, slots=True)
+class InkClusters:
+    """The table's ink clusters: each tile's cluster (-1: no ink measured, or a joker), centres in (a, b)."""
+
+    member: np.ndarray
+    centres: np.ndarray
+
+
+def cluster_inks(inks: Inks, usable: np.ndarray | None = None) -> InkClusters:
+    """Clusters of the usable inks in the chroma plane: started from the colour each ink shows, refined by a
+    few k-means rounds, centres closer than :data:`MERGE_DISTANCE` merged. With fewer than
+    :data:`MIN_TILES` inks every ink is its own cluster (nothing to compare with)."""
+    n = len(inks.lab)
+    usable = inks.measured if usable is None else usable & inks.measured
+    member = np.full(n, -1, np.int64)
+    index = np.flatnonzero(usable)
+    points = inks.lab[index, 1:].astype(np.float64)
+    if len(index) < MIN_TILES:
+        member[index] = np.arange(len(index))
+        return InkClusters(member, points.astype(np.float32))
+    start = np.array([colour_of_ink(inks.lab[i])[0].index for i in index])
+    centres = np.array([np.median(points[start == k], axis=0) for k in np.unique(start)])
+    for _ in range(KMEANS_ROUNDS):
+        centres = _merge_close(centres)
+        nearest = np.linalg.norm(points[:, None, :] - centres[None], axis=2).argmin(axis=1)
+        centres = np.array([np.median(points[nearest == k], axis=0) for k in np.unique(nearest)])
+    centres = _merge_close(centres)
+    nearest = np.linalg.norm(points[:, None, :] - centres[None], axis=2).argmin(axis=1)
+    member[index] = nearest
+    return InkClusters(member, centres.astype(np.float32))
+
+
+def _merge_close(centres: np.ndarray) -> np.ndarray:
+    merged = [centres[0]]
+    for centre in centres[1:]:
+        distances = [np.linalg.norm(centre - m) for m in merged]
+        k = int(np.argmin(distances))
+        if distances[k] < MERGE_DISTANCE:
+            merged[k] = (merged[k] + centre) / 2
+        else:
+            merged.append(centre)
+    return np.array(merged)
+
+
+PROTOTYPES_AB = {
+    Colour.BLACK: (0.0, 6.0),
+    Colour.RED: (46.0, 28.0),
+    Colour.ORANGE: (21.0, 46.0),
+    Colour.BLUE: (0.0, -32.0),
+}
+"""Median balanced (a, b) of each colour's ink in the real training photos: when two clusters of one table
+are voted the same colour, the one nearer its prototype keeps it."""
+_LABEL_COLOUR = np.array([-1 if label == "joker" else Colour(label.split("-")[0]).index for label in ALL_LABELS])
+"""Colour index of each of the 53 labels (-1: the joker)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ColourCheck:
+    """What the table's colours said about its tiles."""
+
+    detections: Detections
+    doubted: np.ndarray
+    """(N,) bool: the tile's colour as read disagrees with its table (now uncertain)."""
+    reread: np.ndarray
+    """(N,) bool: ...and it was re-read in the colour its ink surely shows."""
+    clusters: InkClusters
+
+
+def check_colours(tiles: Detections, inks: Inks) -> ColourCheck:
+    """Tiles whose colour disagrees with their table's ink clusters, made uncertain (see the module's
+    docstring). ``inks`` are measured on the same tiles, in the same order."""
+    n = len(tiles)
+    read = _LABEL_COLOUR[tiles.class_id] if n else np.zeros(0, np.int64)
+    usable = inks.measured & (read >= 0)
+    clusters = cluster_inks(inks, usable)
+    expected = np.full(n, -1, np.int64)
+    sure = np.zeros(n, bool)
+    named: dict[int, list[int]] = {}
+    confidence = np.asarray(tiles.confidence, np.float64)
+    for k in range(len(clusters.centres)):
+        members = np.flatnonzero(clusters.member == k)
+        centre = np.array([0.0, *clusters.centres[k]])
+        shows, certain = colour_of_ink(centre)
+        votes = np.bincount(read[members], weights=confidence[members], minlength=len(COLOURS))
+        name = shows.index if certain else int(votes.argmax())
+        expected[members], sure[members] = name, certain
+        named.setdefault(name, []).append(k)
+    for name, ks in named.items():  # one colour voted for two clusters: the one far from its ink is in doubt
+        if len(ks) > 1:
+            prototype = np.array(PROTOTYPES_AB[COLOURS[name]])
+            keeper = min(ks, key=lambda k: float(np.linalg.norm(clusters.centres[k] - prototype)))
+            for k in ks:
+                if k != keeper and not sure[clusters.member == k].any():
+                    expected[clusters.member == k] = -2  # no colour we can name: doubted, not re-read
+    doubted = usable & (expected != read)
+    reread = doubted & sure & (expected >= 0) & (_outvoted(clusters, doubted) | _close_runner_up(tiles, expected))
+    return ColourCheck(_doubt(tiles, doubted, reread, expected), doubted, reread, clusters)
+
+
+def _outvoted(clusters: InkClusters, doubted: np.ndarray) -> np.ndarray:
+    """Tiles of a cluster of at least two whose colour most of its tiles were read against: a whole colour
+    flipped, whose inks agree with each other and not with the reading."""
+    flipped = np.zeros(len(doubted), bool)
+    for k in range(len(clusters.centres)):
+        members = clusters.member == k
+        if members.sum() >= 2 and doubted[members].sum() * 2 > members.sum():
+            flipped |= members
+    return flipped
+
+
+def _close_runner_up(tiles: Detections, expected: np.ndarray) -> np.ndarray:
+    """Tiles whose most probable label in the ``expected`` colour is at most :data:`RUNNER_UP_ODDS` times less
+    probable than the label read."""
+    probs = tiles.data.get("probs")
+    close = np.zeros(len(tiles), bool)
+    if probs is None:
+        return close
+    probs = np.asarray(probs, np.float64)
+    for i in np.flatnonzero(expected >= 0):
+        best = probs[i][expected[i] == _LABEL_COLOUR].max()
+        close[i] = best * RUNNER_UP_ODDS >= probs[i].max()
+    return close
+
+
+def _doubt(tiles: Detections, doubted: np.ndarray, reread: np.ndarray, expected: np.ndarray) -> Detections:
+    """The tiles with doubted ones capped at :data:`DOUBT_CONFIDENCE` and surely mis-coloured ones re-read."""
+    if not doubted.any():
+        return tiles.with_(colour_doubt=doubted)
+    class_id = tiles.class_id.copy()
+    confidence = tiles.confidence.astype(np.float32).copy()
+    probs = tiles.data.get("probs")
+    new_probs = None if probs is None else np.asarray(probs, np.float32).copy()
+    if new_probs is not None:
+        for i in np.flatnonzero(reread):
+            colour = expected[i] == _LABEL_COLOUR
+            p = new_probs[i] * np.where(colour, 1.0, OTHER_COLOUR_ODDS)
+            new_probs[i] = p / p.sum()
+            class_id[i] = int(np.flatnonzero(colour)[new_probs[i][colour].argmax()])
+    confidence[doubted] = np.minimum(confidence[doubted], DOUBT_CONFIDENCE)
+    extra = {} if new_probs is None else {"probs": new_probs}
+    return tiles.with_(class_id=class_id, confidence=confidence, colour_doubt=doubted, **extra)

@@ -1,0 +1,182 @@
+"""Is anything moving over the table? Cheap per-frame activity from small images.
+
+Two comparisons on a downscaled, blurred copy of the play area:
+
+- *motion*: the share of play-area pixels that changed since the previous sample (hands moving, tiles sliding);
+- *arm*: a region that differs from the background (the frame of the last stable table) and touches the play
+  area's border. Arms reach in from a player's side, so a hand resting still on the table still counts, while
+  tiles put down inside the area do not. The side it touches, and where along it, name the seat the hands came
+  from (:func:`vision.runtime.seats.seat_at`).
+
+Against the background, colour counts besides grey: skin over a beige or grey table can be nearly as bright as
+the table (17 grey levels apart on the grey-beige table of ``synth-game --seed 6``, short of
+:data:`FOREGROUND_LEVEL`, so the arms of some seats went unseen) while its colour differs plainly (25
+apart in chroma), so a pixel whose chroma (YCrCb's Cr and Cb) moved by :data:`CHROMA_LEVEL` is new over the table
+as well.
+
+Brightness is normalised by the ratio of mean levels before comparing, and colour by the shift of the mean
+chroma, so a lamp switched on, a warmer bulb or a cloud does not look like a move; a change over most of the area
+at once is reported as ``global_change`` instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from vision.runtime.seats import Edge
+
+WORK_WIDTH = 320
+"""Width in pixels of the image the comparisons run on."""
+MOTION_LEVEL = 14
+"""Grey-level change that counts as motion between two samples."""
+FOREGROUND_LEVEL = 26
+"""Grey-level change against the background that counts as something new over the table."""
+CHROMA_LEVEL = 12.0
+"""Change of colour against the background (distance in the Cr-Cb plane, 8-bit units) that counts as something new
+over the table even where the grey level did not change. Still tables of the synthetic games measured up to 11
+(99.9th percentile: single pixels the opening removes), arms 20-30."""
+ARM_MIN_SHARE = 0.012
+"""Smallest region (share of the play area) touching the border that counts as an arm."""
+GLOBAL_SHARE = 0.6
+"""A change over more than this share of the play area at once is lighting or a camera bump, not a hand."""
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    motion: float
+    """Share of the play area that changed since the previous sample."""
+    foreground: float
+    """Share of the play area that differs from the background."""
+    arm: bool
+    """Something reaches over the border of the play area."""
+    edge: Edge | None
+    """The side of the play area the arm reaches in over."""
+    global_change: bool
+    """Most of the area changed at once: lighting or a camera bump."""
+    along: float | None = None
+    """Where along that side the arm crosses it, 0 to 1 (as :attr:`vision.runtime.seats.Seat.along` counts)."""
+
+    @property
+    def busy(self) -> bool:
+        return self.arm or self.motion > 0.002
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "motion": round(self.motion, 4),
+            "foreground": round(self.foreground, 4),
+            "arm": self.arm,
+            "edge": None if self.edge is None else self.edge.label,
+            "along": None if self.along is None else round(self.along, 3),
+            "global_change": self.global_change,
+        }
+
+
+class ActivityMeter:
+    """Compares each sampled frame with the previous one and with the background (the last stable table)."""
+
+    def __init__(self, frame_size: tuple[int, int], play_area_px: np.ndarray | None = None) -> None:
+        width, height = frame_size
+        self.scale = WORK_WIDTH / width
+        self.shape = (max(1, round(height * self.scale)), WORK_WIDTH)
+        self.mask = np.zeros(self.shape, np.uint8)
+        if play_area_px is None:
+            self.mask[:] = 1
+        else:
+            polygon = np.round(np.asarray(play_area_px, np.float64) * self.scale).astype(np.int32)
+            cv2.fillConvexPoly(self.mask, polygon, 1)
+        self.area = max(1, int(self.mask.sum()))
+        self.border = self.mask - cv2.erode(self.mask, np.ones((5, 5), np.uint8), borderValue=0)
+        ys, xs = np.nonzero(self.mask)
+        self.centre = (float(xs.mean()), float(ys.mean())) if len(xs) else (self.shape[1] / 2, self.shape[0] / 2)
+        self.extent = (
+            (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
+            if len(xs)
+            else (0.0, 0.0, self.shape[1] - 1.0, self.shape[0] - 1.0)
+        )
+        self.previous: np.ndarray | None = None
+        self.background: np.ndarray | None = None
+        self.background_chroma: np.ndarray | None = None
+        """The background's :meth:`small_chroma`; None for a grey camera."""
+
+    def small(self, frame: np.ndarray) -> np.ndarray:
+        gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
+        small = cv2.resize(gray, (self.shape[1], self.shape[0]), interpolation=cv2.INTER_AREA)
+        return cv2.GaussianBlur(small, (5, 5), 0).astype(np.float32)
+
+    def small_chroma(self, frame: np.ndarray) -> np.ndarray | None:
+        """A small blurred YCrCb copy (height x width x 3, of which the comparison uses the chroma Cr and Cb); None
+        for a grey frame.
+
+        Linear resizing samples a few pixels only (a fifteenth of the cost of averaging them all at 1080p); the
+        blur after it, and the camera's own halved colour resolution, smooth what it leaves out.
+        """
+        if frame.ndim != 3:
+            return None
+        small = cv2.resize(frame, (self.shape[1], self.shape[0]), interpolation=cv2.INTER_LINEAR)
+        return cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2YCrCb).astype(np.float32)
+
+    def set_background(self, frame: np.ndarray) -> None:
+        """The table as it is now is the reference for 'something new over the table'."""
+        self.background = self.small(frame)
+        self.background_chroma = self.small_chroma(frame)
+
+    def measure(self, frame: np.ndarray) -> Activity:
+        current = self.small(frame)
+        chroma = self.small_chroma(frame)
+        previous, self.previous = self.previous, current
+        if self.background is None:
+            self.background, self.background_chroma = current, chroma
+        motion_mask = self._changed(current, previous, MOTION_LEVEL) if previous is not None else None
+        motion = float(motion_mask.sum()) / self.area if motion_mask is not None else 1.0
+        foreground_mask = self._changed(current, self.background, FOREGROUND_LEVEL)
+        if chroma is not None and self.background_chroma is not None:
+            foreground_mask |= self._recoloured(chroma, self.background_chroma)
+        foreground = float(foreground_mask.sum()) / self.area
+        global_change = foreground > GLOBAL_SHARE or motion > GLOBAL_SHARE
+        crossing = None if global_change else self._arm(foreground_mask)
+        if crossing is None:
+            return Activity(motion, foreground, False, None, global_change)
+        return Activity(motion, foreground, True, crossing[0], global_change, crossing[1])
+
+    def _changed(self, current: np.ndarray, reference: np.ndarray, level: float) -> np.ndarray:
+        inside = self.mask.astype(bool)
+        gain = float(current[inside].mean()) / max(float(reference[inside].mean()), 1.0)
+        changed = (np.abs(current - reference * gain) > level).astype(np.uint8) & self.mask
+        return cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+
+    def _recoloured(self, current: np.ndarray, reference: np.ndarray) -> np.ndarray:
+        """Where the colour moved by :data:`CHROMA_LEVEL` or more, once the whole area's mean shift is taken out."""
+        difference = current - reference
+        _, shift_cr, shift_cb, _ = cv2.mean(difference, mask=self.mask)
+        distance = cv2.magnitude(difference[:, :, 1] - shift_cr, difference[:, :, 2] - shift_cb)
+        changed = (distance > CHROMA_LEVEL).astype(np.uint8) & self.mask
+        return cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+
+    def _arm(self, foreground: np.ndarray) -> tuple[Edge, float] | None:
+        """Where the largest region touching the border crosses it (side, and where along it); None: no arm."""
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(foreground, connectivity=8)
+        best, best_area = 0, 0
+        for label in range(1, count):
+            area = int(stats[label, cv2.CC_STAT_AREA])
+            if area > best_area and area >= ARM_MIN_SHARE * self.area and np.any((labels == label) & (self.border > 0)):
+                best, best_area = label, area
+        if not best:
+            return None
+        ys, xs = np.nonzero((labels == best) & (self.border > 0))
+        x, y = float(xs.mean()), float(ys.mean())
+        edge = self._edge_of(x, y)
+        x0, y0, x1, y1 = self.extent
+        along = (x - x0) / max(x1 - x0, 1.0) if edge in (Edge.BOTTOM, Edge.TOP) else (y - y0) / max(y1 - y0, 1.0)
+        return edge, min(1.0, max(0.0, along))
+
+    def _edge_of(self, x: float, y: float) -> Edge:
+        """The side of the play area nearest the point where the arm crosses its border."""
+        height, width = self.shape
+        cx, cy = self.centre
+        dx, dy = (x - cx) / width, (y - cy) / height
+        if abs(dy) >= abs(dx):
+            return Edge.BOTTOM if dy > 0 else Edge.TOP
+        return Edge.RIGHT if dx > 0 else Edge.LEFT

@@ -1,0 +1,280 @@
+"""A recorded game, as fast as it can be read: the move log and the rulings of every move.
+
+The video is sampled at the pipeline's rate (frames in between are skipped without being converted), more
+sparsely while the table is still, and every event goes to ``DIR/game-log.jsonl`` as it happens; at the end
+``DIR/moves.json`` holds the moves with their rulings and ``DIR/summary.json`` the counts and the speed.
+
+``DIR`` must be empty (or new) unless ``overwrite`` is given; then only what an analysis writes there is
+replaced (:data:`ANALYSIS_FILES` and the snapshots in ``frames/``), never anything else. A stop request (Ctrl-C,
+SIGTERM: see :mod:`vision.session.stopping`) ends the analysis between frames with everything written so far.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vision.game.gamelog import GameLog
+from vision.game.moves import GameKeeper
+from vision.game.pipeline import Event, TablePipeline
+from vision.runtime.progress import ProgressBar
+from vision.session.common import END_OF_VIDEO, GameOptions, calibrate_for, time_limit_kwargs
+from vision.ui.report import REPORT_NAME
+
+STILL_SAMPLE_HZ = 3.0
+"""Sampling rate while the table is still and unchanged (the pipeline's own rate otherwise)."""
+LOG_NAME = "game-log.jsonl"
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnalyzeOptions(GameOptions):
+    progress: bool = True
+    """A progress bar on standard error (redrawn in place on a terminal; elsewhere a line every 10 %)."""
+
+
+class OutputFolderError(ValueError):
+    """An output folder that cannot take an analysis (not empty without ``overwrite``, or not a folder)."""
+
+
+StopCheck = Callable[[], str | None]
+"""Asked between frames: why the analysis must stop now (``"Ctrl-C"``), or None to go on."""
+
+
+def analyze_video(
+    video: str | Path,
+    out: str | Path,
+    options: AnalyzeOptions,
+    reader: Any,
+    *,
+    overwrite: bool = False,
+    stop: StopCheck | None = None,
+    on_event: Callable[[Event], None] | None = None,
+) -> dict[str, Any]:
+    """Analyse ``video`` into ``out``; returns the summary (also written to ``summary.json``).
+
+    ``on_event`` hears every event as it is logged (a ruling as soon as the move is ruled, long before the end of a
+    long video); the progress bar steps aside for what it prints.
+
+    ``out`` is created, or must be empty unless ``overwrite`` (then a previous analysis there is replaced and
+    nothing else is touched); it is checked before the video is opened, and nothing in it changes until the video
+    has given its first frame. The summary's ``reason`` says why it ended (``"end of the video"``, or the stop
+    reason) and ``damage`` how much of the video could not be decoded.
+    """
+    from vision.runtime.capture import CaptureError, open_source, redact
+
+    out = Path(out)
+    check_output_folder(out, overwrite=overwrite)
+    keeper = _keeper(options)  # a game that cannot be (a bad time limit) fails before the video is opened
+    started = time.perf_counter()
+    source = open_source(str(video))
+    try:
+        first = source.read()
+        if first is None:
+            raise CaptureError(f"{video}: no frame could be read")
+        calibration = calibrate_for(first.image, options.calibration)
+        out.mkdir(parents=True, exist_ok=True)
+        log_path = out / LOG_NAME
+        remove_previous_analysis(out)
+        start = {
+            "source": redact(str(video)),
+            "profile": options.profile,
+            "players": options.players,
+            "first_player": options.first_player,
+            "mode": "analyze",
+            "fps": source.fps,
+            "size": list(source.size),
+        }
+        events: list[Event] = []
+        total = source.frame_count or 0
+        bar = ProgressBar(total) if options.progress and total else None
+        with GameLog.create(log_path, start, sync=False) as log:
+            log.append({"event": "calibration", "time_s": 0.0, "frame": 0, **calibration.to_json()})
+
+            snapshots = Snapshots(out / SNAPSHOT_DIR)
+
+            def record(event: Event) -> None:
+                if event["event"] in SNAPSHOT_EVENTS and current is not None:
+                    event["snapshot"] = snapshots.save(current.image, current.index, out)
+                log.append(event)
+                events.append(event)
+                if on_event is not None:
+                    if bar is not None:
+                        bar.clear()
+                    on_event(event)
+
+            from vision.runtime.calibrate import CameraMotionCheck
+
+            # A camera knocked during the game: the play area follows it (found again, when found automatically).
+            pipeline = TablePipeline(
+                reader, keeper, source.size, calibration=calibration, config=options.config, on_event=record,
+                motion_check=CameraMotionCheck(calibration, first.image),
+            )  # fmt: skip
+            current: Any = None
+
+            def on_frame(frame: Any) -> None:
+                nonlocal current
+                current = frame
+
+            duration, reason = _run(source, first, pipeline, options, on_frame, stop or _go_on, bar)
+            damage = source.damage()
+            record({"event": "end", "time_s": round(duration, 3), "reason": reason, "moves": keeper.moves,
+                    "capture": _stats_json(source.stats), "damage": damage.to_json(),
+                    "pipeline": pipeline.stats.to_json()})  # fmt: skip
+    finally:
+        source.close()
+    seconds = time.perf_counter() - started
+    moves = [e for e in events if e["event"] == "move"]
+    (out / MOVES_NAME).write_text(json.dumps(moves, indent=1, sort_keys=True))
+    summary = {
+        "video": redact(str(video)),
+        "reason": reason,
+        "profile": options.profile,
+        "players": options.players,
+        "video_s": round(duration, 2),
+        "seconds": round(seconds, 2),
+        "speed_x_real_time": round(duration / seconds, 2) if seconds else None,
+        "moves": len(moves),
+        "verdicts": dict(Counter(m["ruling"]["verdict"] for m in moves)),
+        "codes": dict(Counter(v["code"] for m in moves for v in m["ruling"]["violations"])),
+        "restores": sum(1 for e in events if e["event"] == "restore"),
+        "warnings": dict(Counter(e["event"] for e in events if e["event"] in WARNING_EVENTS)),
+        "capture": _stats_json(source.stats),
+        "damage": damage.to_json(),
+        "pipeline": pipeline.stats.to_json(),
+        "log": str(log_path),
+    }
+    (out / SUMMARY_NAME).write_text(json.dumps(summary, indent=2, sort_keys=True))
+    return summary
+
+
+MOVES_NAME, SUMMARY_NAME = "moves.json", "summary.json"
+ANALYSIS_FILES = (LOG_NAME, MOVES_NAME, SUMMARY_NAME, REPORT_NAME)
+"""The files an analysis writes in its folder (besides its snapshots): the only ones ``overwrite`` replaces."""
+SNAPSHOT_NAME = re.compile(r"\d{7}\.jpg")
+"""A snapshot's file name in ``frames/`` (the frame's index): other files there are not the analysis's."""
+
+
+def check_output_folder(out: Path, *, overwrite: bool) -> None:
+    """Refuse a folder that already holds something (``overwrite``: take it all the same) or is not a folder."""
+    if out.exists() and not out.is_dir():
+        raise OutputFolderError(f"{out} is a file, not a folder for the analysis")
+    try:
+        held = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+    except OSError as error:
+        raise OutputFolderError(f"cannot look into {out}: {error.strerror or error}") from None
+    if held and not overwrite:
+        shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+        raise OutputFolderError(
+            f"{out} is not empty ({shown}): pick a new folder, or pass --overwrite to replace the analysis there"
+            " (other files are kept)"
+        )
+
+
+def remove_previous_analysis(out: Path) -> None:
+    """Delete what an analysis wrote in ``out`` (its files and snapshots), and nothing else: a folder shared with
+    other files keeps them, and ``frames/`` goes only when nothing else is left in it."""
+    GameLog.remove(out / LOG_NAME)  # refused while another process is writing it
+    try:
+        for name in ANALYSIS_FILES[1:]:
+            (out / name).unlink(missing_ok=True)
+        frames = out / SNAPSHOT_DIR
+        if frames.is_dir() and not frames.is_symlink():
+            for path in frames.iterdir():
+                if SNAPSHOT_NAME.fullmatch(path.name) and path.is_file() and not path.is_symlink():
+                    path.unlink()
+            with contextlib.suppress(OSError):
+                frames.rmdir()  # only if it is empty now
+    except OSError as error:
+        raise OutputFolderError(f"cannot replace the analysis in {out}: {error.strerror or error}") from None
+
+
+SNAPSHOT_DIR = "frames"
+SNAPSHOT_EVENTS = ("table", "move", "restore", "occluded", "camera-moved", "reading-disagrees")
+"""Events that keep a picture of the frame they happened on (``snapshot``: its path inside the folder)."""
+SNAPSHOT_WIDTH = 640
+
+
+class Snapshots:
+    """Small JPEG copies of the frames where something happened, for the report."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.saved: set[int] = set()
+
+    def save(self, image: Any, index: int, root: Path) -> str:
+        import cv2
+
+        path = self.folder / f"{index:07d}.jpg"
+        if index not in self.saved:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            scale = SNAPSHOT_WIDTH / image.shape[1]
+            small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) if scale < 1 else image
+            cv2.imwrite(str(path), small, [cv2.IMWRITE_JPEG_QUALITY, 80])
+            self.saved.add(index)
+        return path.relative_to(root).as_posix()
+
+
+WARNING_EVENTS = ("occluded", "camera-moved", "dropout", "reconnected", "corrupt-frames")
+
+
+def _keeper(options: AnalyzeOptions) -> GameKeeper:
+    return GameKeeper(
+        options.profile, options.players, first_player=options.first_player, **time_limit_kwargs(options.time_limit_s)
+    )
+
+
+def _go_on() -> str | None:
+    return None
+
+
+def _run(
+    source: Any,
+    first: Any,
+    pipeline: TablePipeline,
+    options: AnalyzeOptions,
+    on_frame: Any,
+    stop: StopCheck,
+    bar: ProgressBar | None = None,
+) -> tuple[float, str]:
+    """Feed the video through the pipeline; returns how much of it was watched (seconds) and why it ended.
+
+    A second Ctrl-C (``KeyboardInterrupt``, when the first was not heard in time) ends it the same way.
+    """
+    fps = source.fps or 30.0
+    busy_step = max(1, round(fps / options.config.sample_hz))
+    still_step = max(busy_step, round(fps / STILL_SAMPLE_HZ))
+    frame, last_time = first, first.time_s
+    done = 0
+    reason = END_OF_VIDEO
+    try:
+        while frame is not None:
+            if (asked := stop()) is not None:
+                reason = asked
+                break
+            on_frame(frame)
+            pipeline.process(frame.image, frame.time_s, frame.index)
+            last_time = frame.time_s
+            step = still_step if pipeline.phase == "stable" else busy_step
+            if step > 1:
+                source.skip(step - 1)
+            frame = source.read()
+            if bar is not None and frame is not None:
+                bar.advance(frame.index - done)
+                done = frame.index
+    except KeyboardInterrupt:
+        reason = stop() or "Ctrl-C"
+    finally:
+        if bar is not None:
+            bar.close()
+    return last_time + 1.0 / fps, reason
+
+
+def _stats_json(stats: Any) -> dict[str, Any]:
+    return {k: getattr(stats, k) for k in ("frames_read", "corrupt_frames", "dropouts", "reconnects")}

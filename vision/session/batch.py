@@ -1,0 +1,791 @@
+"""A season's archive in one command: every video of a manifest analysed as ``analyze`` does, each into its own
+folder, on a local process pool (or as Ray tasks), with a summary of every game and an archive report.
+
+The manifest (CSV with a header row, or YAML: a list of games, or ``{defaults: {...}, games: [...]}``) names per
+game ``video``, ``event``, ``round``, ``table`` (the label) and, optionally, ``profile``, ``players``,
+``first_player`` (1-N), ``calibration`` and ``time_limit`` (as ``analyze``'s options; a relative video or
+calibration path is read from the manifest's folder). Each game goes to ``DIR/<event>_<round>_<table>/``: exactly
+what ``analyze`` writes there (game log, moves, summary, report.html).
+
+Resumable: a game whose folder holds a whole analysis (its summary says the video was read to its end, and the
+report is there) is skipped; a game that fails is tried once more, then listed with its error; one bad video never
+stops the batch. ``DIR/batch.json`` says how every game went.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from referee import cli as rules_cli
+from referee.profiles import DEFAULT_PROFILE, PROFILES
+from vision.session.common import Engine, add_engine_options, engine_from_args
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+BATCH_NAME = "batch.json"
+FIELDS = ("video", "event", "round", "table", "profile", "players", "first_player", "calibration", "time_limit")
+REQUIRED = ("video", "event", "round", "table")
+ATTEMPTS = 2
+"""A failed game is tried once more (a worker killed, a file busy): then it is listed with its error."""
+SAFE_PART = re.compile(r"[^A-Za-z0-9.+-]+")
+
+
+class ManifestError(ValueError):
+    """A manifest that cannot be read as a list of games (the message names the file and, where known, the row)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GameSpec:
+    """One game of the manifest, its options checked."""
+
+    video: str
+    event: str
+    round: str
+    table: str
+    profile: str = DEFAULT_PROFILE
+    players: int = 4
+    first_player: int = 1
+    calibration: str = "auto"
+    time_limit: Any = None
+    """None: the profile's; seconds; or "none"."""
+
+    @property
+    def label(self) -> str:
+        """The game's folder name in the batch's output."""
+        return "_".join(SAFE_PART.sub("-", part).strip("-") or "-" for part in (self.event, self.round, self.table))
+
+
+@dataclass(frozen=True)
+class GameJob:
+    spec: GameSpec
+    out: str
+    engine: Engine = field(default_factory=Engine)
+
+
+# -- the manifest --------------------------------------------------------------------------------------------
+
+
+def read_manifest(path: str | Path) -> list[GameSpec]:
+    """The games a manifest lists, every field checked: a :class:`ManifestError` naming the file and row else."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ManifestError(f"{path}: cannot read the manifest ({getattr(error, 'strerror', None) or error})") from None
+    rows = _yaml_rows(path, text) if path.suffix.lower() in (".yaml", ".yml") else _csv_rows(path, text)
+    if not rows:
+        raise ManifestError(f"{path}: the manifest lists no game")
+    games = [_game(path, number, row) for number, row in rows]
+    seen: dict[str, int] = {}
+    for (number, _), game in zip(rows, games, strict=True):
+        if game.label in seen:
+            raise ManifestError(
+                f"{path}: {_where(number)} has the same event, round and table as {_where(seen[game.label])}"
+                f" (folder {game.label})"
+            )
+        seen[game.label] = number
+    return games
+
+
+def _where(number: int) -> str:
+    return f"row {number}"
+
+
+def _csv_rows(path: Path, text: str) -> list[tuple[int, dict[str, Any]]]:
+    reader = csv.DictReader(text.splitlines())
+    if reader.fieldnames is None:
+        raise ManifestError(f"{path}: the manifest is empty (a CSV header row names {', '.join(REQUIRED)}, ...)")
+    _check_columns(path, [name.strip() for name in reader.fieldnames], "column")
+    rows = []
+    for number, row in enumerate(reader, start=2):  # the header is row 1
+        if None in row:
+            raise ManifestError(f"{path}: {_where(number)} has more cells than the header names")
+        cleaned = {k.strip(): (v or "").strip() for k, v in row.items()}
+        if any(cleaned.values()):
+            rows.append((number, {k: v for k, v in cleaned.items() if v != ""}))
+    return rows
+
+
+def _yaml_rows(path: Path, text: str) -> list[tuple[int, dict[str, Any]]]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise ManifestError(f"{path}: not valid YAML{where}") from None
+    except RecursionError:
+        raise ManifestError(f"{path}: nested too deep to be a manifest") from None
+    defaults: dict[str, Any] = {}
+    if isinstance(data, dict):
+        unknown = sorted(set(data) - {"defaults", "games"})
+        if unknown or "games" not in data:
+            raise ManifestError(f"{path}: a YAML manifest is a list of games or has 'games:' (and 'defaults:')"
+                                + (f", not {', '.join(map(str, unknown))}" if unknown else ""))  # fmt: skip
+        defaults = data.get("defaults") or {}
+        if not isinstance(defaults, dict):
+            raise ManifestError(f"{path}: 'defaults:' is a mapping of field: value")
+        _check_columns(path, list(defaults), "field")
+        data = data["games"]
+    if not isinstance(data, list):
+        raise ManifestError(f"{path}: a YAML manifest is a list of games (each a mapping of field: value)")
+    rows = []
+    for number, game in enumerate(data, start=1):
+        if not isinstance(game, dict):
+            raise ManifestError(f"{path}: game {number} is not a mapping of field: value")
+        _check_columns(path, list(game), "field")
+        rows.append((number, {**defaults, **{k: v for k, v in game.items() if v is not None}}))
+    return rows
+
+
+def _check_columns(path: Path, names: list[Any], what: str) -> None:
+    unknown = [str(n) for n in names if n not in FIELDS]
+    if unknown:
+        raise ManifestError(f"{path}: unknown {what} {unknown[0]!r} (known: {', '.join(FIELDS)})")
+
+
+def _game(path: Path, number: int, row: dict[str, Any]) -> GameSpec:
+    where = f"{path}: {_where(number)}"
+    missing = [name for name in REQUIRED if str(row.get(name, "")).strip() == ""]
+    if missing:
+        raise ManifestError(f"{where} lacks {', '.join(missing)}")
+    profile = str(row.get("profile", DEFAULT_PROFILE))
+    if profile not in PROFILES:
+        raise ManifestError(f"{where}: unknown profile {profile!r} (known: {', '.join(PROFILES)})")
+    players = _whole(where, "players", row.get("players", 4))
+    try:
+        rules_cli.players_under(profile, players)
+    except ValueError as error:
+        raise ManifestError(f"{where}: {error}") from None
+    if players < 2:
+        raise ManifestError(f"{where}: players is 2 or more, not {players}")
+    first = _whole(where, "first_player", row.get("first_player", 1))
+    if not 1 <= first <= players:
+        raise ManifestError(f"{where}: first_player is 1 to {players} at a {players}-player table, not {first}")
+    limit = row.get("time_limit")
+    if limit is not None:
+        try:
+            seconds = rules_cli.time_limit_arg(str(limit))
+        except Exception:  # argparse's ArgumentTypeError: its message names the value
+            raise ManifestError(f"{where}: time_limit is seconds or 'none', not {limit!r}") from None
+        limit = "none" if seconds is None else seconds
+    calibration = str(row.get("calibration", "auto"))
+    from vision.session.common import CALIBRATION_METHODS
+
+    if calibration not in CALIBRATION_METHODS:
+        calibration = str(path.parent / calibration)
+    return GameSpec(
+        video=str(path.parent / str(row["video"])), event=str(row["event"]), round=str(row["round"]),
+        table=str(row["table"]), profile=profile, players=players, first_player=first, calibration=calibration,
+        time_limit=limit,
+    )  # fmt: skip
+
+
+def _whole(where: str, name: str, value: Any) -> int:
+    if isinstance(value, bool) or not re.fullmatch(r"\d{1,3}", str(value).strip()):
+        raise ManifestError(f"{where}: {name} is a whole number, not {value!r}")
+    return int(str(value).strip())
+
+
+# -- one game (in a worker) ----------------------------------------------------------------------------------
+
+_READERS: dict[Engine, Any] = {}
+"""Each worker loads the models once, for all the games it analyses."""
+
+
+def reader_for(engine: Engine) -> Any:
+    from vision.game.pipeline import pipeline_reader
+
+    if engine not in _READERS:
+        _READERS[engine] = pipeline_reader(engine.models, threads=engine.threads, provider=engine.provider)
+    return _READERS[engine]
+
+
+def run_game(job: GameJob) -> dict[str, Any]:
+    """Analyse one game as ``analyze`` does (its folder replaced, the report written); never raises: a failure is
+    ``{"status": "failed", "error": one line}``."""
+    import os
+
+    from vision.session.analyze import AnalyzeOptions, analyze_video
+    from vision.ui.report import write_report
+
+    spec, out = job.spec, Path(job.out)
+    started, cpu_started = time.perf_counter(), time.process_time()
+    try:
+        if spec.calibration not in ("markers", "auto", "frame"):
+            from vision.runtime.calibrate import Calibration
+
+            Calibration.load(spec.calibration)  # a bad file fails before the video is opened, as in analyze
+        options = AnalyzeOptions(
+            profile=spec.profile, players=spec.players, first_player=spec.first_player - 1,
+            time_limit_s=spec.time_limit, calibration=spec.calibration, progress=False,
+        )  # fmt: skip
+        summary = analyze_video(spec.video, out, options, reader_for(job.engine), overwrite=True)
+        problem = _incomplete(summary)
+        if problem is None:
+            write_report(out)
+    except Exception as error:  # one bad video never stops the batch: its error is listed
+        problem = _one_line(error)
+        summary = {}
+    result = {
+        "status": "failed" if problem else "done", "error": problem, "pid": os.getpid(),
+        "wall_s": round(time.perf_counter() - started, 2), "cpu_s": round(time.process_time() - cpu_started, 2),
+        **_game_numbers(summary),
+    }  # fmt: skip
+    return result
+
+
+def _incomplete(summary: dict[str, Any]) -> str | None:
+    """Why an analysis is not a whole one (stopped before the end, a video mostly undecodable), or None."""
+    from vision.runtime.capture import Damage
+    from vision.session.common import END_OF_VIDEO
+
+    if summary.get("reason") != END_OF_VIDEO:
+        return f"analysis stopped: {summary.get('reason')}"
+    damage = Damage.from_json(summary["damage"])
+    if damage.unusable:
+        return damage.describe(f"video {summary['video']!r}")
+    return None
+
+
+def is_complete(folder: Path) -> bool:
+    """A folder that holds a whole analysis: its summary says the video was read to the end, the report is there."""
+    from vision.session.analyze import SUMMARY_NAME
+    from vision.ui.report import REPORT_NAME
+
+    try:
+        summary = json.loads((folder / SUMMARY_NAME).read_text())
+        return (folder / REPORT_NAME).is_file() and _incomplete(summary) is None
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _game_numbers(summary: dict[str, Any]) -> dict[str, Any]:
+    keys = ("video_s", "seconds", "speed_x_real_time", "moves", "verdicts", "codes")
+    return {k: summary[k] for k in keys if k in summary}
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return (text[0] if text else type(error).__name__)[:300]
+
+
+# -- the batch -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class GameRecord:
+    """How one game of the batch went (a row of ``batch.json``)."""
+
+    label: str
+    event: str
+    round: str
+    table: str
+    video: str
+    profile: str
+    players: int
+    status: str = "pending"
+    """done, skipped (already complete), failed."""
+    attempts: int = 0
+    errors: list[str] = field(default_factory=list)
+    video_s: float | None = None
+    wall_s: float | None = None
+    moves: int | None = None
+    verdicts: dict[str, int] = field(default_factory=dict)
+    pid: int | None = None
+    """The worker process that analysed it."""
+    cpu_s: float | None = None
+    """CPU seconds that worker spent on it (ONNX Runtime's threads included)."""
+
+
+Runner = Callable[[list[GameJob]], Iterator[tuple[GameJob, dict[str, Any]]]]
+"""Runs jobs somewhere (a process pool, Ray) and yields each with its result as it finishes."""
+
+
+def run_batch(
+    games: list[GameSpec],
+    out: str | Path,
+    *,
+    workers: int = 1,
+    engine: Engine | None = None,
+    runner: Runner | None = None,
+    progress: TextIO | None = None,
+    manifest: str | None = None,
+    backend: str = "local",
+) -> dict[str, Any]:
+    """Analyse every game not yet complete in ``out``; returns (and writes to ``out/batch.json``) how each went."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    engine = engine or Engine()
+    runner = runner or pool_runner(workers)
+    started = time.perf_counter()
+    records = {g.label: _record(g) for g in games}
+    lengths = {g.label: video_seconds(g.video) for g in games}
+    bar = BatchProgress(len(games), sum(lengths.values()), progress)
+    todo: list[GameJob] = []
+    for game in games:
+        record = records[game.label]
+        if is_complete(out / game.label):
+            record.status = "skipped"
+            _fill(record, _summary_of(out / game.label))
+            bar.finish(lengths[game.label], "skipped")
+        else:
+            todo.append(GameJob(game, str(out / game.label), engine))
+    for attempt in range(1, ATTEMPTS + 1):
+        if not todo:
+            break
+        failed: list[GameJob] = []
+        for job, result in runner(todo):
+            record = records[job.spec.label]
+            record.attempts = attempt
+            if result["status"] == "done":
+                record.status = "done"
+                _fill(record, result)
+                bar.finish(lengths[job.spec.label], "done")
+            else:
+                record.errors.append(result.get("error") or "unknown error")
+                failed.append(job)
+                if attempt == ATTEMPTS:
+                    record.status = "failed"
+                    bar.finish(lengths[job.spec.label], "failed")
+        todo = failed
+    wall = time.perf_counter() - started
+    rows = [asdict(records[g.label]) for g in games]
+    analysed_s = sum(r["video_s"] or 0.0 for r in rows if r["status"] == "done")
+    summary = {
+        "manifest": manifest,
+        "backend": backend,
+        "workers": workers,
+        "engine": asdict(engine),
+        "wall_s": round(wall, 2),
+        "counts": {s: sum(1 for r in rows if r["status"] == s) for s in ("done", "skipped", "failed")},
+        "video_hours_analysed": round(analysed_s / 3600, 4),
+        "video_hours_per_wall_hour": round(analysed_s / wall, 2) if wall > 0 and analysed_s else None,
+        "cpu_s_by_worker": _cpu_by_worker(rows),
+        "games": rows,
+    }
+    (out / BATCH_NAME).write_text(json.dumps(summary, indent=2, sort_keys=True))
+    return summary
+
+
+def _cpu_by_worker(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """CPU seconds each worker process spent on the games it finished in this run (pid: seconds)."""
+    spent: dict[str, float] = {}
+    for row in rows:
+        if row["status"] == "done" and row["pid"] is not None and row["cpu_s"] is not None:
+            spent[str(row["pid"])] = round(spent.get(str(row["pid"]), 0.0) + row["cpu_s"], 2)
+    return spent
+
+
+def _record(game: GameSpec) -> GameRecord:
+    return GameRecord(
+        label=game.label, event=game.event, round=game.round, table=game.table, video=game.video,
+        profile=game.profile, players=game.players,
+    )  # fmt: skip
+
+
+def _fill(record: GameRecord, numbers: dict[str, Any]) -> None:
+    record.video_s = numbers.get("video_s")
+    record.wall_s = numbers.get("wall_s", numbers.get("seconds"))
+    record.moves = numbers.get("moves")
+    record.verdicts = dict(numbers.get("verdicts") or {})
+    record.pid = numbers.get("pid")
+    record.cpu_s = numbers.get("cpu_s")
+
+
+def _summary_of(folder: Path) -> dict[str, Any]:
+    try:
+        return json.loads((folder / "summary.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def video_seconds(video: str) -> float:
+    """A video's length from its header (0 when it cannot be opened): for the progress line's video hours."""
+    try:
+        import cv2
+
+        capture = cv2.VideoCapture(video)
+        try:
+            fps, frames = capture.get(cv2.CAP_PROP_FPS), capture.get(cv2.CAP_PROP_FRAME_COUNT)
+        finally:
+            capture.release()
+        return float(frames / fps) if fps and frames and math.isfinite(frames / fps) and frames > 0 else 0.0
+    except Exception:
+        return 0.0
+
+
+class BatchProgress:
+    """One line per finished game on standard error: games and video hours done of all, the throughput."""
+
+    def __init__(self, games: int, video_s: float, stream: TextIO | None) -> None:
+        self.games, self.video_s, self.stream = games, video_s, stream
+        self.done = 0
+        self.seen_s = 0.0
+        self.analysed_s = 0.0
+        """Video analysed in this run (not skipped): the throughput's numerator."""
+        self.counts: dict[str, int] = {}
+        self.start = time.perf_counter()
+
+    def finish(self, video_s: float, status: str) -> None:
+        self.done += 1
+        self.seen_s += video_s
+        if status == "done":
+            self.analysed_s += video_s
+        self.counts[status] = self.counts.get(status, 0) + 1
+        if self.stream is None:
+            return
+        elapsed = time.perf_counter() - self.start
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(self.counts.items()))
+        rate = ""
+        if elapsed > 0 and self.analysed_s:
+            speed = self.analysed_s / elapsed  # video hours per wall hour
+            left = max(0.0, self.video_s - self.seen_s) / speed
+            rate = f", {speed:.1f} video h per wall h, ETA {left / 60:.0f} min"
+        self.stream.write(
+            f"batch: {self.done}/{self.games} games ({counts}), {self.seen_s / 3600:.2f}/{self.video_s / 3600:.2f}"
+            f" video hours{rate}\n"
+        )
+        self.stream.flush()
+
+
+# -- where the games run -------------------------------------------------------------------------------------
+
+
+def pool_runner(workers: int, *, method: str = "spawn", work: Callable[[GameJob], dict[str, Any]] = run_game) -> Runner:
+    """A local process pool (spawned workers: no state copied from the parent, as on a cluster node) running
+    ``work`` (a top-level function) on each job. A worker that dies breaks the pool: the games it had and those
+    still queued fail this attempt (finished ones stay done) and the next attempt starts a fresh pool."""
+
+    def run(jobs: list[GameJob]) -> Iterator[tuple[GameJob, dict[str, Any]]]:
+        import multiprocessing
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+        context = multiprocessing.get_context(method)
+        with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
+            pending: dict[Future[dict[str, Any]], GameJob] = {pool.submit(work, job): job for job in jobs}
+            while pending:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    job = pending.pop(future)
+                    yield job, _result_of(future)
+
+    return run
+
+
+def _result_of(future: Future[dict[str, Any]]) -> dict[str, Any]:
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        return {"status": "failed", "error": "the worker process died (killed, or out of memory)"}
+    except Exception as error:
+        return {"status": "failed", "error": _one_line(error)}
+
+
+RAY_MISSING = "--ray needs Ray: pip install 'rummikub-referee[cluster]' (or pip install 'ray>=2.9')"
+
+
+def ray_runner(address: str) -> Runner:
+    """The same per-game function as Ray tasks (one CPU each) on the cluster at ``address`` (``auto``,
+    ``ray://host:port``), or ``local``: a Ray started here with 2 CPUs."""
+    try:
+        import ray
+    except ImportError:
+        raise rules_cli.CommandError(RAY_MISSING) from None
+    if not ray.is_initialized():
+        try:
+            if address == "local":
+                ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+            else:
+                ray.init(address=address, log_to_driver=False)
+        except Exception as error:  # Ray's own exception types: no cluster there, a refused address
+            raise rules_cli.CommandError(f"--ray {address}: cannot start or reach Ray ({_one_line(error)})") from None
+    task = ray.remote(num_cpus=1, max_retries=0)(run_game)
+
+    def run(jobs: list[GameJob]) -> Iterator[tuple[GameJob, dict[str, Any]]]:
+        pending = {task.remote(job): job for job in jobs}
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                job = pending.pop(ref)
+                try:
+                    result = ray.get(ref)
+                except Exception as error:  # a worker or node lost: this game's attempt failed
+                    result = {"status": "failed", "error": _one_line(error)}
+                yield job, result
+
+    return run
+
+
+# -- the archive report --------------------------------------------------------------------------------------
+
+MOVES_CSV = "moves.csv"
+ARCHIVE_NAME = "archive.html"
+CSV_FIELDS = ("event", "round", "table", "label", "profile", "move", "player", "kind", "verdict", "codes", "seconds",
+              "time_s", "review_cause")  # fmt: skip
+
+
+def archive_moves(out: str | Path, records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every move of every analysed game (done or skipped), one row each (player counted from 1)."""
+    rows = []
+    for game in records:
+        if game["status"] not in ("done", "skipped"):
+            continue
+        try:
+            moves = json.loads((Path(out) / game["label"] / "moves.json").read_text())
+        except (OSError, ValueError):
+            continue
+        for move in moves:
+            ruling = move["ruling"]
+            rows.append({
+                "event": game["event"], "round": game["round"], "table": game["table"], "label": game["label"],
+                "profile": game["profile"], "move": move["number"], "player": move["player"] + 1,
+                "kind": move.get("kind", ""), "verdict": ruling["verdict"],
+                "codes": " ".join(v["code"] for v in ruling["violations"]),
+                "seconds": move.get("elapsed_s"), "time_s": move.get("time_s"),
+                "review_cause": review_cause(ruling) if ruling["verdict"] == "review" else "",
+            })  # fmt: skip
+    return rows
+
+
+def review_cause(ruling: dict[str, Any]) -> str:
+    """Why a move went to a person, in a few words that group alike (numbers left out)."""
+    notes = [re.sub(r"\d+(\.\d+)?", "N", str(n)).split(":")[0] for n in ruling.get("notes", [])]
+    if notes:
+        return notes[0][:80]
+    if ruling.get("uncertain"):
+        return "tiles read with low confidence"
+    codes = [v["code"] for v in ruling.get("violations", [])]
+    return ", ".join(codes) if codes else "unstated"
+
+
+def write_archive(out: str | Path, summary: dict[str, Any]) -> tuple[Path, Path]:
+    """``out/moves.csv`` (every move) and ``out/archive.html`` (one self-contained page); returns their paths."""
+    out = Path(out)
+    rows = archive_moves(out, summary["games"])
+    with (out / MOVES_CSV).open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+    page = archive_html(summary, rows)
+    (out / ARCHIVE_NAME).write_text(page, encoding="utf-8")
+    return out / ARCHIVE_NAME, out / MOVES_CSV
+
+
+def _count(rows: Iterable[dict[str, Any]], key: Callable[[dict[str, Any]], Iterable[str]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for row in rows:
+        for value in key(row):
+            counts[value] = counts.get(value, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def bar_svg(
+    counts: dict[str, int],
+    *,
+    part: dict[str, int] | None = None,
+    part_name: str = "",
+    width: int = 560,
+    colour: str = "#4a7ab5",
+    part_colour: str = "#c49a2c",
+) -> str:
+    """Horizontal bars, one per key, with the count at the end (inline SVG: the page needs nothing else); ``part``:
+    how much of each bar is of another kind, drawn in ``part_colour`` and named after the count."""
+    from html import escape
+
+    if not counts:
+        return "<p class=none>none</p>"
+    part = part or {}
+    most = max(counts.values()) or 1
+    row_h, label_w = 20, 250
+    parts = []
+    for i, (name, n) in enumerate(counts.items()):
+        y = i * row_h
+        w = max(1, round((width - label_w - 90) * n / most))
+        k = part.get(name, 0)
+        w_part = round(w * k / n) if n else 0
+        label = f"{n} ({k} {part_name})" if k else str(n)
+        parts.append(
+            f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end">{escape(str(name)[:42])}</text>'
+            f'<rect x="{label_w}" y="{y + 3}" width="{w}" height="{row_h - 6}" fill="{colour}"/>'
+            + (f'<rect x="{label_w + w - w_part}" y="{y + 3}" width="{w_part}" height="{row_h - 6}"'
+               f' fill="{part_colour}"/>' if w_part else "")
+            + f'<text x="{label_w + w + 4}" y="{y + 14}">{escape(label)}</text>'
+        )  # fmt: skip
+    height = row_h * len(counts)
+    return f'<svg width="{width}" height="{height}" font-size="12" font-family="sans-serif">{"".join(parts)}</svg>'
+
+
+def histogram_svg(values: list[float], *, bins: int = 12, width: int = 520, height: int = 160) -> str:
+    """Move times as a histogram (seconds on the x axis)."""
+    if not values:
+        return "<p class=none>no move times</p>"
+    top = max(values) or 1.0
+    step = top / bins
+    counts = [0] * bins
+    for v in values:
+        counts[min(bins - 1, int(v / step)) if step else 0] += 1
+    most = max(counts) or 1
+    bar_w = (width - 40) / bins
+    parts = []
+    for i, n in enumerate(counts):
+        h = (height - 30) * n / most
+        x = 30 + i * bar_w
+        parts.append(f'<rect x="{x:.1f}" y="{height - 20 - h:.1f}" width="{bar_w - 2:.1f}" height="{h:.1f}"'
+                     f' fill="#6a9f58"><title>{i * step:.0f}-{(i + 1) * step:.0f} s: {n}</title></rect>')  # fmt: skip
+        if i % 3 == 0:
+            parts.append(f'<text x="{x:.1f}" y="{height - 5}">{i * step:.0f}s</text>')
+    parts.append(f'<text x="{width - 40}" y="{height - 5}">{top:.0f}s</text>')
+    return f'<svg width="{width}" height="{height}" font-size="11" font-family="sans-serif">{"".join(parts)}</svg>'
+
+
+def archive_html(summary: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    from html import escape
+
+    games = summary["games"]
+    analysed = [g for g in games if g["status"] in ("done", "skipped")]
+    reviews = [r for r in rows if r["verdict"] == "review"]
+    review_rate = len(reviews) / len(rows) if rows else 0.0
+
+    def violations(key: Callable[[dict[str, Any]], str] | None, verdicts: tuple[str, ...]) -> dict[str, int]:
+        """Violations found, one per code, grouped by ``key`` (the code itself without one)."""
+        chosen = (r for r in rows if r["codes"] and r["verdict"] in verdicts)
+        return _count(chosen, lambda r: r["codes"].split() if key is None else [key(r)] * len(r["codes"].split()))
+
+    def chart(key: Callable[[dict[str, Any]], str] | None) -> str:
+        # a REVIEW's violations are what the referee would rule if the reading is right: shown apart
+        found = violations(key, ("revert", "review"))
+        return bar_svg(found, part=violations(key, ("review",)), part_name="REVIEW", colour="#b5544a")
+
+    sections = [
+        ("Verdicts", bar_svg(_count(rows, lambda r: [r["verdict"]]))),
+        ("Violations by code (red: REVERT, gold: REVIEW)", chart(None)),
+        ("Violations by player (seat in turn order)", chart(lambda r: f"player {r['player']}")),
+        ("Violations by profile", chart(lambda r: str(r["profile"]))),
+        ("Violations by round", chart(lambda r: f"{r['event']} round {r['round']}")),
+        (
+            f"REVIEW: {len(reviews)} of {len(rows)} moves ({100 * review_rate:.1f} %), by cause",
+            bar_svg(_count(reviews, lambda r: [r["review_cause"]]), colour="#c49a2c"),
+        ),
+        ("Move times (seconds)", histogram_svg([float(r["seconds"]) for r in rows if r["seconds"] is not None])),
+    ]
+    slowest = sorted((r for r in rows if r["seconds"] is not None), key=lambda r: -float(r["seconds"]))[:10]
+    disputed = [r for r in rows if r["verdict"] in ("revert", "review")][:20]
+
+    def move_list(items: list[dict[str, Any]]) -> str:
+        if not items:
+            return "<p class=none>none</p>"
+        lines = "".join(
+            f'<li><a href="{escape(r["label"])}/report.html">{escape(r["label"])}</a> move {r["move"]}, player'
+            f" {r['player']}: {escape(r['verdict'].upper())} {escape(r['codes'])} ({r['seconds']} s)</li>"
+            for r in items
+        )
+        return f"<ol>{lines}</ol>"
+
+    game_rows = "".join(
+        "<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in (g["event"], g["round"], g["table"], g["profile"]))
+        + (f'<td><a href="{escape(g["label"])}/report.html">{escape(g["status"])}</a></td>' if g in analysed
+           else f'<td class=failed title="{escape("; ".join(g["errors"]))}">{escape(g["status"])}:'
+                f' {escape(g["errors"][-1] if g["errors"] else "")}</td>')
+        + f"<td>{g['moves'] if g['moves'] is not None else ''}</td>"
+        + f"<td>{escape(', '.join(f'{n} {v}' for v, n in sorted(g['verdicts'].items())))}</td></tr>"
+        for g in games
+    )  # fmt: skip
+    body = "".join(f"<section><h2>{escape(title)}</h2>{svg}</section>" for title, svg in sections)
+    counts = summary["counts"]
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Archive: {len(games)} games</title>
+<style>body{{font-family:sans-serif;margin:2em;max-width:70em}}section{{display:inline-block;vertical-align:top;
+margin:0 2em 1.5em 0}}h2{{font-size:1.05em}}table{{border-collapse:collapse}}td,th{{border-bottom:1px solid #ddd;
+padding:2px 8px;text-align:left}}.failed{{color:#a33}}.none{{color:#888}}</style></head><body>
+<h1>Archive: {len(games)} games, {len(rows)} moves</h1>
+<p>{counts.get("done", 0)} analysed now, {counts.get("skipped", 0)} already analysed, {counts.get("failed", 0)}
+failed; {summary["video_hours_analysed"]:.2f} video hours analysed in this run.</p>
+{body}
+<section><h2>Slowest moves</h2>{move_list(slowest)}</section>
+<section><h2>Disputed moves (REVERT, REVIEW)</h2>{move_list(disputed)}</section>
+<h2>Games</h2><table><tr><th>event</th><th>round</th><th>table</th><th>profile</th><th>status</th><th>moves</th>
+<th>verdicts</th></tr>{game_rows}</table>
+</body></html>
+"""
+
+
+# -- the command ---------------------------------------------------------------------------------------------
+
+
+def cmd_batch(args: Any) -> int:
+    engine = engine_from_args(args)
+    try:
+        games = read_manifest(args.manifest)
+    except ManifestError as error:
+        raise rules_cli.CommandError(str(error)) from None
+    if engine.threads is None:
+        engine = replace(engine, threads=1 if args.ray else worker_threads(args.workers))
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise rules_cli.CommandError(f"{out} is a file, not a folder for the batch")
+    runner = ray_runner(args.ray) if args.ray else pool_runner(args.workers)
+    summary = run_batch(
+        games, out, workers=args.workers, engine=engine, runner=runner, progress=None if args.json else sys.stderr,
+        manifest=str(args.manifest), backend=f"ray:{args.ray}" if args.ray else "local",
+    )  # fmt: skip
+    archive, moves = write_archive(out, summary)
+    failed = [g for g in summary["games"] if g["status"] == "failed"]
+    counts = summary["counts"]
+    text = [
+        f"{len(games)} games: {counts['done']} analysed, {counts['skipped']} already done (skipped),"
+        f" {counts['failed']} failed; {summary['wall_s']:.0f} s",
+        *(f"  failed: {g['label']}: {g['errors'][-1]}" for g in failed),
+        f"archive: {archive}",
+        f"moves: {moves}",
+        f"batch summary: {out / BATCH_NAME}",
+    ]
+    rules_cli.emit(args, summary, "\n".join(text))
+    return 1 if failed else 0
+
+
+def worker_threads(workers: int) -> int:
+    """ONNX Runtime threads per model in each of ``workers`` local workers when ``--threads`` is not given: the cores
+    shared out (2 cores: 2 threads for one worker, as ``analyze``; 1 each for two). Oversubscribed, the threads only
+    contend: on this shared 2-core machine (load average 13-15), 4 games of 28 s with 2 workers took 15.8 s at 2
+    threads each and 11.0 s at 1 (1 worker: 16.0 s at 2 threads, 8.9 s at 1), the same moves ruled."""
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cores // max(1, workers))
+
+
+def register(commands: Any) -> None:
+    batch = rules_cli.add_command(
+        commands,
+        "batch",
+        cmd_batch,
+        "Analyse every game video a manifest lists (as analyze does, each in its folder), then an archive report"
+        " (exit status 1 when a game failed: batch.json lists it with its error).",
+        f"{rules_cli.PROG} batch season.csv --out archive/ --workers 2",
+    )
+    batch.add_argument("manifest", metavar="MANIFEST", help="CSV or YAML: video, event, round, table, profile, ...")
+    batch.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the games and the archive")
+    batch.add_argument(
+        "--workers", type=rules_cli.COUNT, default=1, metavar="N",
+        help="local worker processes (default 1; not with --ray)",
+    )  # fmt: skip
+    batch.add_argument(
+        "--ray", metavar="ADDRESS", help="run the games as Ray tasks: auto, ray://host:port, or local (2 CPUs here)"
+    )
+    batch.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: shipped)")
+    add_engine_options(batch)
+    rules_cli.add_json_option(batch)
