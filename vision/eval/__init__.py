@@ -1,0 +1,1 @@
+"""Evaluation and benchmarks (never loaded by the runtime)."""

@@ -1,0 +1,1 @@
+"""Pixels to tables: detection, classification, colour, layout, the play area, capture, seats and motion."""

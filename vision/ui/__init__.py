@@ -1,0 +1,1 @@
+"""What people look at: the referee station, the analysis report, annotated photos."""
