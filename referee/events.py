@@ -268,6 +268,26 @@ class RedealRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class OpeningDeclared:
+    """``player``, not yet opened, says "Wyłożę się w następnej rundzie" ("I'll open next round"): where the seed
+    names it (004, 000 ZAKOŃCZENIE GRY; 001 rule 23; 003), it saves a player who drew the opening's tile in the last
+    round from the -200 when another player goes out (:mod:`referee.scoring`). ``rule``: the seed rule (written by
+    :meth:`referee.game.Game.complete`)."""
+
+    KIND: ClassVar[str] = "announced-opening"
+    player: int
+    time_s: float | None = None
+    rule: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"event": self.KIND, **_at(self), "player": self.player}
+        if self.rule is not None:
+            data["rule"] = self.rule
+        return {**data, **self.extra}
+
+
+@dataclass(frozen=True, slots=True)
 class Note:
     """Any other line of a game log (start, calibration, warnings, stream events, end...): the game takes it as
     it is and nothing changes."""
@@ -296,8 +316,13 @@ Event = (
     | PoolEmpty
     | WentOut
     | RedealRequest
+    | OpeningDeclared
     | Note
 )
+
+TableWord = PoolEmpty | WentOut | RedealRequest | OpeningDeclared
+"""What the referee records about the table that is not a word on a move: the game keeps it in its ledger with
+the overrides, so :class:`Undo` takes back the last of either."""
 
 
 # -- the edge: JSON -----------------------------------------------------------------------------------------
@@ -351,6 +376,9 @@ def event_from_json(data: Mapping[str, Any]) -> Event:
         if kind == RedealRequest.KIND:
             return RedealRequest(_needed_int(data, "player"), _time(data), _optional_int(data, "pairs"),
                                  _optional_str(data, "rule"), _rest(data, RedealRequest))  # fmt: skip
+        if kind == OpeningDeclared.KIND:
+            return OpeningDeclared(_needed_int(data, "player"), _time(data), _optional_str(data, "rule"),
+                                   _rest(data, OpeningDeclared))  # fmt: skip
     except GameStateError:
         raise
     except KeyError as error:
@@ -560,6 +588,8 @@ def describe(event: Event) -> str:
         return f"Referee: player {event.player + 1} asks for a re-deal{pairs}" + (
             f": {event.rule}" if event.rule else ""
         )
+    if isinstance(event, OpeningDeclared):
+        return f"Referee: player {event.player + 1} will open next round"
     return event.kind
 
 
@@ -569,6 +599,11 @@ def describe_override(event: Override | Undo) -> str:
         undone = event.undoes
         if not isinstance(undone, Mapping):
             return "undo"
+        if undone.get("event", "override") != "override":  # a word on the table (pool empty, re-deal...)
+            try:
+                return "undo (" + describe(event_from_json(undone)).removeprefix("Referee: ") + ")"
+            except (TypeError, ValueError, KeyError):
+                return "undo"
         try:
             return f"undo ({describe_override(_override_from_json({'event': 'override', **undone}))})"
         except (TypeError, ValueError, KeyError):

@@ -47,11 +47,13 @@ from referee.events import (
     GameStateError,
     Move,
     Note,
+    OpeningDeclared,
     Override,
     PoolEmpty,
     RedealRequest,
     Restore,
     TableRead,
+    TableWord,
     Undo,
     Unread,
     WentOut,
@@ -64,7 +66,8 @@ from referee.table import LOOSE, Table
 from referee.tiles import Tile
 
 __all__ = [
-    "Activity", "ClockPress", "Event", "Game", "GameStateError", "Move", "Note", "Override", "OverrideRecord",
+    "Activity", "ClockPress", "Event", "Game", "GameStateError", "Move", "Note", "OpeningDeclared", "Override",
+    "OverrideRecord",
     "Pending", "PoolEmpty", "PoolEnding", "RedealRequest", "Restore", "TableRead", "Undo", "Unread", "WentOut",
     "describe", "event_from_json", "looks_restored", "relabel",
 ]  # fmt: skip
@@ -141,6 +144,23 @@ REDEALS: Mapping[str, SeedRule] = {
 }  # fmt: skip
 """Seed file -> its re-deal rule (the house summary, seed 002, names none: a request is refused there)."""
 
+_CHAMPIONSHIP_DECLARATION = SeedRule("ZAKOŃCZENIE GRY", "(Gracz może uniknąć tej kary, jeśli kostkę potrzebną do"
+    " otwarcia wziął w ostatniej rundzie i zapowiedział, że w następnym ruchu będzie wykładał otwarcie.) Komunikat"
+    " „Wyłożę się w następnej rundzie”.")  # fmt: skip
+DECLARATIONS: Mapping[str, SeedRule] = {
+    "seeds/004_edb1b3e580c8d7dd.txt": _CHAMPIONSHIP_DECLARATION,
+    "seeds/000_d223ae7d75066ede.txt": _CHAMPIONSHIP_DECLARATION,
+    "seeds/001_94ad5f67870580e0.txt": SeedRule("rule 23b", "(gracz może uniknąć tej kary, jeśli kostkę potrzebną do"
+        " otwarcia wziął w ostatniej rundzie i zapowiedział że w następnym ruchu będzie się wykładał przed kliknięciem"
+        " stopera) Komunikat „Wyłożę się w następnej rundzie”."),
+    "seeds/003_ed43451ecbd65de4.txt": SeedRule("ZAKOŃCZENIE GRY", "Gracz może uniknąć tej kary, jeśli kostkę"
+        " potrzebną do otwarcia wziął w ostatniej rundzie i zapowiedział, że w następnym ruchu będzie wykladał"
+        " otwarcie."),
+}  # fmt: skip
+"""Seed file -> where it names the "I'll open next round" declaration (:class:`OpeningDeclared`), which saves a
+player from the -200 (:mod:`referee.scoring`); the house summary, seed 002, has no never-opened penalty and no
+declaration: one is recorded there with that note and changes no score."""
+
 
 # -- state ----------------------------------------------------------------------------------------------------
 
@@ -170,11 +190,27 @@ class OverrideState:
     pending: Pending | None
     opened: tuple[bool, ...]
     last_move: Move | None
+    moves: int = 0
+    player: int = 0
+    pool_empty: bool = False
+    last_round: tuple[int, ...] | None = None
+    over: bool = False
+    winner: int | None = None
+    redeals: int = 0
+    declared: tuple[int, ...] = ()
+    table: Table | None = None
+    turn_table: Table | None = None
+    turn_started_s: float = 0.0
+
+
+_WORD_FIELDS = ("player", "pool_empty", "last_round", "over", "winner", "redeals", "declared", "table", "turn_table",
+                "turn_started_s")  # fmt: skip
+"""What a word on the table (:data:`~referee.events.TableWord`) may change, and its undo gives back."""
 
 
 @dataclass(frozen=True, slots=True)
 class OverrideRecord:
-    override: Override
+    override: Override | TableWord
     before: OverrideState
     after: OverrideState
     undone: bool = False
@@ -225,6 +261,8 @@ class Game:
     """The player who went out (None: nobody did)."""
     redeals: int = 0
     """Re-deals granted before the first move."""
+    declared: tuple[int, ...] = ()
+    """Players who said "I'll open next round" (:class:`OpeningDeclared`), in the order they said it."""
 
     @classmethod
     def start(
@@ -279,6 +317,8 @@ class Game:
                       list(self.last_round), "over": self.over, "winner": self.winner}  # fmt: skip
         if self.redeals:
             ending["redeals"] = self.redeals
+        if self.declared:
+            ending["declared"] = list(self.declared)
         return {
             "player": self.player,
             "seat": self.seat_of(self.player),
@@ -423,11 +463,13 @@ class Game:
         if isinstance(event, Undo):
             return self._undo()
         if isinstance(event, PoolEmpty):
-            return self._pool_empty(event)
+            return self._noted(event, self._pool_empty(event))
         if isinstance(event, WentOut):
-            return self._went_out(event)
+            return self._noted(event, self._went_out(event))
         if isinstance(event, RedealRequest):
-            return self._redeal(event)
+            return self._noted(event, self._redeal(event))
+        if isinstance(event, OpeningDeclared):
+            return self._noted(event, self._declared(event))
         return self
 
     def replay(self, events: Iterable[Event]) -> Game:
@@ -448,6 +490,8 @@ class Game:
             if record is None:
                 return event
             undone = record.override
+            if not isinstance(undone, Override):  # a word on the table: named by its own line
+                return replace(event, undoes={k: v for k, v in undone.to_json().items() if k != "rule"})
             return replace(event, undoes={"action": undone.action, "move": undone.move, "time_s": undone.time_s})
         if isinstance(event, PoolEmpty) and event.rule is None:
             drawer = event.player
@@ -458,6 +502,13 @@ class Game:
         if isinstance(event, RedealRequest) and event.rule is None:
             rule = REDEALS.get(get_profile(self.profile).seed)
             return event if rule is None else replace(event, rule=self._cite(rule))
+        if isinstance(event, OpeningDeclared) and event.rule is None:
+            rules = get_profile(self.profile)
+            declaration = DECLARATIONS.get(rules.seed)
+            if declaration is None:
+                return replace(event, rule=f"{rules.name}: {rules.seed} names no such declaration: recorded, no score"
+                               " changes for it")  # fmt: skip
+            return replace(event, rule=self._cite(declaration))
         if isinstance(event, Override) and event.action == "correct" and event.ruling is None:
             fixed = self._corrected(event)
             if fixed is None:
@@ -532,7 +583,19 @@ class Game:
             raise GameStateError(f"a re-deal needs {REDEAL_PAIRS} pairs among the tiles dealt, not {event.pairs}")
         started = self.turn_started_s if event.time_s is None else float(event.time_s)
         # The tiles are shuffled and dealt again: the table is read afresh, the first player's time starts now.
-        return replace(self, redeals=self.redeals + 1, table=None, turn_table=None, turn_started_s=started)
+        return replace(self, redeals=self.redeals + 1, table=None, turn_table=None, turn_started_s=started, declared=())
+
+    def _declared(self, event: OpeningDeclared) -> Game:
+        player = event.player
+        if not 0 <= player < self.players:
+            raise GameStateError(f"player {player} is not one of the {self.players} at the table (0-based)")
+        if self.over:
+            raise GameStateError(f"player {player + 1} declared an opening after the end of the game")
+        if self.opened[player]:
+            raise GameStateError(f"player {player + 1} has opened already: there is no opening to declare")
+        if player in self.declared:
+            return self
+        return replace(self, declared=(*self.declared, player))
 
     def _emit(self, events: list[Event]) -> tuple[Game, list[Event]]:
         game = self
@@ -633,7 +696,15 @@ class Game:
         return replace(game, ledger=(*game.ledger, record))
 
     def _override_state(self) -> OverrideState:
-        return OverrideState(self.pending, self.opened, self.last_move)
+        return OverrideState(
+            self.pending, self.opened, self.last_move, self.moves, self.player, self.pool_empty, self.last_round,
+            self.over, self.winner, self.redeals, self.declared, self.table, self.turn_table, self.turn_started_s,
+        )  # fmt: skip
+
+    def _noted(self, word: TableWord, game: Game) -> Game:
+        """``game`` (this game after ``word``) with the word in the ledger, so :class:`Undo` can take it back."""
+        record = OverrideRecord(word, self._override_state(), game._override_state())
+        return replace(game, ledger=(*game.ledger, record))
 
     def _last_override(self) -> OverrideRecord | None:
         return next((r for r in reversed(self.ledger) if not r.undone), None)
@@ -725,6 +796,11 @@ class Game:
         ledger = tuple(replace(r, undone=True) if r is record else r for r in self.ledger)
         game = replace(self, ledger=ledger)
         before, after = record.before, record.after
+        if not isinstance(record.override, Override):
+            if self.moves != after.moves:
+                raise GameStateError(f"a move came after '{describe(record.override)}': it is no longer undone")
+            changed = {k: getattr(before, k) for k in _WORD_FIELDS if getattr(game, k) == getattr(after, k)}
+            return replace(game, **changed)
         if game.pending == after.pending:
             game = replace(game, pending=before.pending)
         if game.last_move == after.last_move:

@@ -31,6 +31,7 @@ from referee.events import (
     ClockPress,
     Move,
     Note,
+    OpeningDeclared,
     Override,
     PoolEmpty,
     RedealRequest,
@@ -78,13 +79,16 @@ def summary(event: Any) -> dict[str, Any]:
         ruling = None if event.ruling is None else event.ruling.verdict.value
         return {"event": "override", "action": event.action, "move": event.move, "verdict": ruling}
     if isinstance(event, Undo):
-        return {"event": "undo", "undoes": None if event.undoes is None else event.undoes.get("action")}
+        undone = None if event.undoes is None else event.undoes.get("action", event.undoes.get("event"))
+        return {"event": "undo", "undoes": undone}
     if isinstance(event, PoolEmpty):
         return {"event": "pool-empty", "player": event.player, "cause": event.cause, "rule": event.rule}
     if isinstance(event, WentOut):
         return {"event": "out", "player": event.player}
     if isinstance(event, RedealRequest):
         return {"event": "redeal", "player": event.player, "pairs": event.pairs, "rule": event.rule}
+    if isinstance(event, OpeningDeclared):
+        return {"event": "announced-opening", "player": event.player, "rule": event.rule}
     return {"event": event.kind}
 
 
@@ -109,6 +113,7 @@ def state(game: Game) -> dict[str, Any]:
         "over": game.over,
         "winner": game.winner,
         "redeals": game.redeals,
+        "declared": list(game.declared),
     }  # fmt: skip
 
 
@@ -372,3 +377,38 @@ def test_a_malformed_ending_or_redeal_line_is_named(line: dict[str, Any], messag
 def test_a_pool_ending_cause_the_game_does_not_know_is_refused() -> None:
     with pytest.raises(GameStateError, match="cause is 'pool' or 'round-time', not 'rain'"):
         Game.start("official", 2).apply(PoolEmpty(1.0, cause="rain"))
+
+
+def test_a_declaration_is_cited_per_seed_and_the_house_summary_names_none() -> None:
+    # Przasnysz names it in rule 23b; the house summary has no never-opened penalty and so no declaration.
+    przasnysz = Game.start("przasnysz", 2)
+    cited = przasnysz.complete(OpeningDeclared(1, 3.0))
+    assert cited.rule is not None and cited.rule.startswith("przasnysz: seeds/001_94ad5f67870580e0.txt, rule 23b")
+    house = Game.start("house", 2)
+    noted = house.complete(OpeningDeclared(1, 3.0))
+    assert noted.rule is not None and "names no such declaration" in noted.rule
+    assert house.apply(noted).declared == (1,)
+
+
+def test_a_re_deal_forgets_a_declaration_made_on_the_tiles_dealt_before() -> None:
+    game = Game.start("official", 3).apply(OpeningDeclared(2, 1.0))
+    assert game.declared == (2,)
+    assert game.apply(RedealRequest(0, 2.0, pairs=3)).declared == ()
+
+
+def test_undo_takes_back_the_last_of_the_overrides_and_the_words_in_turn() -> None:
+    game = Game.start("official", 2)
+    game, _ = game.on_settled(Table.parse(""), time_s=0.0, frame=0, start_s=None, hands_seat=None, hands=False)
+    game, _ = game.on_settled(Table.parse("[red-1 red-2]"), time_s=5.0, frame=1, start_s=None, hands_seat=None,
+                              hands=True)  # fmt: skip
+    assert game.last_move is not None and game.last_move.ruling.verdict.value == "revert"
+    game = game.apply(game.complete(Override("ok", 6.0, move=1)))
+    game = game.apply(game.complete(OpeningDeclared(1, 7.0)))
+    undo = game.complete(Undo(8.0))
+    assert undo.undoes is not None and undo.undoes["event"] == "announced-opening"
+    assert describe(undo) == "Referee: undo (player 2 will open next round)"
+    game = game.apply(undo)
+    assert game.declared == ()
+    second = game.complete(Undo(9.0))
+    assert second.undoes is not None and second.undoes["action"] == "ok"
+    assert game.apply(second).pending is not None  # the revert is owed again
