@@ -68,6 +68,11 @@ class Move:
     elapsed_s: float | None = None
     ended_by: str | None = None
     left_out: int = 0
+    table_at_limit: Table | None = None
+    """The table as the camera read it when the time limit passed, for a move over time (None: not over time, not
+    read because hands were over it, or not logged). The ruling is on it where the profile's seed says so."""
+    touched_after_limit: bool | None = None
+    """For a move over time: hands were over the table after the limit passed (None: not known, or not logged)."""
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -87,6 +92,10 @@ class Move:
         for key in ("turn_started_s", "elapsed_s", "ended_by"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
+        if self.table_at_limit is not None:
+            data["table_at_limit"] = _table_json(self.table_at_limit)
+        if self.touched_after_limit is not None:
+            data["touched_after_limit"] = self.touched_after_limit
         data |= {"before": _table_json(self.before), "after": _table_json(self.after), "ruling": self.ruling.to_json()}
         return {**data, **self.extra}
 
@@ -404,8 +413,12 @@ def _move_from_json(data: Mapping[str, Any]) -> Move:
     try:
         after = Table.from_json(data["after"])
         before = Table.from_json(data["before"])
+        at_limit = None if data.get("table_at_limit") is None else Table.from_json(data["table_at_limit"])
     except (TypeError, ValueError, KeyError, AttributeError) as error:
         raise GameStateError(f"move {number}'s tables cannot be read: {error}") from None
+    touched = data.get("touched_after_limit")
+    if touched is not None and not isinstance(touched, bool):
+        raise GameStateError(f"move {number}: touched_after_limit is {touched!r}, not true, false or null")
     try:
         typed = Ruling.from_json(dict(ruling))
     except (TypeError, ValueError, KeyError, AttributeError, IndexError) as error:
@@ -418,7 +431,7 @@ def _move_from_json(data: Mapping[str, Any]) -> Move:
         turn_order_player=_optional_int(data, "turn_order_player"), start_s=_optional_time(data, "start_s"),
         turn_started_s=_optional_time(data, "turn_started_s"), elapsed_s=_optional_time(data, "elapsed_s"),
         ended_by=None if data.get("ended_by") is None else str(data["ended_by"]), left_out=_count(data, "left_out"),
-        extra=_rest(data, Move, also=("kind",)),
+        table_at_limit=at_limit, touched_after_limit=touched, extra=_rest(data, Move, also=("kind",)),
     )  # fmt: skip
 
 

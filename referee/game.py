@@ -341,9 +341,12 @@ class Game:
         hands_seat: int | None,
         hands: bool,
         left_out: int = 0,
+        table_at_limit: Table | None = None,
+        touched_after_limit: bool | None = None,
     ) -> tuple[Game, list[Event]]:
         """The table is still again after activity (``hands``: an arm was seen over it, from ``hands_seat``;
-        ``left_out``: boxes left out of the reading as most likely not tiles)."""
+        ``left_out``: boxes left out of the reading as most likely not tiles). ``table_at_limit`` and
+        ``touched_after_limit``: what the camera saw of the turn's time limit (see :meth:`_move`)."""
         at: dict[str, Any] = {"time_s": round(time_s, 3), "frame": frame, "left_out": left_out}
         if self.table is None:
             return self._emit([TableRead(after, "first reading", **at)])
@@ -364,7 +367,11 @@ class Game:
             # Nobody reached over the table, yet it reads differently: a better reading, not a move (unless the
             # camera went unread meanwhile: then hands may have come and gone unseen, and it is a move, REVIEW).
             return self._emit([TableRead(after, "re-read, no hands seen", **at)])
-        return self._emit([self._move(after, at, start_s=start_s, hands_seat=hands_seat, ended_by="settle")])
+        move = self._move(
+            after, at, start_s=start_s, hands_seat=hands_seat, ended_by="settle", table_at_limit=table_at_limit,
+            touched_after_limit=touched_after_limit,
+        )  # fmt: skip
+        return self._emit([move])
 
     def on_refined(self, table: Table, *, time_s: float, frame: int) -> tuple[Game, list[Event]]:
         """The same table read with more certainty (more readings of the still table agree)."""
@@ -379,9 +386,17 @@ class Game:
         return self._emit([Activity(round(time_s, 3), frame)])
 
     def on_clock(
-        self, *, time_s: float, frame: int, table: Table | None = None, left_out: int = 0
+        self,
+        *,
+        time_s: float,
+        frame: int,
+        table: Table | None = None,
+        left_out: int = 0,
+        table_at_limit: Table | None = None,
+        touched_after_limit: bool | None = None,
     ) -> tuple[Game, list[Event]]:
-        """The clock key: the move of the player on move ends now (``table``: the settled table, if newer).
+        """The clock key: the move of the player on move ends now (``table``: the settled table, if newer;
+        ``table_at_limit``, ``touched_after_limit``: what the camera saw of the time limit, see :meth:`_move`).
 
         The first press of a game switches to clock mode; if it comes right after a move already ruled when the
         table settled (no hands since), it confirms that move instead of adding a draw.
@@ -408,7 +423,10 @@ class Game:
         if game.table is None:
             return game, events
         at["left_out"] = 0
-        move = game._move(game.table, at, start_s=game.turn_started_s, hands_seat=None, ended_by="clock")
+        move = game._move(
+            game.table, at, start_s=game.turn_started_s, hands_seat=None, ended_by="clock",
+            table_at_limit=table_at_limit, touched_after_limit=touched_after_limit,
+        )  # fmt: skip
         game, more = game._emit([move])
         return game, [*events, *more]
 
@@ -515,9 +533,11 @@ class Game:
                 return event
             move, before, after = fixed
             assert move.elapsed_s is not None  # _corrected checked it
+            over = self.time_limit_s is not None and move.elapsed_s > self.time_limit_s
             ruling = check_move(
                 before, after, opened=bool(move.opened), profile=self.profile, elapsed_s=float(move.elapsed_s),
-                time_limit_s=self.time_limit_s,
+                time_limit_s=self.time_limit_s, table_at_limit=_at_limit_corrected(move, event) if over else None,
+                touched_after_limit=move.touched_after_limit if over else None,
             )  # fmt: skip
             return replace(event, ruling=ruling)
         return event
@@ -604,17 +624,32 @@ class Game:
         return game, events
 
     def _move(
-        self, after: Table, at: Mapping[str, Any], *, start_s: float | None, hands_seat: int | None, ended_by: str
+        self,
+        after: Table,
+        at: Mapping[str, Any],
+        *,
+        start_s: float | None,
+        hands_seat: int | None,
+        ended_by: str,
+        table_at_limit: Table | None = None,
+        touched_after_limit: bool | None = None,
     ) -> Move:
+        """The move ending now. ``table_at_limit`` (the table the camera read when the turn's time limit passed;
+        None where hands were over it) and ``touched_after_limit`` (hands over the table after the limit; None: not
+        known) are ruled on and logged only for a move over time (RULES.md §6); the camera may report them for a
+        move that, ended earlier, turns out in time."""
         before = self.turn_table if self.clock_mode and self.turn_table is not None else self.table
         assert before is not None
         seated = self.player_at(hands_seat)
         player = seated if seated is not None else self.player  # the hands' side beats a turn order gone wrong
         opened = self.opened[player]
         elapsed = max(0.0, at["time_s"] - self.turn_started_s)
+        if self.time_limit_s is None or elapsed <= self.time_limit_s:
+            table_at_limit, touched_after_limit = None, None
         ruling = check_move(
-            before, after, opened=opened, profile=self.profile, elapsed_s=elapsed, time_limit_s=self.time_limit_s
-        )
+            before, after, opened=opened, profile=self.profile, elapsed_s=elapsed,
+            time_limit_s=self.time_limit_s, table_at_limit=table_at_limit, touched_after_limit=touched_after_limit,
+        )  # fmt: skip
         ruling = unsure_of_left_out(ruling, at["left_out"] + self.left_out)
         if self.pool_empty and ruling.kind == "draw":
             note = f"the pool is empty: no tile to draw, the player passes ({self._pool_ending().passing})"
@@ -627,7 +662,7 @@ class Game:
             frame=at["frame"], opened=opened, seat=self.seat_of(player), hands_seat=hands_seat,
             turn_order_player=self.player, start_s=None if start_s is None else round(start_s, 3),
             turn_started_s=round(self.turn_started_s, 3), elapsed_s=round(elapsed, 3), ended_by=ended_by,
-            left_out=at["left_out"],
+            left_out=at["left_out"], table_at_limit=table_at_limit, touched_after_limit=touched_after_limit,
         )  # fmt: skip
 
     def _apply_move(self, move: Move) -> Game:
@@ -837,6 +872,19 @@ def relabel(table: Table, place: Any, label: str) -> Table:
         return Table(table.sets, new_rows, table.uncertain - {spot}, extras)
     sets = (*table.sets[:set_index], type(table.sets[set_index])(new_rows), *table.sets[set_index + 1 :])
     return Table(sets, table.loose, table.uncertain - {spot}, extras)
+
+
+def _at_limit_corrected(move: Move, override: Override) -> Table | None:
+    """The move's table at the time limit with the override's correction, when it is the corrected table as it was
+    read (the same tiles in the same places: a table nobody touched after the limit); else as it was read."""
+    at_limit = move.table_at_limit
+    which = override.table
+    if at_limit is None or which not in ("before", "after") or not at_limit.same_layout(getattr(move, which)):
+        return at_limit
+    try:
+        return relabel(at_limit, override.place, str(override.label))
+    except (IndexError, TypeError, ValueError):
+        return at_limit
 
 
 def looks_restored(table: Table, target: Table) -> bool:
