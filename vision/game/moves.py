@@ -179,14 +179,15 @@ class GameKeeper:
 
         An event this game cannot take is a :class:`GameStateError` naming it, and the game stays as it was. An
         override is completed before it is logged: a correction gets the move's new ruling (``ruling``), an undo
-        the override it takes back (``undoes``), written into ``event``, so a replay uses them as they were.
+        the override it takes back (``undoes``), a word on the table its seed rule (``rule``; an empty pool also the
+        player who drew the last tile), written into ``event``, so a replay uses them as they were.
         """
         typed = event_from_json(event)
         completed = self.game.complete(typed)
         self.game = self.game.apply(completed)
         if completed is not typed:
             written = completed.to_json()
-            for key in ("ruling", "undoes"):
+            for key in ("ruling", "undoes", "rule", "player"):  # a word on the table: its seed rule, the drawer
                 if key in written and key not in event:
                     event[key] = written[key]
 
