@@ -41,6 +41,7 @@ import numpy as np
 
 from referee.tiles import ALL_LABELS
 from vision.runtime.detections import Detections
+from vision.runtime.imagefile import read_dataset_image
 
 FAMILIARITY_FILE = "tile-classifier-familiarity.npz"
 FAMILIARITY_CARD = "tile-classifier-familiarity.json"
@@ -209,7 +210,6 @@ def read_tiles(classifier: Any, image: np.ndarray, boxes: np.ndarray) -> Detecti
 
 
 def real_photo_tiles(classifier: Any, split: str) -> TileFeatures:
-    import cv2
 
     from vision.runtime import realdata
 
@@ -217,7 +217,7 @@ def real_photo_tiles(classifier: Any, split: str) -> TileFeatures:
     for photo in realdata.load_photos(split=split):
         tiles = [t for t in photo.tiles if t.label in _LABEL_INDEX]
         if tiles:
-            image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
+            image = read_dataset_image(photo.path)
             read = read_tiles(classifier, image, np.array([t.box for t in tiles], np.float32))
             out.add(read, [_LABEL_INDEX[t.label] for t in tiles], photo.source)
     return out
@@ -225,13 +225,12 @@ def real_photo_tiles(classifier: Any, split: str) -> TileFeatures:
 
 def synthetic_scenes(root: Path, images: int | None) -> Iterator[tuple[np.ndarray, np.ndarray, list[int], str]]:
     """(image, boxes, labels, edition) of each rendered scene's readable tiles (``rummikub-referee synth``)."""
-    import cv2
 
     for meta in sorted((root / "meta").glob("*.json"))[:images]:
         scene = json.loads(meta.read_text())
         tiles = [t for t in scene["tiles"] if t.get("readable") and t["label"] in _LABEL_INDEX]
         if tiles:
-            image = cv2.imread(str(root / scene["image"]), cv2.IMREAD_COLOR)
+            image = read_dataset_image(root / scene["image"])
             boxes = np.array([t["box"] for t in tiles], np.float32)
             yield image, boxes, [_LABEL_INDEX[t["label"]] for t in tiles], str(scene["style"].get("edition", ""))
 

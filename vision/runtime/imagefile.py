@@ -94,6 +94,18 @@ def image_size(path: Path) -> tuple[int, int]:
     return size
 
 
+def read_dataset_image(path: Path) -> Any:
+    """A dataset's image (training, fitting, evaluation) as OpenCV reads it (BGR, EXIF orientation applied), or one
+    :class:`ImageReadError` naming the file: ``cv2.imread`` alone returns None and the failure surfaces later as a
+    ``NoneType`` error far from the file."""
+    import cv2
+
+    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if image is None:
+        raise ImageReadError(f"{path}: not a readable image (missing, corrupt or unsupported format)")
+    return image
+
+
 class NativeMessages:
     """What C libraries (libpng, libjpeg) wrote to standard error inside a ``with`` block, kept off the console:
     the command's one line about the file says what matters. Only for short single-threaded steps (decoding a

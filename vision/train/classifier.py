@@ -33,6 +33,7 @@ import numpy as np
 
 from referee.tiles import ALL_LABELS
 from vision.runtime.crops import CROP_PAD, CROP_SIZE, crop_boxes, to_input
+from vision.runtime.imagefile import read_dataset_image
 
 LABEL_INDEX = {label: i for i, label in enumerate(ALL_LABELS)}
 PATCH_CONTEXT = 2.6
@@ -122,11 +123,12 @@ def jitter_boxes(boxes: np.ndarray, rng: np.random.Generator, jitter: JitterPara
 
 def crop_matrix(box: np.ndarray, size: int = CROP_SIZE, pad: float = CROP_PAD) -> np.ndarray:
     """The 2x3 affine matrix ``crop_boxes`` uses for one box (kept equal to it: a test checks)."""
-    x0, y0, x1, y1 = np.asarray(box, np.float32).reshape(4)  # float32 arithmetic, as in crop_boxes
+    corners: Any = np.asarray(box, np.float32).reshape(4)  # float32 arithmetic, as in crop_boxes
+    x0, y0, x1, y1 = corners
     side = max(x1 - x0, y1 - y0, 2.0) * (1 + 2 * pad)
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
     scale = size / side
-    return np.float32([[scale, 0, size / 2 - cx * scale], [0, scale, size / 2 - cy * scale]])
+    return np.array([[scale, 0, size / 2 - cx * scale], [0, scale, size / 2 - cy * scale]], np.float32)
 
 
 def rotation_matrix(centre: tuple[float, float], angle_cw_deg: float) -> np.ndarray:
@@ -202,7 +204,7 @@ def extract_patch(image: np.ndarray, polygon: np.ndarray) -> tuple[np.ndarray, n
         return patch, (poly - [x0, y0]).astype(np.float32)
     scale = PATCH_MAX_TILE / longer
     side = math.ceil(PATCH_MAX_TILE * PATCH_CONTEXT)
-    matrix = np.float32([[scale, 0, side / 2 - cx * scale], [0, scale, side / 2 - cy * scale]])
+    matrix = np.array([[scale, 0, side / 2 - cx * scale], [0, scale, side / 2 - cy * scale]], np.float32)
     patch = cv2.warpAffine(image, matrix, (side, side), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
     return patch, _apply(matrix, poly).astype(np.float32)
 
@@ -244,7 +246,7 @@ def synthetic_tileset(
         for image_path, metas in read_synthetic_dir(Path(root), max_images):
             if not metas:
                 continue
-            image = cv2.imread(str(image_path), cv2.IMREAD_COLOR)
+            image = read_dataset_image(image_path)
             if image is None:
                 continue
             if max_tiles_per_image and len(metas) > max_tiles_per_image:
@@ -262,7 +264,7 @@ def real_tileset(photos: Sequence[Any]) -> TileSet:
     The real polygons have 5-9 points in no fixed order, so no up direction can be read from them."""
     tiles = TileSet()
     for photo in photos:
-        image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
+        image = read_dataset_image(photo.path)
         if image is None:
             continue
         for tile in photo.tiles:
@@ -282,7 +284,7 @@ def synthetic_crops(
     for image_path, metas in read_synthetic_dir(Path(root), max_images):
         if not metas:
             continue
-        image = cv2.imread(str(image_path), cv2.IMREAD_COLOR)
+        image = read_dataset_image(image_path)
         boxes = np.array([m["box"] for m in metas], np.float32)
         if rng is not None and jitter is not None:
             boxes = jitter_boxes(boxes, rng, jitter)
@@ -299,7 +301,7 @@ def _labelled_photos(photos: Sequence[Any]) -> Iterator[tuple[np.ndarray, list[A
     for photo in photos:
         tiles = [t for t in photo.tiles if t.label in LABEL_INDEX]
         if tiles:
-            yield cv2.imread(str(photo.path), cv2.IMREAD_COLOR), tiles
+            yield read_dataset_image(photo.path), tiles
 
 
 def real_crops(
@@ -365,8 +367,9 @@ def photometric(crop: np.ndarray, rng: np.random.Generator, params: AugmentParam
     if rng.random() < params.jpeg_prob:
         quality = int(rng.integers(params.jpeg_quality[0], params.jpeg_quality[1] + 1))
         ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
-        if ok:
-            img = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
+        if decoded is not None:
+            img = decoded
     return img
 
 
@@ -531,7 +534,10 @@ def _init_worker(worker_id: int) -> None:
     import torch
 
     info = torch.utils.data.get_worker_info()
-    info.dataset.reseed(info.dataset.seed * 1000 + worker_id + 1 + int(torch.initial_seed() % 100000))
+    if info is None:  # called in the main process: nothing to reseed
+        return
+    dataset: Any = info.dataset  # our CropDataset
+    dataset.reseed(dataset.seed * 1000 + worker_id + 1 + int(torch.initial_seed() % 100000))
 
 
 def angle_loss(vec: Any, angle_deg: Any) -> Any:
@@ -675,8 +681,8 @@ def train_model(
     angle_weight = float(cfg.get("angle_weight", 1.0))
     log_every = int(cfg.get("log_every_steps", 0))  # 0: epoch lines only
     max_steps = int(cfg.get("max_steps", 0))  # 0: no limit (smoke runs stop early)
-    loader = torch.utils.data.DataLoader(
-        train_set,
+    loader: Any = torch.utils.data.DataLoader(
+        train_set,  # type: ignore[arg-type]  # a map-style dataset; CropDataset does not subclass torch's
         batch_size=batch,
         shuffle=True,
         drop_last=len(train_set) > batch,

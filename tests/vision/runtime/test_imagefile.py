@@ -20,6 +20,7 @@ from vision.runtime.imagefile import (
     check_image_size,
     header_size,
     image_size,
+    read_dataset_image,
 )
 
 
@@ -85,3 +86,13 @@ def test_debugging_lets_native_messages_through(
     with NativeMessages() as native:
         os.write(2, b"Corrupt JPEG data: premature end of data segment\n")
     assert native.text == "" and "premature end" in capfd.readouterr().err
+
+
+def test_a_dataset_image_that_cannot_be_read_is_named(tmp_path: Path) -> None:
+    good = tmp_path / "tile.png"
+    cv2.imwrite(str(good), np.full((20, 30, 3), 200, np.uint8))
+    assert read_dataset_image(good).shape == (20, 30, 3)
+    (tmp_path / "broken.jpg").write_bytes(b"\xff\xd8 not really a jpeg")
+    for bad in (tmp_path / "broken.jpg", tmp_path / "missing.png"):
+        with pytest.raises(ImageReadError, match=bad.name):
+            read_dataset_image(bad)
