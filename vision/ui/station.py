@@ -12,7 +12,11 @@ table as it is; REVIEW naming the uncertain tiles), the move log and the referee
   /revert.wav`` the sound a REVERT makes.
 - ``GET /api/state`` everything the page shows; ``GET /api/moves/N`` one move with its tables.
 - ``POST /api/clock`` the clock key; ``POST /api/override`` (JSON ``{"action": "accept"|"ok"|"revert"|
-  "correct"|"undo", "move": N, ...}``) the referee's word on a move, recorded in the game log.
+  "correct"|"undo", "move": N, ...}``) the referee's word on a move, recorded in the game log; ``POST /api/word``
+  (JSON ``{"event": "pool-empty"|"redeal"|"announced-opening"|"out", "player": N, "pairs": N}``) the referee's word
+  on the table (:data:`~referee.events.TableWord`: the pool ran out, a re-deal for three pairs, "I'll open next
+  round", a player went out), checked against the game first and recorded in the game log; the undo takes back
+  the last override or word.
 - ``WS /ws`` pushes ``{"type": "event", "event": ...}`` and ``{"type": "state", "state": ...}`` for every
   game event and ``{"type": "tick", "status": ...}`` every second.
 
@@ -62,7 +66,17 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from referee.events import Override, Undo, describe, describe_override, event_from_json
+from referee.events import (
+    OpeningDeclared,
+    Override,
+    PoolEmpty,
+    RedealRequest,
+    Undo,
+    WentOut,
+    describe,
+    describe_override,
+    event_from_json,
+)
 from referee.game import GameStateError
 from referee.profiles import get_profile
 from referee.sets import TileSet
@@ -117,6 +131,8 @@ MAX_CONNECTIONS = 512
 MAX_WS_MESSAGE_BYTES = 64 * 1024
 """Pages send nothing over the WebSocket; a big message is refused rather than buffered."""
 ACTIONS = ("accept", "ok", "revert", "correct", "undo")
+WORDS = (PoolEmpty.KIND, RedealRequest.KIND, OpeningDeclared.KIND, WentOut.KIND)
+"""The referee's words on the table the page records (``POST /api/word``)."""
 MAX_LABEL_CHARS = 40
 """Longer than any way of writing a tile's label: a longer one is refused before it is parsed or quoted."""
 
@@ -262,7 +278,7 @@ def _place_text(which: str, place: Iterable[int]) -> str:
 def event_text(event: dict[str, Any]) -> str:
     """A short line for the page's event list."""
     kind = event.get("event", "?")
-    if kind in ("move", "restore", "table", "clock", "override"):
+    if kind in ("move", "restore", "table", "clock", "override", *WORDS):
         try:
             return describe(event_from_json(event))
         except GameStateError:  # a line the game refused: named, not described
@@ -288,6 +304,8 @@ def event_text(event: dict[str, Any]) -> str:
 
 
 def override_text(event: dict[str, Any]) -> str:
+    if event.get("event") in WORDS:
+        return event_text(event).removeprefix("Referee: ").split(": ")[0]
     try:
         typed = event_from_json({**event, "event": "override"})
     except GameStateError:
@@ -383,6 +401,8 @@ class Station:
                     record["undone"] = True
             elif action in ACTIONS:
                 self.overrides.append({"event": event, "undone": False})
+        elif kind in WORDS:  # the game's ledger holds them with the overrides: the undo takes back either
+            self.overrides.append({"event": event, "undone": False})
         self.seq += 1
         compact = {"seq": self.seq, "event": kind, "time_s": event.get("time_s"), "text": event_text(event)}
         if kind == "move":
@@ -427,10 +447,28 @@ class Station:
             "remaining_s": None if limit is None or elapsed is None else round(limit - elapsed, 2),
             "warn_s": WARN_BEFORE_S,
             "pending_restore": None if pending is None else pending.after_move,
+            **self.table_words(),
             "phase": getattr(pipeline, "phase", None),
             "behind": getattr(
                 self.session, "behind", None
             ),  # reading behind the camera (vision.session.live.KeepingUp)
+        }
+
+    def table_words(self) -> dict[str, Any]:
+        """The game's ending, re-deals and declarations (the referee's words on the table), and the way play goes
+        round the table: the profile's direction, the camera's orientation."""
+        keeper = self.keeper
+        game = keeper.game
+        orientation = getattr(keeper, "orientation", None)
+        return {
+            "pool_empty": game.pool_empty,
+            "last_round": None if game.last_round is None else list(game.last_round),
+            "over": game.over,
+            "winner": game.winner,
+            "redeals": game.redeals,
+            "declared": list(game.declared),
+            "direction": get_profile(keeper.profile).direction.value,
+            "orientation": "player 1 at the bottom" if orientation is None else orientation.describe(),
         }
 
     def move_view(self, number: int, *, tables: bool = False) -> dict[str, Any]:
@@ -605,6 +643,11 @@ class Station:
         if action == "undo":
             if self._last_override() is None:
                 raise StationError("no override to undo")
+            game = self.keeper.game
+            try:  # a word on the table is undone only while no move came after it: the game says so
+                game.apply(game.complete(Undo(0.0)))
+            except GameStateError as error:
+                raise StationError(str(error)) from None
             return {"action": "undo", "by": "station"}
         number = request.get("move")
         if isinstance(number, bool) or not isinstance(number, int) or number not in self.moves:
@@ -634,6 +677,33 @@ class Station:
                 raise StationError(str(error)) from None
             details |= {"table": which, "place": place, "label": canonical, "was": was}
         return details
+
+    def word_details(self, request: Any) -> dict[str, Any]:
+        """Check a referee's word on the table from the page against the game as it stands (the game is a value:
+        trying it changes nothing), so a word the game would refuse is refused here, in one line."""
+        if not isinstance(request, dict):
+            raise StationError("a word on the table is a JSON object with an 'event'")
+        kind = request.get("event")
+        if kind not in WORDS:
+            raise StationError(f"unknown word {_preview(kind)} (expected {', '.join(WORDS)})")
+        details: dict[str, Any] = {"event": kind}
+        for key in ("player", "pairs"):
+            value = request.get(key)
+            if value is None:
+                continue
+            if not _small_int(value) or value < 0:
+                raise StationError(f"{key} is a whole number, not {_preview(value)}")
+            details[key] = value
+        if kind == PoolEmpty.KIND and request.get("cause") is not None:
+            details["cause"] = request.get("cause")
+        if kind != PoolEmpty.KIND and "player" not in details:
+            raise StationError(f"{kind}: which player (0-based)?")
+        game = self.keeper.game
+        try:
+            game.apply(game.complete(event_from_json({**details, "time_s": 0.0})))
+        except GameStateError as error:
+            raise StationError(str(error)) from None
+        return {**details, "by": "station"}
 
     # -- the camera view ------------------------------------------------------------------------------------
     def fresh_frame(self) -> EncodedFrame | None:
@@ -962,6 +1032,22 @@ def create_app(
         station.session.override(**details)
         return JSONResponse({"queued": details}, status_code=202)
 
+    async def word(request: Request) -> Response:
+        if station.ended is not None:
+            return JSONResponse({"error": "the game is over: nothing more to record"}, status_code=409)
+        try:
+            body = parse_override(await read_body(request))
+        except StationError as error:
+            return JSONResponse({"error": str(error)}, status_code=400)
+        try:
+            details = station.word_details(body)
+        except StationError as error:
+            return JSONResponse({"error": str(error)}, status_code=422)
+        # The session's queue takes it with the overrides: its "event" names the word, so the game log's line is
+        # the word's own (the live loop writes {"event": "override", ..., **details}).
+        station.session.override(**details)
+        return JSONResponse({"queued": details}, status_code=202)
+
     async def frame(request: Request) -> Response:
         shown = station.fresh_frame()
         if shown is None:
@@ -1003,6 +1089,7 @@ def create_app(
         Route("/api/moves/{number:int}", move),
         Route("/api/clock", clock, methods=["POST"]),
         Route("/api/override", override, methods=["POST"]),
+        Route("/api/word", word, methods=["POST"]),
         Route("/frame.jpg", frame),
         Route("/revert.wav", revert_wav),
         Route("/setup", setup),

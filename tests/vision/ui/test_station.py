@@ -487,3 +487,59 @@ def test_the_station_stays_up_with_the_summary_when_the_video_ends(
     assert "game summary: 1 move: 1 OK, 0 REVERT, 0 REVIEW; 0 tables restored; game log: " in captured.out
     assert "the station stays up at http://127.0.0.1:" in captured.err and "Ctrl-C stops it" in captured.err
     assert not servers[0].thread.is_alive()  # stopped once the user asked
+
+
+# -- the referee's words on the table (issue 17) --------------------------------------------------------------
+
+
+def test_words_on_the_table_land_in_the_log_show_on_the_page_and_undo(game: Game) -> None:
+    client = client_for(game)
+    answer = client.post("/api/word", json={"event": "redeal", "player": 1, "pairs": 3})
+    assert answer.status_code == 202 and answer.json()["queued"] == {"event": "redeal", "player": 1, "pairs": 3,
+                                                                     "by": "station"}  # fmt: skip
+    game.handle()
+    (redeal,) = game.logged("redeal")
+    assert redeal["rule"].startswith("pl-championship: seeds/004_edb1b3e580c8d7dd.txt, PRZYGOTOWANIE GRY")
+    state = client.get("/api/state").json()
+    assert state["status"]["redeals"] == 1 and state["undo"] == "player 2 asks for a re-deal (3 pairs dealt)"
+    assert state["events"][0]["text"].startswith("Referee: player 2 asks for a re-deal (3 pairs dealt): pl-champ")
+    assert client.post("/api/override", json={"action": "undo"}).status_code == 202
+    game.handle()
+    assert game.keeper.game.redeals == 0 and game.logged("override")[0]["undoes"]["event"] == "redeal"
+
+    game.settle(START, hands=False)
+    assert client.post("/api/word", json={"event": "announced-opening", "player": 1}).status_code == 202
+    game.handle()
+    assert client.get("/api/state").json()["status"]["declared"] == [1]
+    game.settle(START)  # player 1 draws: the declaration is part of the game now
+    refused = client.post("/api/override", json={"action": "undo"})
+    assert refused.status_code == 422 and "it is no longer undone" in refused.json()["error"]
+
+    assert client.post("/api/word", json={"event": "pool-empty"}).status_code == 202
+    game.handle()
+    (pool,) = game.logged("pool-empty")
+    assert pool["player"] == 0 and "ZAKOŃCZENIE GRY" in pool["rule"]  # the last move drew the last tile
+    status = client.get("/api/state").json()["status"]
+    assert status["pool_empty"] and status["over"] and status["direction"] == "clockwise"
+
+    replayed = GameKeeper(PROFILE, 2)  # the whole log replays to the same game
+    replayed.replay(read_log(game.log.path))
+    assert replayed.status() == game.keeper.status()
+
+
+@pytest.mark.parametrize(
+    ("word", "message"),
+    [
+        ({"event": "rain"}, "unknown word 'rain'"),
+        ({"event": "redeal"}, "redeal: which player"),
+        ({"event": "redeal", "player": 1, "pairs": 2}, "a re-deal needs 3 pairs among the tiles dealt, not 2"),
+        ({"event": "announced-opening", "player": 9}, "player 9 is not one of the 2 at the table"),
+        ({"event": "announced-opening", "player": "two"}, "player is a whole number, not 'two'"),
+        ({"event": "pool-empty", "cause": "round-time"}, "names no end of the game when the round's time is up"),
+        ([1, 2], "a JSON object with an 'event'"),
+    ],
+)
+def test_words_the_game_would_refuse_are_refused_at_once(game: Game, word: Any, message: str) -> None:
+    response = client_for(game).post("/api/word", json=word)
+    assert response.status_code == 422 and message in response.json()["error"]
+    assert game.session.commands.empty()

@@ -603,3 +603,26 @@ def test_a_review_fits_the_smallest_screen(browser: Any, game: Game) -> None:
     assert not seen["currentScrolls"], "the table is cut off in its panel"
     covered = [seen["badge"], seen["title"], seen["reasons"], marked]
     assert [(b["text"], c["text"]) for b in seen["buttons"] for c in covered if overlap(b, c)] == []
+
+
+def test_the_keyboard_records_a_word_on_the_table(page: Any, game: Game) -> None:
+    """T opens the words on the table: 2 picks player 2, N records "I'll open next round" (the page shows it on the
+    player), U takes it back; a word the game refuses is named in the dialog."""
+    expect = sync_api.expect
+    page.keyboard.press("t")
+    expect(page.locator("#word-dialog")).to_be_visible()
+    page.keyboard.press("2")
+    page.keyboard.press("n")
+    eventually(lambda: game.logged("announced-opening"))
+    assert has(game.logged("announced-opening")[0], {"player": 1})
+    expect(page.locator("#word-dialog")).to_be_hidden()
+    expect(page.locator('#players [data-player="1"] .opened')).to_have_text("opens next round")
+    expect(page.locator("#direction")).to_contain_text("clockwise")
+    page.keyboard.press("u")
+    eventually(lambda: game.logged("override"))
+    expect(page.locator('#players [data-player="1"] .opened')).to_have_text("not opened")
+    page.keyboard.press("t")
+    page.keyboard.press("3")  # a 2-player game: no player 3, player 1 stays picked
+    page.keyboard.press("d")  # a re-deal asked for without a number of pairs: granted before the first move
+    eventually(lambda: game.logged("redeal"))
+    assert has(game.logged("redeal")[0], {"player": 0})

@@ -111,18 +111,25 @@
       " s behind the camera: a move now may be missed · the next move is REVIEW" : "";
     $("player-name").textContent = "Player " + (next.player + 1);
     const waiting = next.pending_restore ? (reviewing ? " · the referee decides first" : " · restore first") : "";
-    $("player-seat").textContent = next.seats[next.player] + " of the picture" + waiting;
+    const ending = next.over ? " · game over" : next.pool_empty ? (next.last_round ? " · pool empty: last round" : " · pool empty") : "";
+    $("player-seat").textContent = next.seats[next.player] + " of the picture" + waiting + ending;
+    // The way play goes round the table (the profile's, seen from above) and how the camera sees the table.
+    const turn = next.direction === "counterclockwise" ? "↺ counter-clockwise" : "↻ clockwise";
+    $("direction").textContent = turn + " · " + next.orientation;
+    $("direction").title = "Play goes " + next.direction + " seen from above; camera: " + next.orientation +
+      (next.redeals ? " · re-dealt " + next.redeals + "×" : "");
     const players = $("players");
     players.replaceChildren();
     for (let p = 0; p < next.players; p++) {
       const opened = next.opened[p];
+      const declared = (next.declared || []).includes(p);
       const classes = ["player"];
       if (opened) classes.push("is-opened");
       if (p === next.player) classes.push("on-move");
       players.append(
         el("div", { class: classes.join(" "), "data-player": p },
           el("span", { class: "name", text: "P" + (p + 1) + " · " + next.seats[p] }),
-          el("span", { class: "opened", text: opened ? "✓ opened" : "not opened" })),
+          el("span", { class: "opened", text: opened ? "✓ opened" : declared ? "opens next round" : "not opened" })),
       );
     }
     $("timer-limit").textContent = next.time_limit_s ? "limit " + clockText(next.time_limit_s) : "no time limit";
@@ -302,7 +309,7 @@
     $("over-reason").textContent = ended.reason === "end of the video" ? "End of the video" : ended.reason;
     const restores = ended.restores ? " · " + ended.restores + " restore" + (ended.restores === 1 ? "" : "s") : "";
     $("over-summary").textContent = ended.text + restores;
-    for (const button of document.querySelectorAll("button[data-action], #undo")) button.disabled = true;
+    for (const button of document.querySelectorAll("button[data-action], #undo, #table-words")) button.disabled = true;
   }
 
   // -- sound --------------------------------------------------------------------------------------------------
@@ -377,6 +384,58 @@
     if (soundOn) sound.play().then(() => sound.pause()).catch(() => {});  // unlocks audio in the browser
   });
 
+  // -- the referee's words on the table: the pool ran out, a re-deal, "I'll open next round", went out --------
+  let wordPlayer = null;
+
+  function pickPlayer(p) {
+    wordPlayer = p;
+    for (const node of $("word-players").querySelectorAll("button")) node.classList.toggle("picked", Number(node.dataset.player) === p);
+  }
+
+  function openWords() {
+    if (!status || body.classList.contains("ended")) return;
+    const players = $("word-players");
+    players.replaceChildren();
+    for (let p = 0; p < status.players; p++) {
+      players.append(el("button", { type: "button", "data-player": p, text: "P" + (p + 1), title: "player " + (p + 1) + " (key " + (p + 1) + ")" }));
+    }
+    pickPlayer(status.player);
+    $("word-error").textContent = "";
+    $("word-dialog").showModal();
+  }
+
+  async function sayWord(kind) {
+    try {
+      await post("api/word", { event: kind, player: wordPlayer });
+      $("word-dialog").close();
+    } catch (error) {
+      $("word-error").textContent = error.message;
+    }
+  }
+
+  $("table-words").addEventListener("click", (event) => {
+    event.currentTarget.blur();
+    openWords();
+  });
+  $("word-form").addEventListener("click", (event) => {
+    const who = event.target.closest("button[data-player]");
+    if (who) return pickPlayer(Number(who.dataset.player));
+    const word = event.target.closest("button[data-word]");
+    if (word) sayWord(word.dataset.word);
+  });
+  $("word-dialog").addEventListener("keydown", (event) => {
+    if (event.repeat || event.ctrlKey || event.altKey || event.metaKey || event.key.length !== 1) return;
+    const key = event.key.toUpperCase();
+    if (/^[1-6]$/.test(key) && Number(key) <= status.players) {
+      event.preventDefault();
+      return pickPlayer(Number(key) - 1);
+    }
+    const button = $("word-form").querySelector('button[data-key="' + key + '"]');
+    if (!button) return;
+    event.preventDefault();
+    button.click();
+  });
+
   function typing(target) {
     return target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.isContentEditable);
   }
@@ -384,9 +443,10 @@
   // The space bar is the clock key anywhere on the page (not while typing or in the correction dialog);
   // its keyup is swallowed too, so a focused button is never "clicked" by it.
   // The referee's word on the ruling shown, from the keyboard: the key each banner button names (A: the revert
-  // stands, O: the move is OK, R: order a revert, C: correct a tile), U: undo the last override.
+  // stands, O: the move is OK, R: order a revert, C: correct a tile), U: undo the last override, T: a word on the
+  // table (the pool ran out, a re-deal, "I'll open next round", went out).
   document.addEventListener("keydown", (event) => {
-    if (typing(event.target) || $("correct-dialog").open || event.ctrlKey || event.altKey || event.metaKey) return;
+    if (typing(event.target) || $("correct-dialog").open || $("word-dialog").open || event.ctrlKey || event.altKey || event.metaKey) return;
     if (event.code === "Space") {
       event.preventDefault();
       if (!event.repeat && !body.classList.contains("ended")) pressClock();
@@ -394,7 +454,7 @@
     }
     if (event.repeat || event.key.length !== 1) return;
     const key = event.key.toUpperCase();
-    const button = key === "U" ? $("undo") : $("banner-actions").querySelector('button[data-key="' + key + '"]');
+    const button = key === "U" ? $("undo") : key === "T" ? $("table-words") : $("banner-actions").querySelector('button[data-key="' + key + '"]');
     if (!button || button.disabled) return;
     event.preventDefault();
     button.click();
