@@ -118,6 +118,14 @@ class GameKeeper:
     def unread_s(self) -> float:
         return self.game.unread_s
 
+    @property
+    def time_limit_at_s(self) -> float | None:
+        """When the time limit of the turn under way passes (None: no limit, no table yet, or the game is over)."""
+        game = self.game
+        if game.time_limit_s is None or game.table is None or game.over:
+            return None
+        return game.turn_started_s + game.time_limit_s
+
     # -- seats -----------------------------------------------------------------------------------------------
     @property
     def seating(self) -> tuple[Seat, ...]:
@@ -146,14 +154,19 @@ class GameKeeper:
         seat: int | None,
         hands: bool,
         left_out: int = 0,
+        table_at_limit: Table | None = None,
+        touched_after_limit: bool | None = None,
     ) -> list[dict[str, Any]]:
         """The table is still again after activity (``hands``: an arm was seen over it, from ``seat``;
-        ``left_out``: boxes left out of the reading as most likely not tiles)."""
+        ``left_out``: boxes left out of the reading as most likely not tiles; ``table_at_limit``: the table read
+        when the turn's time limit passed, None where hands were over it; ``touched_after_limit``: hands over the
+        table after the limit, None when not known: ruled on for a move over time, RULES.md §6)."""
         return self._take(
             self.game.on_settled(
-                after, time_s=time_s, frame=frame, start_s=start_s, hands_seat=seat, hands=hands, left_out=left_out
+                after, time_s=time_s, frame=frame, start_s=start_s, hands_seat=seat, hands=hands, left_out=left_out,
+                table_at_limit=table_at_limit, touched_after_limit=touched_after_limit,
             )
-        )
+        )  # fmt: skip
 
     def refine(self, table: Table, *, time_s: float, frame: int) -> list[dict[str, Any]]:
         """The same table read with more certainty (more readings of the still table agree)."""
@@ -164,10 +177,23 @@ class GameKeeper:
         return self._take(self.game.on_activity(time_s=time_s, frame=frame))
 
     def clock(
-        self, *, time_s: float, frame: int, table: Table | None = None, left_out: int = 0
+        self,
+        *,
+        time_s: float,
+        frame: int,
+        table: Table | None = None,
+        left_out: int = 0,
+        table_at_limit: Table | None = None,
+        touched_after_limit: bool | None = None,
     ) -> list[dict[str, Any]]:
-        """The clock key: the move of the player on move ends now (``table``: the settled table, if newer)."""
-        return self._take(self.game.on_clock(time_s=time_s, frame=frame, table=table, left_out=left_out))
+        """The clock key: the move of the player on move ends now (``table``: the settled table, if newer;
+        ``table_at_limit``, ``touched_after_limit``: as for :meth:`settled`)."""
+        return self._take(
+            self.game.on_clock(
+                time_s=time_s, frame=frame, table=table, left_out=left_out, table_at_limit=table_at_limit,
+                touched_after_limit=touched_after_limit,
+            )
+        )  # fmt: skip
 
     def _take(self, step: tuple[Game, list[Event]]) -> list[dict[str, Any]]:
         self.game, events = step

@@ -32,6 +32,7 @@ import numpy as np
 
 from referee.table import Table
 from vision.game.moves import GameKeeper
+from vision.game.timelimit import LimitWatch
 from vision.runtime.detections import Detections
 from vision.runtime.layout import SetFinder, group_tiles
 from vision.runtime.motion import Activity, ActivityMeter
@@ -160,6 +161,8 @@ class TablePipeline:
         self.clock_pressed: tuple[float, int] | None = None
         """A clock press waiting for the table to settle (time, frame)."""
         self.warned_clock = False
+        self.limit: LimitWatch | None = None
+        """The time limit of the turn under way, as the camera saw it pass (:mod:`vision.game.timelimit`)."""
         self.stats = PipelineStats()
         self.latest: dict[str, Any] = {"table": keeper.table, "detections": None, "activity": None}
 
@@ -172,6 +175,7 @@ class TablePipeline:
             # count as an arm for good once it left. Until the first settling, only changes between samples count.
             self.meter.set_background(image)
         self.latest["activity"] = activity
+        self._watch_limit(image, time_s, activity)
         events: list[Event] = []
         phase = self.phase
         if phase == "starting":
@@ -200,7 +204,12 @@ class TablePipeline:
                 self.clock_pressed, self.warned_clock = (time_s, frame), False
             return []
         table = self.keeper.table if self.phase == "stable" else None
-        events = self.keeper.clock(time_s=time_s, frame=frame, table=table)
+        if self.limit is not None and self.limit.due(time_s) and table is not None:
+            self.limit.reached(None, table)  # pressed after the limit, before any sample saw it pass: still
+        at_limit, touched = self._limit_evidence(table)
+        events = self.keeper.clock(
+            time_s=time_s, frame=frame, table=table, table_at_limit=at_limit, touched_after_limit=touched
+        )
         for event in events:
             if self.on_event:
                 self.on_event(event)
@@ -258,7 +267,11 @@ class TablePipeline:
             self.disagreement = table
             return [{"event": "reading-disagrees", **at, "table": table.to_json()}]
         self.disagreement = None
-        events = self.keeper.settled(table, **at, start_s=None, seat=None, hands=False, left_out=len(reading.left_out))
+        at_limit, touched = self._limit_evidence(table)
+        events = self.keeper.settled(
+            table, **at, start_s=None, seat=None, hands=False, left_out=len(reading.left_out), table_at_limit=at_limit,
+            touched_after_limit=touched,
+        )  # fmt: skip
         self.meter.set_background(image)
         return events
 
@@ -302,14 +315,18 @@ class TablePipeline:
         self.latest["table"], self.latest["left_out"] = table, reading.left_out
         self.stats.settles += 1
         seat = self.seats.most_common(1)[0][0] if self.seats else None
+        at_limit, touched = self._limit_evidence(table)
         events = self.keeper.settled(
             table, time_s=time_s, frame=frame, start_s=self.activity_start, seat=seat, hands=self.hands,
-            left_out=left_out,
+            left_out=left_out, table_at_limit=at_limit, touched_after_limit=touched,
         )  # fmt: skip
         if self.clock_pressed is not None:
             pressed_s, pressed_frame = self.clock_pressed
             self.clock_pressed = None
-            events += self.keeper.clock(time_s=pressed_s, frame=pressed_frame, table=table, left_out=left_out)
+            events += self.keeper.clock(
+                time_s=pressed_s, frame=pressed_frame, table=table, left_out=left_out, table_at_limit=at_limit,
+                touched_after_limit=touched,
+            )  # fmt: skip
         self.phase, self.state_readings, self.readings = "stable", self.readings, []
         self.disagreement = None
         self.meter.set_background(image)
@@ -343,6 +360,30 @@ class TablePipeline:
         self.hands = True
         if activity.edge is not None:
             self.seats[seat_at(self.keeper.players, activity.edge, activity.along).number] += 1
+
+    # -- the time limit -------------------------------------------------------------------------
+    def _watch_limit(self, image: np.ndarray, time_s: float, activity: Activity) -> None:
+        """The turn's time limit: the table when it passes, hands over the table after it (the game rules on them
+        for a move over time). Read there and then when the table is quiet but not yet settled."""
+        at_s = self.keeper.time_limit_at_s
+        if at_s is None or self.phase == "starting":
+            self.limit = None
+            return
+        if self.limit is None or self.limit.at_s != at_s:
+            self.limit = LimitWatch(at_s)
+        if self.limit.due(time_s):
+            quiet = not (activity.busy or activity.global_change)
+            table = None
+            if quiet and self.phase == "stable":
+                table = self.keeper.table
+            elif quiet:  # hands just left: this frame (and the quiet ones before it) is the table at the limit
+                table = read_table(fuse([*self.readings, self._read(image)])).table
+            self.limit.reached(activity, table)
+        elif self.limit.passed:
+            self.limit.sample(activity)
+
+    def _limit_evidence(self, settled: Table | None) -> tuple[Table | None, bool | None]:
+        return (None, None) if self.limit is None else self.limit.evidence(settled)
 
     # -- helpers --------------------------------------------------------------------------------
     def _read(self, image: np.ndarray) -> Detections:

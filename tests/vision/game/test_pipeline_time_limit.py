@@ -1,0 +1,177 @@
+"""The pipeline sees a turn's time limit pass (issue 17, RULES.md §6): the table read at that moment and hands over
+the table after it reach the ruling of a move over time, on scripted scenes at 6 samples a second."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from referee.table import Table
+from vision.game.moves import GameKeeper
+
+LIMIT_S = 4.0
+"""A limit agreed at the table, short so the scenes stay short."""
+BEFORE = "[black-5 blue-5 orange-5] [red-10 red-11 red-12]"
+VALID = f"{BEFORE} [blue-7 blue-8 blue-9]"
+MORE = f"{BEFORE} [blue-7 blue-8 blue-9 blue-10]"
+HALF = f"{BEFORE} [blue-7 blue-8]"
+
+# RULES.md §6: profile -> (valid at the limit, touched after it, unfinished at it, hands over it at the limit)
+RULINGS = {
+    "pl-championship": ("ok", "review", "revert", "review"),
+    "wejherowo": ("ok", "review", "revert", "review"),
+    "przasnysz": ("ok", "revert", "revert", "review"),
+    "official": ("revert", "revert", "revert", "revert"),
+    "house": ("ok", "review", "revert", "review"),
+}
+
+
+class LateMove:
+    """A feed whose table was read, both players opened; :meth:`until` runs it to a time relative to the limit."""
+
+    def __init__(self, scenes: Any, profile: str) -> None:
+        scene = scenes.TableScene()
+        scene.show(BEFORE)
+        keeper = GameKeeper(profile, 2, time_limit_s=LIMIT_S)
+        keeper.opened = [True, True]
+        self.scene, self.keeper = scene, keeper
+        self.feed = scenes.SceneFeed(scenes.pipeline(scene, keeper=keeper), scene)
+        assert [e["event"] for e in self.feed.run(1.0)] == ["table"]
+        limit = keeper.time_limit_at_s
+        assert limit is not None
+        self.limit_s = limit
+
+    def until(self, seconds_from_limit: float) -> None:
+        self.feed.run(self.limit_s + seconds_from_limit - self.feed.time_s)
+
+    def move(self) -> dict[str, Any]:
+        self.scene.arm = None
+        self.feed.run(3.0)
+        moves = self.feed.of_kind("move")
+        assert len(moves) == 1, self.feed.events
+        return moves[0]
+
+
+# Hands leave (and come back) half a sample from the limit, so that whichever sample first reaches it (the feed's
+# times are sums of 1/6 s) sees the table quiet; settling takes 4 quiet samples, so a pause of 3 stays one move.
+
+
+def _valid_at_limit(late: LateMove) -> None:
+    late.until(-2.5)
+    late.scene.arm = "bottom"
+    late.until(-1.2)
+    late.scene.show(VALID)
+    late.until(-0.25)
+    late.scene.arm = None  # hands off just before the limit: the table settles after it
+
+
+def _then_back(table: str) -> Any:
+    def script(late: LateMove) -> None:
+        late.until(+0.25)
+        late.scene.arm = "bottom"
+        late.until(+0.5)
+        late.scene.show(table)
+        late.until(+0.9)
+
+    return script
+
+
+def _touched_after_limit(late: LateMove) -> None:
+    _valid_at_limit(late)
+    _then_back(MORE)(late)
+
+
+def _unfinished_at_limit(late: LateMove) -> None:
+    late.until(-2.5)
+    late.scene.arm = "bottom"
+    late.until(-1.2)
+    late.scene.show(HALF)
+    late.until(-0.25)
+    late.scene.arm = None  # a pause with a set of two, the limit passes...
+    _then_back(VALID)(late)  # ...then the set is finished
+
+
+def _hands_over_it_at_limit(late: LateMove) -> None:
+    late.until(-2.5)
+    late.scene.arm = "bottom"
+    late.until(-1.0)
+    late.scene.show(VALID)
+    late.until(+1.0)
+
+
+# case -> (script, table the pipeline must report at the limit, hands after it, final table)
+CASES = {
+    "valid-at-limit": (_valid_at_limit, VALID, False, VALID),
+    "touched-after-limit": (_touched_after_limit, VALID, True, MORE),
+    "unfinished-at-limit": (_unfinished_at_limit, HALF, True, VALID),
+    "hands-over-it-at-limit": (_hands_over_it_at_limit, None, True, VALID),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_table_at_the_limit_and_hands_after_it_are_logged_with_the_move(scenes: Any, case: str) -> None:
+    script, at_limit, touched, final = CASES[case]
+    late = LateMove(scenes, "przasnysz")
+    script(late)
+    move = late.move()
+    assert move["elapsed_s"] > LIMIT_S
+    assert Table.from_json(move["after"]).same_layout(Table.parse(final))
+    if at_limit is None:
+        assert "table_at_limit" not in move
+    else:
+        assert Table.from_json(move["table_at_limit"]).same_layout(Table.parse(at_limit))
+    assert move["touched_after_limit"] is touched
+
+
+@pytest.mark.parametrize("profile", list(RULINGS))
+def test_each_profile_rules_on_what_the_camera_saw(scenes: Any, profile: str) -> None:
+    verdicts = []
+    for script, *_ in CASES.values():
+        late = LateMove(scenes, profile)
+        script(late)
+        verdicts.append(late.move()["ruling"]["verdict"])
+    assert tuple(verdicts) == RULINGS[profile]
+
+
+def test_a_move_in_time_carries_nothing_of_the_limit(scenes: Any) -> None:
+    late = LateMove(scenes, "przasnysz")
+    late.until(-3.5)
+    late.scene.arm = "bottom"
+    late.until(-2.8)
+    late.scene.show(VALID)
+    late.until(-2.2)
+    move = late.move()
+    assert move["elapsed_s"] < LIMIT_S and move["ruling"]["verdict"] == "ok"
+    assert "table_at_limit" not in move and "touched_after_limit" not in move
+
+
+def test_a_still_table_at_the_limit_is_the_table_the_game_holds(scenes: Any) -> None:
+    # nothing happens before the limit; the player lays a set after it: the table at the limit is the one before
+    late = LateMove(scenes, "przasnysz")
+    late.until(+0.5)
+    late.scene.arm = "bottom"
+    late.until(+1.0)
+    late.scene.show(VALID)
+    late.until(+1.5)
+    move = late.move()
+    assert Table.from_json(move["table_at_limit"]).same_layout(Table.parse(BEFORE))
+    assert move["touched_after_limit"] is True
+    assert move["ruling"]["verdict"] == "revert"  # przasnysz rule 20: touched after the time ran out
+
+
+def test_the_clock_key_pressed_late_on_a_still_table_rules_on_it(scenes: Any) -> None:
+    late = LateMove(scenes, "pl-championship")
+    late.feed.clock()  # the first press: player 1 draws, the clock decides from now on
+    late.feed.run(0.5)
+    limit = late.keeper.time_limit_at_s
+    assert limit is not None
+    late.limit_s = limit
+    _valid_at_limit(late)
+    late.feed.run(2.0)  # settled: the same turn, the table changed
+    late.until(+1.2)
+    late.feed.clock()
+    move = late.feed.of_kind("move")[-1]
+    assert move["ended_by"] == "clock" and move["elapsed_s"] > LIMIT_S
+    assert Table.from_json(move["table_at_limit"]).same_layout(Table.parse(VALID))
+    assert move["touched_after_limit"] is False and move["ruling"]["verdict"] == "ok"

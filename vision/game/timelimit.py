@@ -1,0 +1,73 @@
+"""What the camera saw of a turn's time limit: the table as it stood when the limit passed, and hands over the table
+after it (RULES.md §6, issue 17).
+
+A human referee sees a move end late; the camera also sees the table at the very moment the time ran out, and
+whether anyone reached over the tiles afterwards. The seeds tie their rulings to exactly that (przasnysz rules 15, 17
+and 20: the table when the time ran out is the move, touching it afterwards voids it; the Polish Championship and
+Wejherowo: a manipulation not finished when the time runs out is restored). :class:`LimitWatch` keeps it for one
+turn; :class:`~vision.game.pipeline.TablePipeline` feeds it every sample and hands :meth:`LimitWatch.evidence` with
+the move to the game, which rules on it only for a move over time.
+
+The table at the limit is known only when nothing moved over the table at that moment: a table still since the last
+reading (the reading the game holds), or quiet hands-free frames read there and then. With hands or motion over it
+the table is unknown (None), and the ruling does what the profile does when it cannot know (REVIEW where the ruling
+depends on it: never a false REVERT).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from referee.table import Table
+from vision.runtime.motion import Activity
+
+
+@dataclass
+class LimitWatch:
+    """One turn's time limit as the camera saw it: feed it :meth:`sample` for every sampled frame."""
+
+    at_s: float
+    """When the limit passes (the turn's start plus the time limit), in the video's or the camera's seconds."""
+    passed: bool = False
+    table: Table | None = None
+    """The table when the limit passed (None: not passed yet, or not readable then: hands or motion over it)."""
+    hands: bool = False
+    """An arm was over the table at or after the limit."""
+    unsure: bool = False
+    """Something moved over the table at or after the limit with no arm seen: whether tiles were touched is unknown."""
+    moved: bool = False
+    """Any activity after the limit: the table settled later may differ from the table at the limit."""
+
+    def due(self, time_s: float) -> bool:
+        """The limit passes at this sample (the first one at or after it)."""
+        return not self.passed and time_s >= self.at_s
+
+    def reached(self, activity: Activity | None, table: Table | None) -> None:
+        """The first sample at or after the limit (``activity`` None: a clock press on a still table, between
+        samples): ``table`` is the table read there, kept unless ``activity`` shows hands or motion over it."""
+        self.passed = True
+        if activity is not None and activity.arm:
+            self.hands = True
+        elif activity is not None and (activity.busy or activity.global_change):
+            self.unsure = True
+        else:
+            self.table = table
+
+    def sample(self, activity: Activity) -> None:
+        """A sample after the limit."""
+        if activity.arm:
+            self.hands = self.moved = True
+        elif activity.busy or activity.global_change:
+            self.unsure = self.moved = True
+
+    def evidence(self, settled: Table | None) -> tuple[Table | None, bool | None]:
+        """``(table_at_limit, touched_after_limit)`` for a move ending now on the table ``settled``; ``(None, None)``
+        before the limit. With nothing over the table since the limit, the settled table *is* the table at the limit
+        (read by more frames: the better reading)."""
+        if not self.passed:
+            return None, None
+        touched = True if self.hands else None if self.unsure else False
+        table = self.table
+        if table is not None and not self.moved and settled is not None:
+            table = settled
+        return table, touched
