@@ -7,17 +7,26 @@ A game is described by what is on the racks when it ends:
 ...     {"name": "C", "rack": ["red-10"]}, {"name": "D", "rack": ["red-13", "red-2"]}]})
 >>> [(r.name, r.small_points) for r in score_game(game)]
 [('A', 27), ('B', -4), ('C', -9), ('D', -14)]
+
+The game log of the same game says what the racks cannot (:meth:`Game.with_log`): how it ended (the referee's
+``pool-empty`` or ``out``), who opened, who said "I'll open next round" (``announced-opening``), re-deals (a re-deal
+starts the game afresh: a declaration made before it is forgotten). :func:`read_game_log` and :func:`replay_log`
+play the log through :class:`referee.game.Game`, the same state machine the camera's game runs on.
 """
 
 from __future__ import annotations
 
 import enum
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
+from referee import game as played
+from referee.events import GameStateError, event_from_json
 from referee.profiles import DEFAULT_PROFILE, BigPointScheme, Profile, ProfileError, get_profile
 from referee.tiles import Tile, TileError
 
@@ -49,6 +58,8 @@ class Game:
     players: tuple[PlayerRack, ...]
     ending: Ending
     profile: Profile
+    redeals: int = 0
+    """Re-deals the game log recorded before the first move (the game was dealt again: nothing before counts)."""
 
     @classmethod
     def from_json(cls, data: Any, *, profile: Profile | str | None = None) -> Game:
@@ -76,6 +87,37 @@ class Game:
         _check_copies(players, rules)
         return cls(players, ending, rules)
 
+    def with_log(self, game: played.Game) -> Game:
+        """The game as its log played it (``game``: :func:`replay_log`): the ending the referee recorded (``out``: the
+        player who went out, whose rack must be empty; ``pool-empty``), who opened, who declared the opening for next
+        round (on top of the file's own ``announced_opening``), the re-deals. The log's players are the file's, in
+        order (player 1 is the file's first)."""
+        rules = get_profile(game.profile)
+        if rules.name != self.profile.name:
+            raise ScoreError(f"the game log is a {rules.name} game, the game file says {self.profile.name}")
+        if game.players != len(self.players):
+            raise ScoreError(f"the game log has {game.players} players, the game file {len(self.players)}")
+        if game.winner is not None:
+            winner = self.players[game.winner]
+            if not _went_out(winner, self.profile):
+                raise ScoreError(
+                    f"the game log says player {game.winner + 1} ({winner.name}) went out, but the rack holds"
+                    f" {' '.join(map(str, winner.rack))}"
+                )
+            ending = Ending.OUT
+        elif game.pool_empty:
+            ending = Ending.POOL_EXHAUSTED
+        else:
+            raise ScoreError(
+                "the game log does not say how the game ended: no 'out' and no 'pool-empty' event (the station's"
+                " Table… button, or `rummikub-referee record LOG out PLAYER`)"
+            )
+        players = tuple(
+            replace(p, opened=game.opened[i], announced_opening=p.announced_opening or i in game.declared)
+            for i, p in enumerate(self.players)
+        )
+        return replace(self, players=players, ending=ending, redeals=game.redeals)
+
     def with_announcements(self, names: Iterable[str]) -> Game:
         """The game with these players' "I'll open next round" declarations recorded (``score --announced``)."""
         wanted = set(names)
@@ -88,8 +130,56 @@ ANNOUNCED_OPENING = "announced-opening"
 """The event a game file records when a player says "Wyłożę się w następnej rundzie" ("I'll open next round")."""
 
 
+def read_game_log(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """A game log's events with their line numbers (blank lines and a torn last line skipped, as a crash leaves
+    it); a :class:`ScoreError` naming the file or the line for anything else."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ScoreError(
+            f"cannot read the game log {str(path)!r}: {getattr(error, 'strerror', None) or error}"
+        ) from None
+    lines = text.split("\n")
+    events: list[tuple[int, dict[str, Any]]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except (ValueError, RecursionError):
+            if number >= len(lines) - 1:  # the line being written when the program stopped
+                break
+            raise ScoreError(f"{path}:{number}: not a game log line (malformed JSON)") from None
+        if not isinstance(event, dict) or not isinstance(event.get("event"), str):
+            raise ScoreError(f"{path}:{number}: not a game log line (no 'event')")
+        events.append((number, event))
+    return events
+
+
+def replay_log(events: Sequence[tuple[int, Mapping[str, Any]]], where: str = "the game log") -> played.Game:
+    """The game a log's events played, from its ``start`` line (profile, players, first player, time limit)."""
+    if not events or events[0][1].get("event") != "start":
+        raise ScoreError(f"{where}: not a game log (it starts with a 'start' line)")
+    number, start = events[0]
+    limit = start.get("time_limit_s")
+    options: dict[str, Any] = {} if limit is None else {"time_limit_s": None if limit == "none" else limit}
+    try:
+        profile: Any = start.get("profile")  # checked by Game.start, as it checks any setup
+        players: Any = start.get("players")
+        game = played.Game.start(profile, players, first_player=start.get("first_player", 0), **options)
+    except (GameStateError, ProfileError) as error:
+        raise ScoreError(f"{where}:{number}: {error}") from None
+    for number, event in events[1:]:
+        try:
+            game = game.apply(event_from_json(event))
+        except GameStateError as error:
+            raise ScoreError(f"{where}:{number}: {error}") from None
+    return game
+
+
 def _read_events(events: Any, players: tuple[PlayerRack, ...]) -> tuple[PlayerRack, ...]:
-    """Apply the game's events that scoring uses (the declaration); events of other kinds are the game log's."""
+    """Apply the game's events that scoring uses (the declaration); events of other kinds are the game log's.
+    A declaration names its player by name, or by number (0-based, as a game log writes it)."""
     if not isinstance(events, list):
         raise ScoreError("'events' must be a list of {event, player} objects")
     names = {p.name for p in players}
@@ -99,9 +189,12 @@ def _read_events(events: Any, players: tuple[PlayerRack, ...]) -> tuple[PlayerRa
             raise ScoreError(f"events[{index}]: an event is an object with an 'event' name")
         if event["event"] != ANNOUNCED_OPENING:
             continue
-        if event.get("player") not in names:
+        who = event.get("player")
+        if isinstance(who, int) and not isinstance(who, bool) and 0 <= who < len(players):
+            who = players[who].name
+        if who not in names:
             raise ScoreError(f"events[{index}]: {event.get('player')!r} is not one of the players")
-        announced.add(event["player"])
+        announced.add(who)
     return tuple(replace(p, announced_opening=True) if p.name in announced else p for p in players)
 
 

@@ -183,6 +183,10 @@ def test_the_declaration_is_an_event_of_the_game_file_and_spares_the_200() -> No
     assert scored["N"].to_dict()["announced_opening"] is True
     same = Game.from_json({"profile": "official", "ending": "out", "players": players}).with_announcements(["N"])
     assert [s.small_points for s in score_game(same)] == [s.small_points for s in scored.values()]
+    # As a game log writes it: the player by number (0-based), N being the second.
+    numbered = Game.from_json({"profile": "official", "ending": "out", "players": players,
+                               "events": [{"event": "announced-opening", "player": 1}]})  # fmt: skip
+    assert [s.small_points for s in score_game(numbered)] == [s.small_points for s in scored.values()]
 
 
 @pytest.mark.parametrize(
@@ -190,6 +194,7 @@ def test_the_declaration_is_an_event_of_the_game_file_and_spares_the_200() -> No
     [
         ({"event": "announced-opening"}, "must be a list"),
         ([{"event": "announced-opening", "player": "X"}], "'X' is not one of the players"),
+        ([{"event": "announced-opening", "player": 2}], "2 is not one of the players"),
         (["announced-opening"], r"events\[0\]: an event is an object"),
     ],
 )
