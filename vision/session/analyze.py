@@ -16,16 +16,17 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vision.game.gamelog import GameLog
-from vision.game.moves import GameKeeper
-from vision.game.pipeline import Event, TablePipeline
+from vision.game.pipeline import TablePipeline
+from vision.runtime.capture import Frame
 from vision.runtime.progress import ProgressBar
-from vision.session.common import END_OF_VIDEO, GameOptions, calibrate_for, time_limit_kwargs
+from vision.session.common import END_OF_VIDEO, GameOptions, calibrate_for
+from vision.session.driver import GameSession, Line, Listener, StopCheck, new_keeper
 from vision.ui.report import REPORT_NAME
 
 STILL_SAMPLE_HZ = 3.0
@@ -43,10 +44,6 @@ class OutputFolderError(ValueError):
     """An output folder that cannot take an analysis (not empty without ``overwrite``, or not a folder)."""
 
 
-StopCheck = Callable[[], str | None]
-"""Asked between frames: why the analysis must stop now (``"Ctrl-C"``), or None to go on."""
-
-
 def analyze_video(
     video: str | Path,
     out: str | Path,
@@ -55,7 +52,7 @@ def analyze_video(
     *,
     overwrite: bool = False,
     stop: StopCheck | None = None,
-    on_event: Callable[[Event], None] | None = None,
+    on_event: Listener | None = None,
 ) -> dict[str, Any]:
     """Analyse ``video`` into ``out``; returns the summary (also written to ``summary.json``).
 
@@ -71,7 +68,8 @@ def analyze_video(
 
     out = Path(out)
     check_output_folder(out, overwrite=overwrite)
-    keeper = _keeper(options)  # a game that cannot be (a bad time limit) fails before the video is opened
+    # a game that cannot be (a bad time limit) fails before the video is opened
+    keeper = new_keeper(options.profile, options.players, options.first_player, options.time_limit_s)
     started = time.perf_counter()
     source = open_source(str(video))
     try:
@@ -91,42 +89,31 @@ def analyze_video(
             "fps": source.fps,
             "size": list(source.size),
         }
-        events: list[Event] = []
+        events: list[Line] = []
         total = source.frame_count or 0
         bar = ProgressBar(total) if options.progress and total else None
         with GameLog.create(log_path, start, sync=False) as log:
-            log.append({"event": "calibration", "time_s": 0.0, "frame": 0, **calibration.to_json()})
-
             snapshots = Snapshots(out / SNAPSHOT_DIR)
 
-            def record(event: Event) -> None:
-                if event["event"] in SNAPSHOT_EVENTS and current is not None:
-                    event["snapshot"] = snapshots.save(current.image, current.index, out)
-                log.append(event)
-                events.append(event)
-                if on_event is not None:
-                    if bar is not None:
-                        bar.clear()
-                    on_event(event)
+            def snapshot(line: Line) -> None:
+                if line["event"] in SNAPSHOT_EVENTS and session.current is not None:
+                    line["snapshot"] = snapshots.save(session.current.image, session.current.index, out)
 
-            from vision.runtime.calibrate import CameraMotionCheck
-
-            # A camera knocked during the game: the play area follows it (found again, when found automatically).
-            pipeline = TablePipeline(
-                reader, keeper, source.size, calibration=calibration, config=options.config, on_event=record,
-                motion_check=CameraMotionCheck(calibration, first.image),
-            )  # fmt: skip
-            current: Any = None
-
-            def on_frame(frame: Any) -> None:
-                nonlocal current
-                current = frame
-
-            duration, reason = _run(source, first, pipeline, options, on_frame, stop or _go_on, bar)
+            session = GameSession(reader, log, keeper, config=options.config, decorate=snapshot)
+            session.subscribe(events.append)
+            if on_event is not None:
+                session.subscribe(_beside(bar, on_event))
+            pipeline = session.begin(first, calibration, source.size, time_s=0.0, frame=0)
+            fps = source.fps or 30.0
+            try:
+                reason = session.play(_sampled(source, first, pipeline, options, bar), stop or _go_on) or END_OF_VIDEO
+            finally:
+                if bar is not None:
+                    bar.close()
+            duration = (first.time_s if session.watched_s is None else session.watched_s) + 1.0 / fps
             damage = source.damage()
-            record({"event": "end", "time_s": round(duration, 3), "reason": reason, "moves": keeper.moves,
-                    "capture": _stats_json(source.stats), "damage": damage.to_json(),
-                    "pipeline": pipeline.stats.to_json()})  # fmt: skip
+            session.end(duration, {"reason": reason, "moves": keeper.moves, "capture": _stats_json(source.stats),
+                                   "damage": damage.to_json(), "pipeline": pipeline.stats.to_json()})  # fmt: skip
     finally:
         source.close()
     seconds = time.perf_counter() - started
@@ -224,56 +211,40 @@ class Snapshots:
 WARNING_EVENTS = ("occluded", "camera-moved", "dropout", "reconnected", "corrupt-frames")
 
 
-def _keeper(options: AnalyzeOptions) -> GameKeeper:
-    return GameKeeper(
-        options.profile, options.players, first_player=options.first_player, **time_limit_kwargs(options.time_limit_s)
-    )
-
-
 def _go_on() -> str | None:
     return None
 
 
-def _run(
-    source: Any,
-    first: Any,
-    pipeline: TablePipeline,
-    options: AnalyzeOptions,
-    on_frame: Any,
-    stop: StopCheck,
-    bar: ProgressBar | None = None,
-) -> tuple[float, str]:
-    """Feed the video through the pipeline; returns how much of it was watched (seconds) and why it ended.
+def _beside(bar: ProgressBar | None, listener: Listener) -> Listener:
+    """``listener``, with the progress bar stepping aside for what it prints."""
 
-    A second Ctrl-C (``KeyboardInterrupt``, when the first was not heard in time) ends it the same way.
-    """
+    def hear(line: Line) -> None:
+        if bar is not None:
+            bar.clear()
+        listener(line)
+
+    return hear
+
+
+def _sampled(
+    source: Any, first: Frame, pipeline: TablePipeline, options: AnalyzeOptions, bar: ProgressBar | None
+) -> Iterator[Frame]:
+    """The video's frames at the pipeline's rate, sparser while the table is still (the frames in between are
+    skipped without being converted); the progress bar follows."""
     fps = source.fps or 30.0
     busy_step = max(1, round(fps / options.config.sample_hz))
     still_step = max(busy_step, round(fps / STILL_SAMPLE_HZ))
-    frame, last_time = first, first.time_s
+    frame: Frame | None = first
     done = 0
-    reason = END_OF_VIDEO
-    try:
-        while frame is not None:
-            if (asked := stop()) is not None:
-                reason = asked
-                break
-            on_frame(frame)
-            pipeline.process(frame.image, frame.time_s, frame.index)
-            last_time = frame.time_s
-            step = still_step if pipeline.phase == "stable" else busy_step
-            if step > 1:
-                source.skip(step - 1)
-            frame = source.read()
-            if bar is not None and frame is not None:
-                bar.advance(frame.index - done)
-                done = frame.index
-    except KeyboardInterrupt:
-        reason = stop() or "Ctrl-C"
-    finally:
-        if bar is not None:
-            bar.close()
-    return last_time + 1.0 / fps, reason
+    while frame is not None:
+        yield frame
+        step = still_step if pipeline.phase == "stable" else busy_step
+        if step > 1:
+            source.skip(step - 1)
+        frame = source.read()
+        if bar is not None and frame is not None:
+            bar.advance(frame.index - done)
+            done = frame.index
 
 
 def _stats_json(stats: Any) -> dict[str, Any]:

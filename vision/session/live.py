@@ -25,7 +25,7 @@ import math
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,25 +34,24 @@ import numpy as np
 
 from vision.game.gamelog import GameLog, GameLogError, GameSetup
 from vision.game.moves import GameKeeper, GameStateError
-from vision.game.pipeline import Event, TablePipeline
+from vision.game.pipeline import Event
 from vision.runtime.capture import CaptureError, Frame, FrameSource, open_source, parse_spec, redact
-from vision.session.common import END_OF_VIDEO, GameOptions, calibrate_for, time_limit_kwargs
+from vision.session.common import END_OF_VIDEO, GameOptions, calibrate_for
+from vision.session.driver import GameSession, Listener, new_keeper
+from vision.session.pacing import CAUGHT_UP_S, LAG_BOUND_S, WATCH_EVERY_S, KeepingUp, LatestFrame
 
-Listener = Callable[[Event], None]
-
-LAG_BOUND_S = 0.8
-"""Reading is *behind* when the frame the pipeline looks at is more than this older than the camera's picture, or
-two frames it looked at one after the other are more than this apart on the camera's clock (the frames between were
-never looked at). Why 0.8 s: the shortest synthetic draw keeps an arm over the play area for 1.1 s (a 2-s draw,
-:func:`vision.synth.video.timeline`), so frames looked at within 0.8 s of each other see every arm; and the warning
-must come within 1 s of the last frame looked at (issue 16's target): checked every :data:`WATCH_EVERY_S`, with up
-to 0.13 s more of the watch thread waiting for a core on a loaded 2-core machine (measured with 0.9 s and 0.1 s:
-warnings shown up to 1.027 s behind), 0.8 + 0.05 + 0.13 < 1 s."""
-WATCH_EVERY_S = 0.05
-"""How often the watch thread compares the frame being looked at with the camera's clock."""
-CAUGHT_UP_S = 5.0
-"""Camera seconds of keeping within :data:`LAG_BOUND_S` before the warning is lifted: a machine too slow for every
-reading stays *behind* rather than saying it caught up between two readings."""
+__all__ = [
+    "CAUGHT_UP_S",
+    "LAG_BOUND_S",
+    "WATCH_EVERY_S",
+    "KeepingUp",
+    "LatestFrame",
+    "Listener",
+    "LiveOptions",
+    "LiveSession",
+    "LoggedGame",
+    "Resumption",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +89,7 @@ class LoggedGame:
     @classmethod
     def start(cls, path: str | Path, source: str, setup: GameSetup, *, sync: bool = True) -> LoggedGame:
         """A new game logged to ``path`` (the source's secrets stay out of the log)."""
-        keeper = GameKeeper(
-            setup.profile, setup.players, first_player=setup.first_player, **time_limit_kwargs(setup.time_limit)
-        )
+        keeper = new_keeper(setup.profile, setup.players, setup.first_player, setup.time_limit)
         start = {
             "source": redact(source),
             **_video_of(source),
@@ -111,9 +108,7 @@ class LoggedGame:
         log, events = GameLog.resume(path, sync=sync)
         try:
             setup = GameSetup.from_start(events[0], path)
-            keeper = GameKeeper(
-                setup.profile, setup.players, first_player=setup.first_player, **time_limit_kwargs(setup.time_limit)
-            )
+            keeper = new_keeper(setup.profile, setup.players, setup.first_player, setup.time_limit)
             for event, line in zip(events, log.lines, strict=True):
                 try:
                     keeper.apply(event)
@@ -150,139 +145,13 @@ def _video_of(source: str) -> dict[str, str]:
         return {}
 
 
-class KeepingUp:
-    """Whether reading keeps up with the camera; the events that say when it does not.
+class LiveSession(GameSession):
+    """Runs the pipeline on a live source; :meth:`run` returns when the source ends or :meth:`stop` is called.
 
-    The main loop tells it the camera time of each frame the pipeline is about to look at
-    (:meth:`looking_at`), a watch thread the camera's clock now (:meth:`check`); both answer with the events to
-    record. Thread-safe; times are the game's (camera) seconds.
+    The game session (:class:`vision.session.driver.GameSession`) configured for a live source: its frames are the
+    newest each time reading is free (:meth:`_frames`), paced by the camera's clock, with the clock key and the
+    referee's overrides handled between them.
     """
-
-    def __init__(self, bound_s: float = LAG_BOUND_S, caught_up_s: float = CAUGHT_UP_S) -> None:
-        self.bound_s, self.caught_up_s = bound_s, caught_up_s
-        self._lock = threading.Lock()
-        self.looked_at_s: float | None = None
-        """Camera time of the frame the pipeline looks at (or last looked at)."""
-        self.state: dict[str, Any] | None = None
-        """While behind: since when, how far at worst, seconds never looked at, frames dropped (None: keeping up)."""
-        self._last_behind_s = -math.inf
-        self.incidents = 0
-        self.unread_s = 0.0
-        self.windows = 0
-        self.worst_s = 0.0
-        """The longest time, in the whole session, between the camera's picture and the frame looked at."""
-        self.warned_after_s: list[float] = []
-        """How far behind reading was when each ``behind`` warning was recorded."""
-
-    def looking_at(self, time_s: float, dropped: int, *, source_back_s: float = -math.inf) -> list[Event]:
-        """The pipeline looks at the frame of camera time ``time_s`` (``dropped``: frames dropped so far): an
-        ``unread`` event for the stretch since the frame before when it is longer than the bound (a ``behind``
-        warning first, unless said already or the stretch began before the source came back from a dropout at
-        ``source_back_s``: the source said so itself), ``caught-up`` once reading has kept within the bound long
-        enough."""
-        with self._lock:
-            previous, self.looked_at_s = self.looked_at_s, time_s
-            if previous is None:
-                return []
-            gap = time_s - previous
-            events: list[Event] = []
-            if gap > self.bound_s:
-                self.windows += 1
-                self.unread_s += gap
-                self.worst_s = max(self.worst_s, gap)
-                self._last_behind_s = time_s
-                if self.state is None and previous > source_back_s:
-                    events.append(self._open(time_s, gap, dropped))
-                self._update(gap, dropped, unread_s=gap)
-                events.append({"event": "unread", "time_s": round(time_s, 3), "from_s": round(previous, 3),
-                               "seconds": round(gap, 3)})  # fmt: skip
-            elif self.state is not None and time_s - self._last_behind_s >= self.caught_up_s:
-                state, self.state = self.state, None
-                events.append({"event": "caught-up", "time_s": round(time_s, 3), "since_s": state["since_s"],
-                               "behind_s_max": state["behind_s"], "unread_s": state["unread_s"]})  # fmt: skip
-            return events
-
-    def check(self, now_s: float, dropped: int) -> Event | None:
-        """The camera's clock reads ``now_s``: a ``behind`` warning the moment the frame being looked at is older
-        than the bound (once per incident; later checks only update :attr:`state`)."""
-        with self._lock:
-            if self.looked_at_s is None:
-                return None
-            lag = now_s - self.looked_at_s
-            if lag <= self.bound_s:
-                return None
-            self.worst_s = max(self.worst_s, lag)
-            self._last_behind_s = max(self._last_behind_s, now_s)
-            if self.state is None:
-                return self._open(now_s, lag, dropped)
-            self._update(lag, dropped)
-            return None
-
-    def _update(self, lag: float, dropped: int, *, unread_s: float = 0.0) -> None:
-        """The incident under way got worse (a new dictionary: the station reads it from another thread)."""
-        if self.state is not None:
-            behind, unread = max(self.state["behind_s"], lag), self.state["unread_s"] + unread_s
-            self.state = {**self.state, "behind_s": round(behind, 3), "unread_s": round(unread, 3),
-                          "frames_dropped": dropped}  # fmt: skip
-
-    def _open(self, time_s: float, lag: float, dropped: int) -> Event:
-        self.incidents += 1
-        self.warned_after_s.append(round(lag, 3))
-        self.state = {"since_s": round(time_s - lag, 3), "behind_s": round(lag, 3), "unread_s": 0.0,
-                      "frames_dropped": dropped, "bound_s": self.bound_s}  # fmt: skip
-        return {"event": "behind", "time_s": round(time_s, 3), "behind_s": round(lag, 3), "frames_dropped": dropped,
-                "bound_s": self.bound_s}  # fmt: skip
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "bound_s": self.bound_s,
-            "warnings": self.incidents,
-            "warned_after_s_max": max(self.warned_after_s, default=None),
-            "unread_s": round(self.unread_s, 3),
-            "unread_stretches": self.windows,
-            "behind_s_max": round(self.worst_s, 3),
-        }
-
-
-class LatestFrame:
-    """The newest frame from a reader thread; older ones are dropped (and counted)."""
-
-    def __init__(self) -> None:
-        self._frame: Frame | None = None
-        self._condition = threading.Condition()
-        self.dropped = 0
-        self.error: BaseException | None = None
-        self.finished = False
-
-    def put(self, frame: Frame) -> None:
-        with self._condition:
-            if self._frame is not None:
-                self.dropped += 1
-            self._frame = frame
-            self._condition.notify_all()
-
-    def finish(self, error: BaseException | None = None) -> None:
-        with self._condition:
-            self.finished, self.error = True, error
-            self._condition.notify_all()
-
-    def take(self, timeout: float = 0.5) -> Frame | None:
-        with self._condition:
-            if self._frame is None and not self.finished:
-                self._condition.wait(timeout)
-            frame, self._frame = self._frame, None
-            self._condition.notify_all()
-            return frame
-
-    def wait_taken(self, stop: threading.Event) -> None:
-        """Until the frame put last has been taken (a reader that must not drop frames waits here)."""
-        with self._condition:
-            while self._frame is not None and not stop.is_set():
-                self._condition.wait(0.1)
-
-
-class LiveSession:
-    """Runs the pipeline on a live source; :meth:`run` returns when the source ends or :meth:`stop` is called."""
 
     def __init__(
         self,
@@ -293,17 +162,13 @@ class LiveSession:
         *,
         capture_options: dict[str, Any] | None = None,
     ) -> None:
+        super().__init__(reader, log, keeper, config=options.config)
         self.options = options
         self.capture_options = dict(capture_options or {})
         """More keyword arguments for :func:`vision.runtime.capture.open_source` (tests pass a fake opener, sleep,
         clock)."""
-        self.reader = reader
-        self.log = log
-        self.keeper = keeper
-        self.listeners: list[Listener] = []
         self.commands: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
         self._stop = threading.Event()
-        self.pipeline: TablePipeline | None = None
         self.latest_image: np.ndarray | None = None
         self.latest_time_s = 0.0
         self.lag_s: list[float] = []
@@ -329,8 +194,6 @@ class LiveSession:
         self._source_back_s = -math.inf
         """Camera time the source came back after its last dropout (stretches lost to a dropout are not reading's
         to announce: the source said so itself)."""
-        self._record_lock = threading.RLock()
-        """Events come from the main loop, the reader thread (dropouts) and the watch thread: one at a time."""
 
     @property
     def behind(self) -> dict[str, Any] | None:
@@ -351,16 +214,7 @@ class LiveSession:
             self.stop_reason = reason
         self._stop.set()
 
-    def subscribe(self, listener: Listener) -> None:
-        self.listeners.append(listener)
-
     # -- the loop ---------------------------------------------------------------------------------
-    def record(self, event: Event) -> None:
-        with self._record_lock:
-            self.log.append(event)
-            for listener in list(self.listeners):
-                listener(event)
-
     def run(self, on_start: Callable[[], None] | None = None) -> dict[str, Any]:
         """Watch the game until the source ends, :meth:`stop` is called or Ctrl-C; the summary (also logged as
         the ``end`` event, with its ``reason``). Until the first frame is read (:attr:`started`; then ``on_start``
@@ -372,12 +226,7 @@ class LiveSession:
             first = self._first_frame(source)
             calibration = calibrate_for(first.image, self.options.calibration)
             self.latest_time_s = first.time_s + self.clock_offset_s
-            self.record({"event": "calibration", "time_s": round(self.latest_time_s, 3), "frame": first.index,
-                         **calibration.to_json()})  # fmt: skip
-            self.pipeline = TablePipeline(
-                self.reader, self.keeper, source.size, calibration=calibration,
-                config=self.options.config, on_event=self.record, motion_check=_motion_check(calibration, first),
-            )  # fmt: skip
+            self.begin(first, calibration, source.size, time_s=self.latest_time_s, frame=first.index)
             self.started = True
             if on_start is not None:
                 on_start()
@@ -385,7 +234,8 @@ class LiveSession:
             threading.Thread(target=self._read_frames, args=(source, latest, first.time_s), daemon=True).start()
             if not self._fast:
                 threading.Thread(target=self._watch, args=(latest,), daemon=True).start()
-            self._loop(latest)
+            if (reason := self.play(self._frames(latest))) is not None:
+                self.stop(reason)  # a second Ctrl-C, or one with no handler installed: the game still ends in order
         except KeyboardInterrupt:
             if not self.started:
                 raise
@@ -411,7 +261,7 @@ class LiveSession:
         }
         if not source.is_live:
             summary["damage"] = source.damage().to_json()
-        self.record({"event": "end", "time_s": round(self.latest_time_s, 3), **summary})
+        self.end(self.latest_time_s, summary)
         if isinstance(latest.error, CaptureError):
             raise latest.error
         return summary
@@ -441,8 +291,9 @@ class LiveSession:
             return END_OF_VIDEO if not source.is_live else "source ended"
         return "stopped"
 
-    def _loop(self, latest: LatestFrame) -> None:
-        assert self.pipeline is not None
+    def _frames(self, latest: LatestFrame) -> Iterator[Frame]:
+        """The newest frame each time the pipeline is free (on the game's clock: a resumed game's goes on), with the
+        clock key and the overrides handled between frames; paced to the pipeline's sampling rate."""
         config = self.options.config
         interval = 1.0 / max(config.sample_hz, config.meter_hz)  # readings are spaced by the pipeline itself
         while not self._stop.is_set():
@@ -457,7 +308,7 @@ class LiveSession:
             self.latest_image, self.latest_time_s = frame.image, time_s
             if not self._fast:
                 self._look_at(time_s, latest)
-            self.pipeline.process(frame.image, time_s, frame.index)
+            yield Frame(frame.index, time_s, frame.image)
             done = time.monotonic()
             self.lag_s.append(done - arrived)
             if not self._fast:
@@ -565,11 +416,3 @@ class LiveSession:
         elif kind == "reconnected":
             self._source_back_s, self._source_down = at, False
         self.record({"event": kind, **{k: v for k, v in info.items() if k != "time_s"}, "time_s": round(at, 3)})
-
-
-def _motion_check(calibration: Any, first: Frame) -> Any:
-    try:
-        from vision.runtime.calibrate import CameraMotionCheck
-    except ImportError:  # pragma: no cover - the module ships with the package
-        return None
-    return CameraMotionCheck(calibration, first.image)
