@@ -160,8 +160,8 @@ class Drawn:
     @property
     def problem(self) -> Redraw | None:
         """Why this reading cannot count, or None when it is one sure number tile."""
-        if not self.tiles:
-            return Redraw.NO_TILE
+        if not self.tiles:  # uncertain with no tile: something lay there that nobody could name
+            return Redraw.NO_TILE if self.certain else Redraw.UNCERTAIN
         if len(self.tiles) > 1:
             return Redraw.SEVERAL
         if not self.certain:

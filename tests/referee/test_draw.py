@@ -37,6 +37,8 @@ from referee.tiles import ALL_LABELS, Tile
         ({0: "red-13?", 1: "blue-4"}, None, {0: Redraw.UNCERTAIN}),
         # ...nor when it reads lowest: it might be a misread 13.
         ({0: "red-1?", 1: "blue-4"}, None, {0: Redraw.UNCERTAIN}),
+        # Something nobody could name in front of a seat.
+        ({0: "-?", 1: "blue-4"}, None, {0: Redraw.UNCERTAIN}),
         # No tile in front of a seat; two tiles in front of another.
         ({0: "-", 1: "blue-4+red-9", 2: "black-8"}, None, {0: Redraw.NO_TILE, 1: Redraw.SEVERAL}),
         # Something to draw again and a tie at once: the tile that did not count comes first.

@@ -1,0 +1,148 @@
+"""``draw``: who starts, from a photo (or a camera's frame) of the draw for the first player.
+
+At the table: before the first game each player turns one tile face up in front of them, near their edge of the
+table; the referee photographs the table (or points the game's camera at it: ``draw 0``) and runs ``draw``. It
+prints each seat's tile, who starts or who draws again (a tie, a joker, a tile read uncertainly, no tile), and once
+someone starts the order of play and the ``--first-player K`` to start ``live``/``analyze`` (or a batch manifest's
+``first_player``) with. A play-off after a tie is another photo with ``--among`` the tied players.
+
+Exit status: 0 someone starts, 1 draw again, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from pathlib import Path
+from typing import Any
+
+from referee import cli as rules_cli
+
+NAME = "draw"
+PROG = rules_cli.PROG
+EXIT_DRAW_AGAIN = 1
+CAMERA_SETTLE_FRAMES = 15
+"""A camera's or stream's frame taken after this many (exposure and focus settle); a video file's first frame."""
+
+
+def _players_list(text: str) -> tuple[int, ...]:
+    """``--among 1,3``: player numbers (as ``draw`` prints them), whole numbers from 1."""
+    try:
+        numbers = tuple(int(part) for part in text.replace(" ", "").split(",") if part)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"player numbers separated by commas (e.g. 1,3), not {text!r}") from None
+    if not numbers or any(n < 1 for n in numbers) or not text.isascii():
+        raise argparse.ArgumentTypeError(f"player numbers from 1 separated by commas (e.g. 1,3), not {text!r}")
+    return numbers
+
+
+def _image(source: str) -> Any:
+    """A photo file, or one frame of a camera, stream or video file."""
+    from vision.runtime.recognition import load_image
+
+    if Path(source).suffix.lower() in rules_cli.IMAGE_SUFFIXES:
+        return load_image(source)
+    from vision.runtime.capture import open_source
+
+    image = None
+    with open_source(source, reconnect=False) as frames:
+        for frame in frames:
+            image = frame.image
+            if not frames.is_live or frame.index >= CAMERA_SETTLE_FRAMES:
+                break
+    if image is None:
+        raise rules_cli.CommandError(f"{source}: no frame to read the draw from")
+    return image
+
+
+def cmd_draw(args: argparse.Namespace) -> int:
+    from vision.game.draw import assign_tiles, rule_camera_draw
+    from vision.runtime.recognition import TileReader, default_models_dir
+    from vision.runtime.seats import Orientation, seating
+
+    players = rules_cli.players_under(args.profile, args.players)
+    numbers = [seat.number for seat in seating(players)]
+    among = None
+    if args.among is not None:
+        wrong = [k for k in args.among if k > players]
+        if wrong or len(set(args.among)) != len(args.among) or len(args.among) < 2:
+            raise rules_cli.CommandError(
+                f"--among {','.join(map(str, args.among))}: two or more different players, 1 to {players}"
+            )
+        among = [numbers[k - 1] for k in args.among]
+    from referee.draw import draw_rule
+
+    draw_rule(args.profile)  # a profile with no tile draw fails before the models load
+    image = _image(args.source)
+    reader = TileReader((args.models or default_models_dir()).resolve(), rescale=not args.one_pass)
+    reader.check_models()
+    height, width = image.shape[:2]
+    reading = assign_tiles(reader.read(image), (width, height), players)
+    result = rule_camera_draw(reading, args.profile, orientation=Orientation(mirrored=args.mirrored), among=among)
+    lines = [result.describe()]
+    if result.first_player is not None:
+        command = ["live", "--source", "SOURCE", "--players", str(players), "--profile", args.profile]
+        lines.append(
+            f"start the game with: {PROG} {shlex.join(command)} --first-player {result.first_player}"
+            f" (analyze: the same --first-player; a batch manifest: first_player {result.first_player})"
+        )
+    else:
+        again = [numbers.index(seat) + 1 for seat in result.ruling.next_among]
+        lines.append(
+            f"after the draw again: {PROG} draw PHOTO --players {players} --profile {args.profile}"
+            + ("" if len(again) == players else f" --among {','.join(map(str, again))}")
+        )
+    if args.notes:
+        lines += [f"note: {note}" for note in result.ruling.notes]
+    rules_cli.emit(args, result.to_json(), "\n".join(lines))
+    return 0 if result.ruling.decided else EXIT_DRAW_AGAIN
+
+
+HELP = (
+    "Who starts: read the draw for the first player (one tile face up in front of each seat) from a photo or a"
+    " camera's frame; the highest number starts, a tie, a joker or an unsure tile draws again (exit status 1);"
+    " prints the order of play and the --first-player for live and analyze."
+)
+EXAMPLE = (
+    f"{PROG} draw table.jpg --players 4 --profile pl-championship\n"
+    f"  {PROG} draw 0 --players 4 --json                  # a frame of camera 0\n"
+    f"  {PROG} draw playoff.jpg --players 4 --among 1,3   # the play-off after a tie between players 1 and 3"
+)
+
+
+def arguments(draw: argparse.ArgumentParser) -> None:
+    draw.add_argument("source", metavar="SOURCE", help="a photo, or a camera index, stream URL or video file")
+    draw.add_argument(
+        "--players", type=rules_cli.PLAYERS, required=True, metavar="N", help="players at the table (2 to 6)"
+    )
+    rules_cli.add_profile_option(draw)
+    draw.add_argument(
+        "--among", type=_players_list, metavar="K,K", help="a play-off: only these players (1 to N) draw again"
+    )
+    draw.add_argument(
+        "--mirrored", action="store_true", help="the camera's picture is mirrored (the order of play turns round)"
+    )
+    draw.add_argument("--notes", action="store_true", help="also print the seed's rule and where it is silent")
+    draw.add_argument(
+        "--models", metavar="DIR", type=Path, help="folder with tile-detector.onnx and tile-classifier.onnx"
+    )
+    draw.add_argument("--one-pass", action="store_true", help="read the photo once at the detector's input size")
+    rules_cli.add_json_option(draw)
+
+
+run = cmd_draw
+
+
+def command() -> Any:
+    """``draw`` as a :class:`referee.cli.Command`, for a static list of commands."""
+    return getattr(rules_cli, "Command")(NAME, HELP, EXAMPLE, arguments, run)  # noqa: B009 - not in older trees
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add ``draw`` to a parser's subcommands (description and example in its ``--help``)."""
+    sub = commands.add_parser(
+        NAME, help=HELP, description=HELP, epilog=f"Example:\n  {EXAMPLE}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    arguments(sub)
+    sub.set_defaults(func=run)

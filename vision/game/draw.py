@@ -1,0 +1,188 @@
+"""The draw for the first player read by the camera: the tile face up in front of each seat, then the rules.
+
+:func:`assign_tiles` gives each tile read in a photo (or a frame) to the nearest seat of the table
+(:mod:`vision.runtime.seats`: seats at the picture's edges); a tile about as near to two seats counts for both (so
+both draw again), one in the middle of the table for nobody (the face-down tiles being mixed lie there). A tile read
+with a confidence under :data:`vision.runtime.layout.MIN_CONFIDENCE` is uncertain: its seat draws again, never a
+guess. :func:`rule_camera_draw` hands the seats' tiles to :func:`referee.draw.rule_draw` and, once someone starts,
+gives the order of play (the profile's direction through the camera's :class:`~vision.runtime.seats.Orientation`)
+and the starter's player number as ``live``/``analyze`` count players (``--first-player``).
+
+No model here: the reader's labelled detections in, seats and rulings out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from referee.draw import Drawn, DrawRuling, rule_draw, starting_order
+from referee.profiles import get_profile
+from referee.tiles import Tile
+from vision.runtime.detections import Detections
+from vision.runtime.layout import MIN_CONFIDENCE
+from vision.runtime.seats import Edge, Orientation, Seat, seating, turn_order
+
+NEAR_TIE = 1.3
+"""A tile less than this many times further from its second-nearest seat than from its nearest is between them: it
+counts for both (each of them then has a tile it may not own, and draws again)."""
+MIDDLE_REACH = 0.42
+"""A tile further than this (share of the picture, per axis) from every seat lies in the middle of the table: it is
+nobody's (seats are at the picture's edges, their middles 0.5 from the centre)."""
+
+
+OVERHEAD = Orientation()
+"""The camera's default orientation: player 1 at the bottom, not mirrored."""
+
+
+def seat_point(seat: Seat) -> tuple[float, float]:
+    """Where a seat is in the picture, as shares of its width and height (x right, y down)."""
+    return {
+        Edge.BOTTOM: (seat.along, 1.0),
+        Edge.TOP: (seat.along, 0.0),
+        Edge.RIGHT: (1.0, seat.along),
+        Edge.LEFT: (0.0, seat.along),
+    }[seat.edge]
+
+
+@dataclass(frozen=True, slots=True)
+class DrawnTile:
+    """One tile read in the picture and the seats it went to (none: the middle of the table)."""
+
+    label: str
+    confidence: float
+    box: tuple[float, float, float, float]
+    seats: tuple[int, ...]
+
+    @property
+    def certain(self) -> bool:
+        return self.confidence >= MIN_CONFIDENCE
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "confidence": round(self.confidence, 3),
+            "box": [round(v, 1) for v in self.box],
+            "seats": list(self.seats),
+        }
+
+
+@dataclass(frozen=True)
+class DrawReading:
+    """The tiles of a draw as the camera saw them, by seat number."""
+
+    players: int
+    drawn: Mapping[int, Drawn]
+    tiles: tuple[DrawnTile, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "players": self.players,
+            "drawn": {str(seat): str(reading) for seat, reading in self.drawn.items()},
+            "tiles": [tile.to_json() for tile in self.tiles],
+        }
+
+
+def _detections(reading: Any) -> Detections:
+    """A reader's result: :class:`Detections`, or a reading that holds them (``.detections``)."""
+    return reading if isinstance(reading, Detections) else reading.detections
+
+
+def assign_tiles(reading: Any, image_size: tuple[int, int], players: int) -> DrawReading:
+    """Each seat's face-up tiles from a reader's labelled detections of an image ``(width, height)``."""
+    found = _detections(reading)
+    width, height = image_size
+    seats = seating(players)
+    points = np.array([seat_point(seat) for seat in seats])
+    by_seat: dict[int, list[DrawnTile]] = {seat.number: [] for seat in seats}
+    tiles = []
+    for label, confidence, box in zip(found.labels, found.confidence.tolist(), found.xyxy.tolist(), strict=True):
+        centre = np.array([(box[0] + box[2]) / 2 / width, (box[1] + box[3]) / 2 / height])
+        distance = np.linalg.norm(points - centre, axis=1)
+        order = np.argsort(distance)
+        nearest = float(distance[order[0]])
+        if nearest > MIDDLE_REACH:
+            owners: tuple[int, ...] = ()
+        elif len(order) > 1 and float(distance[order[1]]) < NEAR_TIE * nearest:
+            owners = (seats[int(order[0])].number, seats[int(order[1])].number)
+        else:
+            owners = (seats[int(order[0])].number,)
+        tile = DrawnTile(label, float(confidence), (box[0], box[1], box[2], box[3]), owners)
+        tiles.append(tile)
+        for number in owners:
+            by_seat[number].append(tile)
+    drawn = {}
+    for number, mine in by_seat.items():
+        labels = tuple(_tile(t.label) for t in mine)
+        sure = all(t.certain for t in mine) and None not in labels
+        drawn[number] = Drawn(tuple(t for t in labels if t is not None), sure)
+    return DrawReading(players, drawn, tuple(tiles))
+
+
+def _tile(label: str) -> Tile | None:
+    try:
+        return Tile.parse(label)
+    except ValueError:  # an unclassified box ("tile"): something is there, nobody can say what
+        return None
+
+
+@dataclass(frozen=True)
+class CameraDraw:
+    """The ruling on a draw seen by the camera, with the order of play once someone starts."""
+
+    reading: DrawReading
+    ruling: DrawRuling
+    order: tuple[int, ...] = ()
+    """Seat numbers in the order they play, from the starter (empty until someone starts)."""
+
+    @property
+    def first_player(self) -> int | None:
+        """The starter as ``live``/``analyze``/``batch`` count players (``--first-player``: 1 to N, in the order of
+        :func:`vision.runtime.seats.seating`), or None."""
+        if self.ruling.starter is None:
+            return None
+        return [seat.number for seat in seating(self.reading.players)].index(self.ruling.starter) + 1
+
+    def seat_names(self) -> dict[int, str]:
+        numbers = [seat.number for seat in seating(self.reading.players)]
+        return {
+            seat.number: f"player {numbers.index(seat.number) + 1} ({seat.name})"
+            for seat in seating(self.reading.players)
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        names = self.seat_names()
+        return {
+            **self.ruling.to_json(),
+            "first_player": self.first_player,
+            "order": [{"seat": seat, "name": names[seat]} for seat in self.order],
+            "reading": self.reading.to_json(),
+        }
+
+    def describe(self) -> str:
+        names = self.seat_names()
+        lines = [f"  {names[seat]}: {self.reading.drawn[seat]}" for seat in self.ruling.among]
+        lines.append(self.ruling.describe(names))
+        if self.order:
+            lines.append("order of play: " + ", ".join(names[seat] for seat in self.order))
+        return "\n".join(lines)
+
+
+def rule_camera_draw(
+    reading: DrawReading,
+    profile: str,
+    *,
+    orientation: Orientation = OVERHEAD,
+    among: Iterable[int] | None = None,
+) -> CameraDraw:
+    """The rules on the seats' tiles (``among``: the seat numbers still in the draw, for a play-off)."""
+    seats = [seat.number for seat in seating(reading.players)]
+    ruling = rule_draw(reading.drawn, profile, among=seats if among is None else among)
+    order: tuple[int, ...] = ()
+    if ruling.starter is not None:
+        play = turn_order(reading.players, get_profile(profile).direction, orientation)
+        order = starting_order([seat.number for seat in play], ruling.starter)
+    return CameraDraw(reading, ruling, order)
