@@ -41,13 +41,13 @@ def record_word(
         setup = GameSetup.from_start(events[0], path)
         limit = USE_PROFILE if setup.time_limit is None else None if setup.time_limit == "none" else setup.time_limit
         keeper = GameKeeper(setup.profile, setup.players, setup.first_player, limit)
-        for event, line in zip(events, log.lines, strict=True):
+        for event, number in zip(events, log.lines, strict=True):
             try:
                 keeper.apply(event)
             except GameStateError as error:
-                raise GameLogError(f"{path}:{line}: {error}") from None
+                raise GameLogError(f"{path}:{number}: {error}") from None
         if at_s is None:
-            times = [t for e in events if _finite(t := e.get("time_s"))]
+            times = [float(e["time_s"]) for e in events if _finite(e.get("time_s"))]
             at_s = max(times, default=0.0)
         elif not _finite(at_s) or at_s < 0:
             raise GameLogError(f"a time in the game is a finite number of seconds, not {at_s!r}")

@@ -22,7 +22,7 @@ def played_log(path: Path, profile: str = "official") -> Path:
     keeper = GameKeeper(profile, 2)
     for t, table, hands in ((0.0, "", False), (20.0, OPENING, True), (40.0, OPENING, True)):
         for event in keeper.settled(Table.parse(table), time_s=t, frame=0, start_s=None, seat=None, hands=hands):
-            log.append(event)
+            log.append(event if isinstance(event, dict) else event.to_json())
     log.append({"event": "end", "time_s": 45.0, "reason": "end of the video", "moves": 2})
     log.close()
     return path
