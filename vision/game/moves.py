@@ -26,9 +26,10 @@ from referee.game import (
     event_from_json,
     looks_restored,
 )
+from referee.profiles import PROFILES
 from referee.table import LOOSE, Table
 from referee.tiles import Tile
-from vision.runtime.seats import PLAYERS, Seat, seating
+from vision.runtime.seats import PLAYERS, Orientation, Seat, seating, turn_order
 
 __all__ = ["GameKeeper", "GameStateError", "Pending", "looks_restored"]
 
@@ -36,9 +37,21 @@ __all__ = ["GameKeeper", "GameStateError", "Pending", "looks_restored"]
 class GameKeeper:
     """The game the camera watches: a :class:`referee.game.Game` and the seats its players sit in."""
 
-    def __init__(self, profile: str, players: int, first_player: int = 0, time_limit_s: Any = USE_PROFILE) -> None:
+    def __init__(
+        self,
+        profile: str,
+        players: int,
+        first_player: int = 0,
+        time_limit_s: Any = USE_PROFILE,
+        *,
+        orientation: Orientation | None = None,
+    ) -> None:
+        self.orientation = orientation
+        """How the camera sees the table (the edge player 1 sits at, mirrored or not): the players then sit round
+        the table the profile's way (:func:`vision.runtime.seats.turn_order`); None: :func:`seating`'s order, as
+        logs always had it."""
         if isinstance(players, int) and not isinstance(players, bool) and PLAYERS[0] <= players <= PLAYERS[-1]:
-            seats: tuple[int, ...] | None = tuple(seat.number for seat in seating(players))
+            seats: tuple[int, ...] | None = tuple(seat.number for seat in self._seating(profile, players))
         else:
             seats = None  # Game.start names what is wrong with the number
         self.game = Game.start(
@@ -130,7 +143,12 @@ class GameKeeper:
     @property
     def seating(self) -> tuple[Seat, ...]:
         """Each player's seat around the table, in turn order (see :mod:`vision.runtime.seats`)."""
-        return seating(self.players)
+        return self._seating(self.profile, self.players)
+
+    def _seating(self, profile: str, players: int) -> tuple[Seat, ...]:
+        if self.orientation is None or profile not in PROFILES:  # an unknown profile: Game.start names it
+            return seating(players)
+        return turn_order(players, PROFILES[profile].direction, self.orientation)
 
     def seat_of(self, player: int) -> int:
         """The player's seat number, as the log writes it."""

@@ -543,3 +543,19 @@ def test_words_the_game_would_refuse_are_refused_at_once(game: Game, word: Any, 
     response = client_for(game).post("/api/word", json=word)
     assert response.status_code == 422 and message in response.json()["error"]
     assert game.session.commands.empty()
+
+
+def test_the_camera_s_orientation_seats_the_players_the_profile_s_way_and_the_page_says_so(tmp_path: Path) -> None:
+    # pl-championship plays clockwise seen from above; player 1 at the left of an overhead picture: then the top,
+    # the right, the bottom. Mirrored, the same table runs the other way round the picture.
+    from vision.runtime.seats import Edge, Orientation
+
+    game = Game(tmp_path / "game.jsonl", players=4)
+    game.keeper = game.session.keeper = GameKeeper(PROFILE, 4, orientation=Orientation(Edge.LEFT))
+    status = client_for(game).get("/api/state").json()["status"]
+    assert status["seats"] == ["left", "top", "right", "bottom"]
+    assert status["orientation"] == "player 1 at the left" and status["direction"] == "clockwise"
+    assert game.keeper.player_at(0) == 3  # hands from the bottom edge (seat 0) are player 4's
+    mirrored = GameKeeper(PROFILE, 4, orientation=Orientation(Edge.LEFT, mirrored=True))
+    assert [seat.name for seat in mirrored.seating] == ["left", "bottom", "right", "top"]
+    assert [seat.name for seat in GameKeeper(PROFILE, 4).seating] == ["bottom", "right", "top", "left"]  # as logged
