@@ -429,6 +429,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     rules_cli.BENCH_SUITES["live"] = _bench_live
     station_bench = "vision.eval.station_bench"  # loaded when `bench station` runs (it needs the browser clients)
     rules_cli.BENCH_SUITES["station"] = lambda args: importlib.import_module(station_bench).bench_suite(args)
+    # `bench batch` (vision/eval/batch_bench.py): batch's throughput with 1 and 2 workers and on a local Ray
+    rules_cli.BENCH_SUITES["batch"] = lambda args: importlib.import_module("vision.eval.batch_bench").bench_suite(args)
     demo = commands.choices["demo"]
     rules_cli.set_help(
         commands, "demo",
