@@ -8,6 +8,8 @@ recorded, who opened, who declared the opening for next round, the re-deals."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +128,31 @@ def test_a_bad_log_is_one_line_naming_where(tmp_path: Path, lines: list[str], me
     with pytest.raises(ScoreError) as error:
         Game.from_json(OUT).with_log(replay_log(read_game_log(log), where=str(log)))
     assert message in str(error.value) and "\n" not in str(error.value)
+
+
+# -- the score command ----------------------------------------------------------------------------------------
+
+
+def score_command(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "referee.cli", "score", *args], capture_output=True, text=True)
+
+
+def test_score_with_the_game_log(tmp_path: Path) -> None:
+    spec = json.loads((SCORES_DIR / "official-out-declaration-saves-from-200.json").read_text(encoding="utf-8"))
+    log = write_log(spec, tmp_path / "game.jsonl")
+    racks = tmp_path / "racks.json"
+    racks.write_text(json.dumps({"players": spec["players"]}), encoding="utf-8")  # no profile, no ending: the log's
+    done = score_command(str(racks), "--log", str(log), "--json")
+    assert done.returncode == 0, done.stderr
+    (game,) = json.loads(done.stdout)["games"]
+    assert {s["name"]: s["small_points"] for s in game} == {"A": 300, "B": -100, "C": -200}
+    assert [s["announced_opening"] for s in game] == [False, True, False]
+
+    two = score_command(str(racks), "--log", str(log), "--log", str(log))
+    assert two.returncode == 2 and "--log: 2 game log(s) for 1 game(s)" in two.stderr
+    assert len(two.stderr.strip().splitlines()) == 1
+    unfinished = tmp_path / "unfinished.jsonl"
+    unfinished.write_text("".join(log.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
+    done = score_command(str(racks), "--log", str(unfinished))
+    assert done.returncode == 2 and "does not say how the game ended" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
