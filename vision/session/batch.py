@@ -500,9 +500,10 @@ def _result_of(future: Future[dict[str, Any]]) -> dict[str, Any]:
 RAY_MISSING = "--ray needs Ray: pip install 'rummikub-referee[cluster]' (or pip install 'ray>=2.9')"
 
 
-def ray_runner(address: str) -> Runner:
-    """The same per-game function as Ray tasks (one CPU each) on the cluster at ``address`` (``auto``,
-    ``ray://host:port``), or ``local``: a Ray started here with 2 CPUs."""
+def ray_runner(address: str, *, work: Callable[[GameJob], dict[str, Any]] = run_game) -> Runner:
+    """The same per-game function (``work``) as Ray tasks (one CPU each) on the cluster at ``address`` (``auto``,
+    ``ray://host:port``), or ``local``: a Ray started here with 2 CPUs. A task whose worker dies is not retried by
+    Ray (``max_retries=0``): it is a failed attempt, which the batch tries once more, so no game runs twice."""
     try:
         import ray
     except ImportError:
@@ -515,7 +516,7 @@ def ray_runner(address: str) -> Runner:
                 ray.init(address=address, log_to_driver=False)
         except Exception as error:  # Ray's own exception types: no cluster there, a refused address
             raise rules_cli.CommandError(f"--ray {address}: cannot start or reach Ray ({_one_line(error)})") from None
-    task = ray.remote(num_cpus=1, max_retries=0)(run_game)
+    task = ray.remote(num_cpus=1, max_retries=0)(work)
 
     def run(jobs: list[GameJob]) -> Iterator[tuple[GameJob, dict[str, Any]]]:
         pending = {task.remote(job): job for job in jobs}

@@ -151,14 +151,22 @@ def test_a_failed_attempt_is_retried_once_and_others_go_on(tmp_path: Path) -> No
 
 
 def dies_on_first_try(job: GameJob) -> dict[str, Any]:
-    """In a pool worker: game 1's first attempt kills its process (as the OOM killer or ``kill -9`` would)."""
+    """In a pool worker: game 1's first attempt kills its process (as the OOM killer or ``kill -9`` would). Every
+    finished analysis adds a line to ``<game>.done``: how many times the game was analysed."""
     import os
 
     marker = Path(job.out).with_suffix(".tried")
     if job.spec.table == "1" and not marker.exists():
         marker.write_text(str(os.getpid()))
         os._exit(9)
+    with Path(job.out).with_suffix(".done").open("a") as handle:
+        handle.write(f"{os.getpid()}\n")
     return {"status": "done", "video_s": 1.0, "moves": 0, "verdicts": {}, "pid": os.getpid()}
+
+
+def analysed(out: Path, label: str) -> int:
+    done = out / f"{label}.done"
+    return len(done.read_text().splitlines()) if done.exists() else 0
 
 
 def test_a_worker_killed_mid_game_fails_that_attempt_and_a_fresh_pool_finishes_the_batch(
@@ -176,6 +184,27 @@ def test_a_worker_killed_mid_game_fails_that_attempt_and_a_fresh_pool_finishes_t
     killed = int((tmp_path / "E_1_1.tried").read_text())
     assert by_table["1"]["pid"] != killed  # the retry ran in a new worker
     assert by_table["2"]["status"] == "done" and summary["counts"]["failed"] == 0
+    assert [analysed(tmp_path, label) for label in ("E_1_1", "E_1_2")] == [1, 1]  # each game analysed once
+
+
+def test_a_ray_worker_killed_mid_game_fails_that_attempt_and_the_batch_completes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ray = pytest.importorskip("ray", reason="the [cluster] extra (ray) is not installed")
+    from vision.session.batch import ray_runner
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[3]))  # Ray's workers import this module by its name
+    games = [GameSpec(video=f"v{t}.mp4", event="E", round="1", table=t) for t in ("1", "2", "3")]
+    try:
+        summary = run_batch(games, tmp_path, runner=ray_runner("local", work=dies_on_first_try), backend="ray:local")
+    finally:
+        ray.shutdown()
+    by_table = {g["table"]: g for g in summary["games"]}
+    assert summary["counts"] == {"done": 3, "skipped": 0, "failed": 0}
+    assert by_table["1"]["attempts"] == 2 and len(by_table["1"]["errors"]) == 1  # Ray's worker-died error
+    assert by_table["1"]["pid"] != int((tmp_path / "E_1_1.tried").read_text())
+    assert [by_table[t]["attempts"] for t in ("2", "3")] == [1, 1]
+    assert [analysed(tmp_path, g.label) for g in games] == [1, 1, 1]  # each game analysed once
 
 
 YAML_MANIFEST = """
