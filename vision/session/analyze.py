@@ -24,6 +24,7 @@ from typing import Any
 from vision.game.gamelog import GameLog
 from vision.game.pipeline import TablePipeline
 from vision.runtime.capture import Frame
+from vision.runtime.decode import VideoSource, sample
 from vision.runtime.progress import ProgressBar
 from vision.session.common import END_OF_VIDEO, GameOptions, calibrate_for
 from vision.session.driver import GameSession, Line, Listener, StopCheck, new_keeper
@@ -38,6 +39,9 @@ LOG_NAME = "game-log.jsonl"
 class AnalyzeOptions(GameOptions):
     progress: bool = True
     """A progress bar on standard error (redrawn in place on a terminal; elsewhere a line every 10 %)."""
+    decoder: str = "auto"
+    """"pyav" (keyframes only while the table is still: :mod:`vision.runtime.decode`), "opencv" (every frame decoded),
+    or "auto": PyAV where it is installed."""
 
 
 class OutputFolderError(ValueError):
@@ -64,14 +68,15 @@ def analyze_video(
     has given its first frame. The summary's ``reason`` says why it ended (``"end of the video"``, or the stop
     reason) and ``damage`` how much of the video could not be decoded.
     """
-    from vision.runtime.capture import CaptureError, open_source, redact
+    from vision.runtime.capture import CaptureError, redact
+    from vision.runtime.decode import open_video
 
     out = Path(out)
     check_output_folder(out, overwrite=overwrite)
     # a game that cannot be (a bad time limit) fails before the video is opened
     keeper = new_keeper(options.profile, options.players, options.first_player, options.time_limit_s)
     started = time.perf_counter()
-    source = open_source(str(video))
+    source = open_video(video, decoder=options.decoder)
     try:
         first = source.read()
         if first is None:
@@ -133,6 +138,7 @@ def analyze_video(
         "restores": sum(1 for e in events if e["event"] == "restore"),
         "warnings": dict(Counter(e["event"] for e in events if e["event"] in WARNING_EVENTS)),
         "capture": _stats_json(source.stats),
+        "decode": _decode_json(source),
         "damage": damage.to_json(),
         "pipeline": pipeline.stats.to_json(),
         "log": str(log_path),
@@ -227,24 +233,29 @@ def _beside(bar: ProgressBar | None, listener: Listener) -> Listener:
 
 
 def _sampled(
-    source: Any, first: Frame, pipeline: TablePipeline, options: AnalyzeOptions, bar: ProgressBar | None
+    source: VideoSource, first: Frame, pipeline: TablePipeline, options: AnalyzeOptions, bar: ProgressBar | None
 ) -> Iterator[Frame]:
-    """The video's frames at the pipeline's rate, sparser while the table is still (the frames in between are
-    skipped without being converted); the progress bar follows."""
+    """The video's frames at the pipeline's rate, sparser while the table is still (see
+    :func:`vision.runtime.decode.sample`: frames in between are not converted, and with PyAV not even decoded where
+    nothing changed); the progress bar follows."""
     fps = source.fps or 30.0
     busy_step = max(1, round(fps / options.config.sample_hz))
     still_step = max(busy_step, round(fps / STILL_SAMPLE_HZ))
-    frame: Frame | None = first
+    yield first
     done = 0
-    while frame is not None:
-        yield frame
-        step = still_step if pipeline.phase == "stable" else busy_step
-        if step > 1:
-            source.skip(step - 1)
-        frame = source.read()
-        if bar is not None and frame is not None:
+    for frame in sample(
+        source, first, busy_step=busy_step, still_step=still_step, still=lambda: pipeline.phase == "stable"
+    ):
+        if bar is not None:
             bar.advance(frame.index - done)
             done = frame.index
+        yield frame
+
+
+def _decode_json(source: VideoSource) -> dict[str, Any]:
+    """Which decoder read the video, and (PyAV) what it decoded, probed and handed out."""
+    stats = getattr(source, "decode_stats", None)
+    return {"decoder": "pyav" if stats is not None else "opencv", **(stats.to_json() if stats is not None else {})}
 
 
 def _stats_json(stats: Any) -> dict[str, Any]:

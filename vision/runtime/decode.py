@@ -1,0 +1,393 @@
+"""A recorded video decoded only as far as the analysis needs it (PyAV), with OpenCV as the fallback.
+
+``analyze`` looks at a few frames a second: every ``busy_step``-th frame while something happens over the table,
+every ``still_step``-th while it is still. OpenCV's ``grab()`` still decodes every frame in between, so the decoder,
+not the analysis, sets the pace there. :class:`SparseVideo` decodes less:
+
+- **while the table is still** it decodes keyframes only (packets in between are read from the file, kept, and not
+  decoded: ``skip_frame`` ``NONKEY`` done by hand), and compares each keyframe's luma at low resolution
+  (:data:`PROBE_WIDTH` px wide) with the last frame handed out. Unchanged, the keyframe is the next sample.
+  Changed, the keyframes' gap is decoded after all, from the kept packets, and sampled as before: the analysis sees
+  the frames it would have seen from a full decode, so the start of a move is never skipped over;
+- **while something happens** every packet is decoded (with several threads), and frames nobody refers to
+  (``skip_frame`` ``NONREF``: an H.264 stream's disposable B-frames) are not decoded at all: the sample is then the
+  first decoded frame at or after the one due (a frame or two later);
+- only sampled frames are converted to BGR.
+
+Probing needs keyframes at most :data:`MAX_PROBE_GAP_S` apart (phones write one a second): with sparser keyframes
+something could come and go unseen between two of them, so such a video is decoded in full, as OpenCV does. What a
+probe cannot see is what leaves no trace: an arm over the table and away again between two keyframes, moving nothing
+(a full decode sampled at 3 Hz misses those shorter than a third of a second).
+
+:func:`open_video` picks the decoder: PyAV where it is installed (the ``decode`` extra), else OpenCV
+(:class:`vision.runtime.capture.FrameSource`, every frame decoded). :func:`sample` walks either at the pipeline's
+pace. Frames are the capture module's :class:`~vision.runtime.capture.Frame` (index, container time
+``index / fps``, BGR image), and errors its :class:`~vision.runtime.capture.CaptureError` (one line).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import cv2
+import numpy as np
+
+from vision.runtime.capture import (
+    DEFAULT_FPS,
+    CaptureError,
+    CaptureStats,
+    Damage,
+    Frame,
+    FrameSource,
+    describe,
+    open_source,
+)
+
+PROBE_WIDTH = 320
+"""Width of the luma image a keyframe is compared at (the activity meter's working width)."""
+PROBE_LEVEL = 10
+"""Luma change (8-bit levels, after averaging to :data:`PROBE_WIDTH`) that counts as a change at a pixel."""
+PROBE_PIXELS = 3
+"""Pixels changed by :data:`PROBE_LEVEL` or more that make a keyframe "changed" (a tile at 1080p covers about 80
+of them at that width; compression noise moves a still table's pixels by a few levels)."""
+MAX_PROBE_GAP_S = 1.0
+"""Keyframes further apart than this are not probed: the video is decoded in full."""
+DECODERS = ("auto", "pyav", "opencv")
+"""``auto``: PyAV where installed, else OpenCV."""
+_LUMA_FIRST = {"yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "nv12", "nv21", "gray"}
+"""8-bit pixel formats whose first plane is the luma."""
+
+
+def pyav_available() -> bool:
+    return importlib.util.find_spec("av") is not None
+
+
+@dataclass(slots=True)
+class DecodeStats:
+    """What the decoder did: packets read, frames decoded, keyframes probed (and found changed), gaps decoded after
+    a changed probe, frames handed out."""
+
+    packets: int = 0
+    decoded: int = 0
+    probes: int = 0
+    probes_changed: int = 0
+    rewinds: int = 0
+    delivered: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+class SparseVideo:
+    """A video file read with PyAV; :meth:`read` gives the first frame, :meth:`frames` the samples.
+
+    ``probe``: decode only keyframes while the table is still (see the module's docstring); ``skip_nonref``: leave
+    disposable frames undecoded. Both off, every frame is decoded, as OpenCV does.
+    """
+
+    def __init__(self, path: str | Path, *, probe: bool = True, skip_nonref: bool = True, threads: bool = True) -> None:
+        import av
+
+        self.spec = str(path)
+        self.name = describe(self.spec)
+        self.is_live = False
+        self.probe = probe
+        self.skip_nonref = skip_nonref
+        file = Path(path)
+        if not file.exists():
+            raise CaptureError(f"cannot open {self.name}: no such file")
+        if file.is_dir():
+            raise CaptureError(f"cannot open {self.name}: it is a folder, not a video file")
+        try:
+            self._container = av.open(self.spec)
+        except (av.FFmpegError, UnicodeDecodeError, ValueError):
+            raise CaptureError(f"cannot open {self.name}: not a video file or unreadable") from None
+        if not self._container.streams.video:
+            self._container.close()
+            raise CaptureError(f"cannot open {self.name}: it holds no video")
+        self._stream = self._container.streams.video[0]
+        self._codec = self._stream.codec_context
+        if threads:
+            self._stream.thread_type = "AUTO"
+        rate = self._stream.average_rate or self._stream.guessed_rate
+        fps = float(rate) if rate else 0.0
+        self.fps = fps if math.isfinite(fps) and 0 < fps < 1000 else DEFAULT_FPS
+        self._time_base = float(self._stream.time_base) if self._stream.time_base else 1.0 / self.fps
+        self._start = self._stream.start_time
+        self.frame_count: int | None = int(self._stream.frames) or None
+        self.stats = CaptureStats()
+        self.decode_stats = DecodeStats()
+        self._packets = self._container.demux(self._stream)
+        self._queue: list[Any] = []
+        """Decoded frames not yet looked at (a threaded decoder hands several at once)."""
+        self._gop: list[Any] = []
+        """Packets since the last keyframe read (that keyframe first), while probing may need them again."""
+        self._primed = True
+        """The decoder has been fed every packet of :attr:`_gop` in order (so the next packet decodes right)."""
+        self._ended = False
+        self._drained = False
+        self._last_index = -1
+        """The last frame handed out: frames up to it are dropped when decoded again."""
+        self._closed = False
+        first = self._next_decoded()
+        if first is None:
+            self.close()
+            raise CaptureError(f"cannot open {self.name}: it has no readable frames")
+        image = first.to_ndarray(format="bgr24")
+        self.size: tuple[int, int] = (int(image.shape[1]), int(image.shape[0]))
+        self._last_index = self._index(first)
+        self._first: Frame | None = Frame(self._last_index, self._last_index / self.fps, image)
+        self._last_small = _luma_small(first, self.size)
+
+    # -- frames -------------------------------------------------------------------------------------------
+
+    def read(self) -> Frame | None:
+        """The first frame (then None: :meth:`frames` gives the rest)."""
+        frame, self._first = self._first, None
+        if frame is not None:
+            self.stats.frames_read += 1
+            self.decode_stats.delivered += 1
+        return frame
+
+    def frames(self, after: Frame, *, busy_step: int, still_step: int, still: Callable[[], bool]) -> Iterator[Frame]:
+        """The samples after ``after``: the first decodable frame at or after ``busy_step`` frames on, or
+        ``still_step`` while ``still()`` (asked after each sample has been looked at)."""
+        last = after.index
+        while True:
+            is_still = still()
+            due = last + (still_step if is_still else busy_step)
+            decoded = self._probe_until(due) if is_still and self.probe else self._dense_until(due)
+            if decoded is None:
+                return
+            index = self._index(decoded)
+            image = decoded.to_ndarray(format="bgr24")
+            self._last_small = _luma_small(decoded, self.size)
+            self._last_index = index
+            self.stats.frames_read += 1
+            self.decode_stats.delivered += 1
+            last = index
+            yield Frame(index, index / self.fps, image)
+
+    # -- decoding ---------------------------------------------------------------------------------------
+
+    def _dense_until(self, due: int) -> Any:
+        """The first decoded frame at or after frame ``due``, every packet decoded on the way."""
+        self._codec.skip_frame = "NONREF" if self.skip_nonref else "DEFAULT"
+        if not self._primed:
+            self._replay_gop()
+        while True:
+            frame = self._next_decoded()
+            if frame is None:
+                return None
+            if self._index(frame) >= due:
+                return frame
+
+    def _probe_until(self, due: int) -> Any:
+        """The next keyframe at or after ``due`` if nothing changed since the last sample; else, from the kept
+        packets, the first frame at or after ``due`` decoded in full. Falls back to :meth:`_dense_until` while
+        frames are still queued."""
+        if self._queue:
+            return self._dense_until(due)
+        kept = list(self._gop)
+        """Packets from the keyframe at or before the last sample on, to decode after all if a probe changed."""
+        last_key: float | None = None
+        while True:
+            packet = self._next_packet()
+            self._primed = False
+            if packet is None:
+                return self._replay(kept, due)
+            if not packet.is_keyframe:
+                kept.append(packet)
+                continue
+            key_time = self._packet_time(packet)
+            if last_key is not None and key_time is not None and key_time - last_key > MAX_PROBE_GAP_S:
+                self.probe = False  # keyframes too sparse to see between: decode every frame from here on
+                return self._replay([*kept, packet], due)
+            frame = self._decode_alone(packet)
+            if frame is None:
+                kept.append(packet)
+                continue
+            self.decode_stats.probes += 1
+            if _changed(_luma_small(frame, self.size), self._last_small):
+                self.decode_stats.probes_changed += 1
+                return self._replay([*kept, packet], due)
+            if self._index(frame) >= due:
+                return frame
+            kept, last_key = [packet], key_time
+
+    def _replay(self, packets: list[Any], due: int) -> Any:
+        """Decode ``packets`` (from a keyframe on: the last of them is the newest packet read) in full, then on;
+        the first frame at or after ``due``."""
+        self.decode_stats.rewinds += 1
+        self._codec.skip_frame = "NONREF" if self.skip_nonref else "DEFAULT"
+        self._codec.flush_buffers()
+        for packet in packets:
+            self._decode(packet)
+        self._primed = True
+        while self._queue:
+            frame = self._queue.pop(0)
+            if self._index(frame) >= due:
+                return frame
+        return self._dense_until(due)
+
+    def _replay_gop(self) -> None:
+        """The decoder fed again from the current keyframe (after a probe decoded that keyframe alone)."""
+        self._codec.flush_buffers()
+        for packet in self._gop:
+            self._decode(packet)
+        self._primed = True
+
+    def _decode_alone(self, packet: Any) -> Any:
+        """One keyframe decoded by itself (the decoder drained and reset around it)."""
+        self._codec.skip_frame = "DEFAULT"
+        self._codec.flush_buffers()
+        self._decode(packet)
+        self._decode(None)
+        self._codec.flush_buffers()
+        frames, self._queue = self._queue, []
+        return frames[-1] if frames else None
+
+    def _next_decoded(self) -> Any:
+        while not self._queue:
+            packet = self._next_packet()
+            if packet is None:
+                if self._drained:
+                    return None
+                self._drained = True
+                self._decode(None)  # what the decoder's threads still hold
+                continue
+            self._decode(packet)
+        return self._queue.pop(0)
+
+    def _next_packet(self) -> Any:
+        """The next packet of the video (None at its end); kept in :attr:`_gop` while probing may need it."""
+        if self._ended or self._closed:
+            return None
+        for packet in self._packets:
+            if packet.size == 0:
+                continue  # the demuxer's flush packet: the end is handled here
+            self.decode_stats.packets += 1
+            if packet.is_keyframe:
+                self._gop = [packet]
+            elif self.probe:
+                self._gop.append(packet)
+            return packet
+        self._ended = True
+        return None
+
+    def _decode(self, packet: Any) -> None:
+        import av
+
+        try:
+            frames = self._codec.decode(packet)
+        except av.FFmpegError:
+            if packet is not None:
+                self.stats.corrupt_frames += 1
+            return
+        for frame in frames:
+            if self._index(frame) <= self._last_index:
+                continue  # a frame handed out, or passed, already (decoded again after a changed probe)
+            self.decode_stats.decoded += 1
+            self._queue.append(frame)
+
+    def _index(self, frame: Any) -> int:
+        if frame.pts is None:
+            return self._last_index + 1
+        start = self._start or 0
+        return max(0, round((frame.pts - start) * self._time_base * self.fps))
+
+    def _packet_time(self, packet: Any) -> float | None:
+        if packet.pts is None:
+            return None
+        return (packet.pts - (self._start or 0)) * self._time_base
+
+    # -- like FrameSource -------------------------------------------------------------------------------
+
+    def damage(self) -> Damage:
+        """Frames the decoder refused, and at the end of the file those it says it holds and never gave (a
+        truncated recording), out of the frames it holds; frames never decoded (passed between keyframes) are not
+        judged."""
+        read = self.decode_stats.packets
+        missing = max(0, (self.frame_count or 0) - read) if self._ended else 0
+        frames = max(self.frame_count or 0, read)
+        return Damage(min(self.stats.corrupt_frames + missing, frames), frames)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._queue = []
+            self._container.close()
+
+    def __enter__(self) -> SparseVideo:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<SparseVideo {self.name} {self.size[0]}x{self.size[1]} @ {self.fps:g} fps>"
+
+
+def _luma_small(frame: Any, size: tuple[int, int]) -> np.ndarray:
+    """The frame's luma at :data:`PROBE_WIDTH`, as int16 (the decoder's own plane where it is 8-bit luma)."""
+    if frame.format.name in _LUMA_FIRST:
+        plane = frame.planes[0]
+        luma = np.frombuffer(plane, np.uint8).reshape(plane.height, plane.line_size)[:, : plane.width]
+    else:
+        luma = frame.to_ndarray(format="gray")
+    width, height = size
+    shape = (PROBE_WIDTH, max(1, round(height * PROBE_WIDTH / width)))
+    return cv2.resize(luma, shape, interpolation=cv2.INTER_AREA).astype(np.int16)
+
+
+def _changed(current: np.ndarray, previous: np.ndarray | None) -> bool:
+    """More than :data:`PROBE_PIXELS` pixels brighter than the brightest, or darker than the darkest, of their
+    3x3 neighbourhood before by :data:`PROBE_LEVEL`: a camera shaking by a pixel or two changes nothing."""
+    if previous is None or current.shape != previous.shape:
+        return True
+    kernel = np.ones((3, 3), np.uint8)
+    brighter = current > cv2.dilate(previous, kernel) + PROBE_LEVEL
+    darker = current < cv2.erode(previous, kernel) - PROBE_LEVEL
+    return int(np.count_nonzero(brighter | darker)) >= PROBE_PIXELS
+
+
+VideoSource = SparseVideo | FrameSource
+
+
+def open_video(path: str | Path, *, decoder: str = "auto", probe: bool = True) -> VideoSource:
+    """A video file for analysis: :class:`SparseVideo` (``decoder`` ``pyav``, or ``auto`` where PyAV is installed)
+    or OpenCV's :class:`~vision.runtime.capture.FrameSource`."""
+    if decoder not in DECODERS:
+        raise ValueError(f"decoder is one of {', '.join(DECODERS)}, not {decoder!r}")
+    if decoder == "pyav" or (decoder == "auto" and pyav_available()):
+        if not pyav_available():
+            raise CaptureError("the pyav decoder needs PyAV: pip install 'rummikub-referee[decode]'")
+        return SparseVideo(path, probe=probe)
+    return open_source(str(path))
+
+
+def sample(
+    source: VideoSource, first: Frame, *, busy_step: int, still_step: int, still: Callable[[], bool]
+) -> Iterator[Frame]:
+    """The frames after ``first`` at the analysis's pace: ``busy_step`` frames apart, ``still_step`` while
+    ``still()`` (asked after each frame has been looked at); OpenCV skips the frames in between without converting
+    them, PyAV without decoding what it need not."""
+    if isinstance(source, SparseVideo):
+        yield from source.frames(first, busy_step=busy_step, still_step=still_step, still=still)
+        return
+    while True:
+        step = still_step if still() else busy_step
+        if step > 1:
+            source.skip(step - 1)
+        frame = source.read()
+        if frame is None:
+            return
+        yield frame
