@@ -30,11 +30,15 @@ from referee.solver import best_play, max_meld
 from referee.table import Table
 from referee.tiles import COLOURS, JOKER, NUMBER_TILES, Tile
 
-__all__ = ["CODES", "ENDINGS", "SimGame", "SimMove", "full_set", "simulate_game"]
+__all__ = ["CODES", "ENDINGS", "LATE_MOVES", "LateMove", "SimGame", "SimMove", "full_set", "simulate_game"]
 
 CODES: tuple[str, ...] = tuple(code.value for code in Code)
 """Every violation code of RULES.md §9, in the order injections cycle through them."""
-ENDINGS = ("out", "pool-exhausted", "move-limit", "time-limit")
+ENDINGS = ("out", "pool-exhausted", "move-limit", "time-limit", "late-move")
+LATE_MOVES = ("valid-at-limit", "touched-after-limit", "unfinished-at-limit")
+"""The moves over time a game can script (issue 17, RULES.md §6): every set valid when the time limit passes and
+nothing touched after it; the same, but hands back over the tiles after the limit; a new set still two tiles when
+the limit passes (the rest in hand), finished after it."""
 FORMAT = "rummikub-sim-game/1"
 
 P_JOKER_SWAP = 0.7
@@ -46,7 +50,28 @@ MAX_REARRANGE_SETS = 4
 MAX_RACK_SUBSET = 3
 
 
+LATE_OVERRUN_S = 1.5
+"""How long after the time limit a scripted late move ends (its ``duration_s`` is the limit plus this)."""
+
 # --------------------------------------------------------------------------- public data
+
+
+@dataclass(frozen=True, slots=True)
+class LateMove:
+    """A move scripted over the time limit: the table when the limit passed and hands over the table after it, what
+    the camera can see and the ruling follows (:func:`referee.moves.check_move`'s ``table_at_limit`` and
+    ``touched_after_limit``)."""
+
+    kind: str
+    """One of :data:`LATE_MOVES`."""
+    limit_s: float
+    """The time limit the move overran (the profile's, or one agreed at the table)."""
+    table_at_limit: Table
+    touched_after_limit: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "limit_s": self.limit_s, "table_at_limit": self.table_at_limit.to_json(),
+                "touched_after_limit": self.touched_after_limit}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +98,8 @@ class SimMove:
     pool_before: int = 0
     """Tiles in the pool before the move (with the racks and the table it accounts for every tile)."""
     pool_after: int = 0
+    late: LateMove | None = None
+    """How a move scripted over time stood at the limit (``expected`` is ruled on it); None for the others."""
 
     @property
     def verdict(self) -> str:
@@ -93,6 +120,7 @@ class SimMove:
             "rack_after": [str(t) for t in self.rack_after],
             "pool_before": self.pool_before,
             "pool_after": self.pool_after,
+            **({} if self.late is None else {"late": self.late.to_json()}),
         }
 
 
@@ -106,6 +134,10 @@ class SimGame:
     ending: str
     """One of :data:`ENDINGS`."""
     violation_rate: float = 0.0
+    time_limit_s: float | None = None
+    """A time limit agreed at the table (None: the profile's)."""
+    late_move: str | None = None
+    """The kind of move scripted over time (:data:`LATE_MOVES`): the game's first play, and its last move."""
 
     def injection_counts(self) -> dict[str, int]:
         """Moves with each injected code, every code listed (zeros included) so headers compare across games."""
@@ -124,6 +156,8 @@ class SimGame:
             "duration_s": round(sum(m.duration_s for m in self.moves), 1),
             "ending": self.ending,
             "final_racks": [[str(t) for t in rack] for rack in self.final_racks],
+            **({} if self.time_limit_s is None else {"time_limit_s": self.time_limit_s}),
+            **({} if self.late_move is None else {"late_move": self.late_move}),
         }
 
     def to_jsonl_lines(self) -> Iterator[str]:
@@ -147,8 +181,15 @@ def simulate_game(
     profile: str = "pl-championship",
     max_moves: int | None = None,
     max_duration_s: float | None = None,
+    time_limit_s: float | None = None,
+    late_move: str | None = None,
 ) -> SimGame:
-    """Play one game; the same arguments always give the same game (``random.Random(seed)`` is the only chance)."""
+    """Play one game; the same arguments always give the same game (``random.Random(seed)`` is the only chance).
+
+    ``time_limit_s``: a limit agreed at the table (None: the profile's). ``late_move`` (one of :data:`LATE_MOVES`):
+    the game's first play goes over the limit that way and the game ends after it (ending ``late-move``; a game that
+    ends before any play has none).
+    """
     return _Simulator(
         players=players,
         seed=seed,
@@ -156,6 +197,8 @@ def simulate_game(
         profile=profile,
         max_moves=max_moves,
         max_duration_s=max_duration_s,
+        time_limit_s=time_limit_s,
+        late_move=late_move,
     ).run()
 
 
@@ -298,6 +341,16 @@ def _removable(tile_set: TileSet, rules: Profile) -> list[tuple[int, TileSet]]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Late:
+    """A plausible move scripted over the time limit: the table it ends on, its duration, its ruling, its truth."""
+
+    after: Table
+    duration_s: float
+    ruling: Ruling
+    move: LateMove
+
+
 # --------------------------------------------------------------------------- the simulator
 
 
@@ -313,12 +366,23 @@ class _Simulator:
         profile: str,
         max_moves: int | None,
         max_duration_s: float | None,
+        time_limit_s: float | None = None,
+        late_move: str | None = None,
     ) -> None:
         self.rules = get_profile(profile)
         if not 2 <= players <= self.rules.max_players:
             raise ValueError(f"{self.rules.name} is played by 2 to {self.rules.max_players} players, not {players}")
         if not 0.0 <= violation_rate <= 1.0:
             raise ValueError(f"violation_rate must lie in [0, 1], got {violation_rate}")
+        if time_limit_s is not None and not 1.0 <= time_limit_s < 3600:
+            raise ValueError(f"a time limit is 1 to 3600 seconds, not {time_limit_s}")
+        if late_move is not None and late_move not in LATE_MOVES:
+            raise ValueError(f"a late move is one of {', '.join(LATE_MOVES)}, not {late_move!r}")
+        self.agreed_limit_s = time_limit_s
+        self.limit_s = self.rules.time_limit_s if time_limit_s is None else time_limit_s
+        if late_move is not None and self.limit_s is None:
+            raise ValueError(f"{self.rules.name} has no time limit: agree one to script a late move")
+        self.late_move = late_move
         self.players, self.seed, self.rate = players, seed, violation_rate
         self.max_moves, self.max_duration_s = max_moves, max_duration_s
         self.rng = random.Random(seed)
@@ -346,6 +410,8 @@ class _Simulator:
             final_racks=[tuple(rack) for rack in self.racks],
             ending=ending,
             violation_rate=self.rate,
+            time_limit_s=self.agreed_limit_s,
+            late_move=self.late_move,
         )
 
     def _play(self) -> str:
@@ -357,6 +423,8 @@ class _Simulator:
             move = self._turn(len(self.moves))
             self.moves.append(move)
             self.clock += move.duration_s
+            if move.late is not None:
+                return "late-move"
             if move.kind == "play" and move.verdict == Verdict.OK.value and not move.rack_after:
                 return "out"
             if not self.pool:
@@ -367,14 +435,17 @@ class _Simulator:
         rack = tuple(self.racks[player])
         before, opened, pool_before = self.table, self.opened[player], len(self.pool)
         base = self._plausible(player)
-        chosen = self._inject(player, base) if self.rng.random() < self.rate else None
-        if chosen is None:
+        late = self._late(player, base) if self.late_move is not None and base is not None else None
+        chosen = self._inject(player, base) if late is None and self.rng.random() < self.rate else None
+        injected: tuple[str, ...] = ()
+        if late is not None:
+            after, duration, ruling = late.after, late.duration_s, late.ruling
+        elif chosen is None:
             duration = self._duration(base)
             after = before if base is None else base.table()
             ruling = self._rule(before, after, opened, duration)
             if ruling.verdict is not Verdict.OK:  # a bug in the plausible moves, never the players' luck
                 raise AssertionError(f"plausible move {index} was ruled {ruling.codes}: {before} -> {after}")
-            injected: tuple[str, ...] = ()
         else:
             after, duration, injected, ruling = chosen
         rack_after = self._apply(player, before, after, ruling)
@@ -392,10 +463,40 @@ class _Simulator:
             rack_after=rack_after,
             pool_before=pool_before,
             pool_after=len(self.pool),
+            late=None if late is None else late.move,
         )
 
     def _rule(self, before: Table, after: Table, opened: bool, duration: float) -> Ruling:
-        return check_move(before, after, opened=opened, profile=self.rules, elapsed_s=duration)
+        return check_move(
+            before, after, opened=opened, profile=self.rules, elapsed_s=duration, time_limit_s=self.limit_s
+        )
+
+    def _late(self, player: int, base: _Plan) -> _Late | None:
+        """The plausible move ``base`` over the time limit, as ``self.late_move`` scripts it; None when it cannot
+        be (an unfinished move needs a new set of three or more, to be two tiles when the time runs out)."""
+        assert self.late_move is not None and self.limit_s is not None
+        done = base.table()
+        at_limit, touched = done, self.late_move == "touched-after-limit"
+        if self.late_move == "unfinished-at-limit":
+            laid = Counter(s.layout_key for s in self.table.sets)
+            new = []
+            for i, tile_set in enumerate(done.sets):
+                if laid[tile_set.layout_key]:
+                    laid[tile_set.layout_key] -= 1
+                elif len(tile_set) >= 3:
+                    new.append(i)
+            if not new:
+                return None
+            index = new[-1]  # the set laid last
+            half = TileSet(done.sets[index].tiles[:2])
+            at_limit, touched = Table((*done.sets[:index], half, *done.sets[index + 1 :])), True
+        duration = round(self.limit_s + LATE_OVERRUN_S, 1)
+        opened = self.opened[player]
+        ruling = check_move(
+            self.table, done, opened=opened, profile=self.rules, elapsed_s=duration, time_limit_s=self.limit_s,
+            table_at_limit=at_limit, touched_after_limit=touched,
+        )  # fmt: skip
+        return _Late(done, duration, ruling, LateMove(self.late_move, self.limit_s, at_limit, touched))
 
     def _apply(self, player: int, before: Table, after: Table, ruling: Ruling) -> tuple[Tile, ...]:
         """Carry out the ruling the way a referee would: keep a good move, or restore and hand out the penalty.
@@ -426,7 +527,7 @@ class _Simulator:
 
     def _duration(self, plan: _Plan | None, *, over_limit: bool = False) -> float:
         """Mostly 5-50 s for a play, more for a manipulation, a few seconds for a draw; under the limit unless told."""
-        limit = self.rules.time_limit_s
+        limit = self.limit_s
         if over_limit and limit is not None:
             return round(limit + self.rng.uniform(1.0, 30.0), 1)
         if plan is None:
@@ -690,7 +791,7 @@ class _Simulator:
 
     def _inject_timeout(self, player: int, base: _Plan | None) -> _Plan | None:
         """A good move that takes too long (the duration is set over the limit by the caller)."""
-        if base is None or self.rules.time_limit_s is None or self.rules.valid_table_at_timeout_stands:
+        if base is None or self.limit_s is None or self.rules.valid_table_at_timeout_stands:
             return None
         return base
 

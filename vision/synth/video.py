@@ -31,7 +31,7 @@ from referee.tiles import Tile
 from vision.runtime.progress import ProgressBar
 from vision.runtime.seats import MIDDLE, Edge, Seat, seating
 from vision.synth import distractors, effects, textures
-from vision.synth.game import SimGame, simulate_game
+from vision.synth.game import LateMove, SimGame, SimMove, simulate_game
 from vision.synth.geometry import TILE_HEIGHT_MM, TILE_WIDTH_MM, Camera, TilePose
 from vision.synth.layout import (
     LOOSE_SET,
@@ -54,6 +54,11 @@ RACK_SHOWN = 20
 """Most tiles drawn on a rack at an edge's middle; on a shared edge :data:`SHARED_RACK_SHOWN` (two racks fit)."""
 SHARED_RACK_SHOWN = 18
 TRUTH_FORMAT = "rummikub-referee/synth-game-video/1"
+LATE_HANDS_OFF_S = 0.2
+"""A scripted late move's hands leave the table this long before its time limit passes..."""
+LATE_HANDS_BACK_S = 0.3
+"""...and, touched after the limit or unfinished at it, come back this long after it: the pause straddles the limit
+and is too short for the referee's pipeline to settle the table (4 samples at 6 a second), so the move goes on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,13 +377,20 @@ def play_area_px(camera: Camera) -> list[list[float]]:
 
 
 def timeline(
-    game: SimGame, rng: np.random.Generator
+    game: SimGame, rng: np.random.Generator, *, fps: float = 30.0
 ) -> tuple[list[Segment], list[dict[str, Any]], list[tuple[Table, Seat]]]:
-    """Segments of video, the truth lines (seats by number), and the table states (with the seat that made each)."""
+    """Segments of video, the truth lines (seats by number), and the table states (with the seat that made each).
+
+    A move scripted over time (:attr:`SimMove.late`) is filmed around the moment the referee's pipeline sees its
+    limit pass (``analyze``'s sampling of a video of ``fps`` frames a second, :class:`_Referee`): hands leave the
+    table :data:`LATE_HANDS_OFF_S` before it, with the table as it stands at the limit, and for a move touched after
+    the limit or unfinished at it come back :data:`LATE_HANDS_BACK_S` after it and end the move.
+    """
     states: list[tuple[Table, Seat]] = []
     segments: list[Segment] = []
     truth: list[dict[str, Any]] = []
     now = 0.0
+    referee = _Referee(fps)
 
     def state_of(table: Table, seat: Seat) -> int:
         if states and states[-1][0] == table:
@@ -390,6 +402,10 @@ def timeline(
     for number, move in enumerate(game.moves):
         seat = seats[move.player]
         before = state_of(move.before, seat)
+        if move.late is not None:
+            truth.append(_late_segments(move, move.late, seat, segments, state_of, now, referee.limit_at(move.late)))
+            now = segments[-1].end_s
+            continue
         think = min(0.3 * move.duration_s, 8.0)
         settle = min(1.5, 0.15 * move.duration_s)
         start, end = now + think, now + move.duration_s
@@ -400,6 +416,7 @@ def timeline(
         after = state_of(move.after, seat)
         segments.append(Segment(switch, settled, after, seat))
         segments.append(Segment(settled, end, after))
+        referee.settles(settled)
         truth.append(
             {
                 "event": "move",
@@ -432,6 +449,63 @@ def timeline(
                 )
                 now += duration
     return segments, truth, states
+
+
+class _Referee:
+    """When ``analyze``'s pipeline, at its default settings, rules each move of a filmed game: it samples the video's
+    frames on a grid of ``1 / sample_hz`` (while the table is still, every other point of it), reads a still table
+    three times to settle it, and a turn's time starts when the previous move is ruled (the first one's when the
+    first table is read)."""
+
+    def __init__(self, fps: float) -> None:
+        from vision.game.pipeline import QUIET_SLACK_S, PipelineConfig
+
+        config = PipelineConfig()
+        busy_step, still_step = max(1, round(fps / config.sample_hz)), max(1, round(fps / 3.0))
+        if still_step % busy_step:
+            raise ValueError(f"a late move is filmed for a video whose sampling the pipeline keeps on one grid: {fps:g}"
+                             f" frames a second is not (30, 24, 12 or 6 are)")  # fmt: skip
+        self.period_s = busy_step / fps
+        quiet = math.ceil((config.quiet_s - QUIET_SLACK_S) / self.period_s - 1e-9)
+        self.settle_samples = quiet + config.readings - 1
+        """Samples from the first one without hands (it still sees them leave: motion) to the ruling."""
+        self.turn_started_s = (config.readings - 1) * self.period_s
+        self.limit_s: float | None = None
+
+    def settles(self, hands_off_s: float) -> None:
+        """A move whose hands left the table at ``hands_off_s`` is ruled; the next turn starts then."""
+        first_still = math.ceil(hands_off_s / self.period_s - 1e-9)
+        self.turn_started_s = (first_still + self.settle_samples) * self.period_s
+
+    def limit_at(self, late: LateMove) -> float:
+        return self.turn_started_s + late.limit_s
+
+
+def _late_segments(
+    move: SimMove, late: LateMove, seat: Seat, segments: list[Segment], state_of: Any, now: float, limit_at: float
+) -> dict[str, Any]:
+    """The segments of a move scripted over time (see :func:`timeline`), and its truth line."""
+    before = state_of(move.before, seat)
+    hands_off = limit_at - LATE_HANDS_OFF_S
+    start = max(now + 1.0, hands_off - 4.0)
+    if start >= hands_off - 0.5:
+        raise ValueError(f"a late move needs its turn to last more than {start - now + 0.5:.1f} s: {late.limit_s:g} s")
+    switch = start + 0.6 * (hands_off - start)
+    segments.append(Segment(now, start, before))
+    segments.append(Segment(start, switch, before, seat))
+    at_limit = state_of(late.table_at_limit, seat)
+    segments.append(Segment(switch, hands_off, at_limit, seat))
+    settled = hands_off
+    if late.touched_after_limit:
+        back = limit_at + LATE_HANDS_BACK_S
+        segments.append(Segment(hands_off, back, at_limit))
+        segments.append(Segment(back, back + 0.6, at_limit, seat))
+        settled = back + 1.2
+        segments.append(Segment(back + 0.6, settled, state_of(move.after, seat), seat))
+    end = settled + 1.5
+    segments.append(Segment(settled, end, state_of(move.after, seat)))
+    return {"event": "move", **move.to_json(), "seat": seat.number, "start_s": start, "settle_s": settled,
+            "end_s": end, "limit_at_s": round(limit_at, 3)}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -481,15 +555,21 @@ def write_game(
     fps: float = 30.0,
     progress: bool = True,
     staging: Staging = Staging(),
+    time_limit_s: float | None = None,
+    late_move: str | None = None,
 ) -> dict[str, Any]:
+    """Simulate a game and film it into ``out`` (``game.mp4``, ``truth.jsonl``, ``summary.json``). ``time_limit_s``:
+    a limit agreed at the table; ``late_move``: the game's first play goes over it, scripted as
+    :data:`vision.synth.game.LATE_MOVES` names, and the game ends there."""
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     game = simulate_game(
-        players=players, seed=seed, violation_rate=violation_rate, profile=profile, max_duration_s=minutes * 60
-    )
+        players=players, seed=seed, violation_rate=violation_rate, profile=profile, max_duration_s=minutes * 60,
+        time_limit_s=time_limit_s, late_move=late_move,
+    )  # fmt: skip
     rng = np.random.default_rng([seed, 7])
     film = GameFilm(film_camera(size, rng, staging), size, seed, LayoutParams(), staging)
-    segments, truth, states = timeline(game, rng)
+    segments, truth, states = timeline(game, rng, fps=fps)
     stills = _StillCache(film, game, states, seed)
     total_s = segments[-1].end_s if segments else 0.0
     frames = round(total_s * fps)
