@@ -128,6 +128,9 @@ class SparseVideo:
         """Decoded frames not yet looked at (a threaded decoder hands several at once)."""
         self._gop: list[Any] = []
         """Packets since the last keyframe read (that keyframe first), while probing may need them again."""
+        self._key_time_s: float | None = None
+        self._key_gap_s = 0.0
+        """Seconds between the last two keyframes read."""
         self._primed = True
         """The decoder has been fed every packet of :attr:`_gop` in order (so the next packet decodes right)."""
         self._ended = False
@@ -196,7 +199,6 @@ class SparseVideo:
             return self._dense_until(due)
         kept = list(self._gop)
         """Packets from the keyframe at or before the last sample on, to decode after all if a probe changed."""
-        last_key: float | None = None
         while True:
             packet = self._next_packet()
             self._primed = False
@@ -205,8 +207,7 @@ class SparseVideo:
             if not packet.is_keyframe:
                 kept.append(packet)
                 continue
-            key_time = self._packet_time(packet)
-            if last_key is not None and key_time is not None and key_time - last_key > MAX_PROBE_GAP_S:
+            if self._key_gap_s > MAX_PROBE_GAP_S:
                 self.probe = False  # keyframes too sparse to see between: decode every frame from here on
                 return self._replay([*kept, packet], due)
             frame = self._decode_alone(packet)
@@ -219,7 +220,7 @@ class SparseVideo:
                 return self._replay([*kept, packet], due)
             if self._index(frame) >= due:
                 return frame
-            kept, last_key = [packet], key_time
+            kept = [packet]
 
     def _replay(self, packets: list[Any], due: int) -> Any:
         """Decode ``packets`` (from a keyframe on: the last of them is the newest packet read) in full, then on;
@@ -274,6 +275,10 @@ class SparseVideo:
                 continue  # the demuxer's flush packet: the end is handled here
             self.decode_stats.packets += 1
             if packet.is_keyframe:
+                time_s = self._packet_time(packet)
+                if time_s is not None and self._key_time_s is not None:
+                    self._key_gap_s = time_s - self._key_time_s
+                self._key_time_s = time_s
                 self._gop = [packet]
             elif self.probe:
                 self._gop.append(packet)

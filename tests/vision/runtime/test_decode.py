@@ -1,0 +1,164 @@
+"""The sparse decoder (PyAV): keyframes only while still, the gap decoded after all when a keyframe changed, every
+sampled frame where something happens, and OpenCV as the fallback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+from itertools import pairwise
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.runtime import decode
+from vision.runtime.capture import CaptureError, FrameSource, open_source
+from vision.runtime.decode import SparseVideo, open_video, sample
+
+av = pytest.importorskip("av")  # the decode extra; in dev, so CI runs these
+
+FPS, SIZE, GOP = 10, (160, 120), 10
+"""A keyframe each second (every :data:`GOP` frames), as phones write them."""
+
+
+def write_video(
+    path: Path, frames: int, draw: Callable[[int], np.ndarray], *, gop: int = GOP, bframes: int = 0
+) -> Path:
+    """An H.264 video (libx264; fixed keyframes, no scene-cut ones) of ``draw(index)`` images."""
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=FPS)
+        stream.width, stream.height, stream.pix_fmt = SIZE[0], SIZE[1], "yuv420p"
+        stream.options = {"g": str(gop), "keyint_min": str(gop), "sc_threshold": "0", "bf": str(bframes), "crf": "18"}
+        for index in range(frames):
+            frame = av.VideoFrame.from_ndarray(draw(index), format="bgr24")
+            frame.pts, frame.time_base = index, Fraction(1, FPS)
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode(None))
+    return path
+
+
+def table(index: int, *, tile_from: int | None = None, hand: range = range(0)) -> np.ndarray:
+    """A grey table; a hand (dark block from the left edge) over it during ``hand``; a light tile on it from
+    ``tile_from`` on."""
+    image = np.full((SIZE[1], SIZE[0], 3), 120, np.uint8)
+    if tile_from is not None and index >= tile_from:
+        image[50:70, 70:84] = 230
+    if index in hand:
+        image[40:80, 0:90] = 40
+    return image
+
+
+def counted(index: int) -> np.ndarray:
+    """Frame ``index`` is this grey, so a frame read back tells which one it is."""
+    return np.full((SIZE[1], SIZE[0], 3), (index * 5) % 250, np.uint8)
+
+
+def walk(source: decode.VideoSource, still: Callable[[int], bool], *, busy: int = 2, calm: int = 5) -> list[int]:
+    """The indices :func:`sample` hands out, ``still(index of the last frame handed out)`` deciding the pace."""
+    first = source.read()
+    assert first is not None
+    seen = [first.index]
+    for frame in sample(source, first, busy_step=busy, still_step=calm, still=lambda: still(seen[-1])):
+        seen.append(frame.index)
+    return seen
+
+
+def test_a_still_table_is_decoded_at_its_keyframes_only(tmp_path: Path) -> None:
+    video = write_video(tmp_path / "still.mp4", 60, table)
+    with SparseVideo(video) as source:
+        seen = walk(source, lambda _: True)
+        stats = source.decode_stats
+    # Each keyframe unchanged is the next sample; after the last one nothing can be probed: decoded in full.
+    assert seen == [0, 10, 20, 30, 40, 50, 55]
+    assert stats.probes == 5 and stats.probes_changed == 0 and stats.packets == 60
+    assert stats.decoded == 1 + 5 + 9  # the first frame, 5 keyframes, the 9 frames after the last one
+
+
+def test_a_change_between_keyframes_is_decoded_after_all_and_sampled_as_a_full_decode_would(tmp_path: Path) -> None:
+    # A hand comes in at frame 23 and leaves a tile at 26: keyframe 30 differs from keyframe 20.
+    video = write_video(tmp_path / "move.mp4", 60, lambda i: table(i, tile_from=26, hand=range(23, 26)))
+    with SparseVideo(video) as source:
+        seen = walk(source, lambda _: True)
+        stats = source.decode_stats
+    assert seen[:4] == [0, 10, 20, 25]  # 25: still_step after 20, decoded from keyframe 20's packets
+    assert stats.probes_changed == 1
+    with open_source(str(video)) as full:
+        everything = walk(full, lambda _: True)
+    assert everything[:4] == [0, 5, 10, 15] and 25 in everything  # OpenCV decodes all, samples every 5th
+
+
+def test_a_camera_shaking_by_a_pixel_is_no_change() -> None:
+    rng = np.random.default_rng(1)
+    scene = cv2.GaussianBlur(rng.integers(0, 255, (180, 320), np.uint8), (7, 7), 0).astype(np.int16)
+    assert not decode._changed(scene[:, 1:], scene[:, :-1])  # one pixel to the side
+    assert not decode._changed(scene[1:, :], scene[:-1, :])  # one pixel down
+    tile = scene.copy()
+    tile[80:90, 150:158] += 40  # a tile's worth of pixels, 40 levels brighter
+    assert decode._changed(tile, scene)
+    assert decode._changed(scene, None)
+
+
+def test_busy_samples_every_step_with_the_frames_opencv_reads(tmp_path: Path) -> None:
+    video = write_video(tmp_path / "count.mp4", 40, counted)
+    with SparseVideo(video) as source:
+        first = source.read()
+        assert first is not None and (source.fps, source.size, source.frame_count) == (FPS, SIZE, 40)
+        frames = [first, *sample(source, first, busy_step=3, still_step=9, still=lambda: False)]
+    assert [f.index for f in frames] == list(range(0, 40, 3))
+    assert [f.time_s for f in frames] == pytest.approx([i / FPS for i in range(0, 40, 3)])
+    capture = cv2.VideoCapture(str(video))
+    expected = [capture.read()[1] for _ in range(40)]
+    for frame in frames:  # the same pixels as OpenCV's decoder gives for that frame
+        assert np.abs(frame.image.astype(int) - expected[frame.index]).max() <= 2
+
+
+def test_disposable_frames_are_not_decoded_and_the_sample_is_the_next_decoded_frame(tmp_path: Path) -> None:
+    video = write_video(tmp_path / "bframes.mp4", 60, counted, bframes=2)
+    with SparseVideo(video) as source:
+        seen = walk(source, lambda _: False, busy=2)
+        decoded = source.decode_stats.decoded
+    assert decoded < 60  # B-frames nobody refers to were skipped
+    assert all(0 < b - a <= 4 for a, b in pairwise(seen)) and seen[-1] >= 56
+    with SparseVideo(video, skip_nonref=False) as source:
+        assert walk(source, lambda _: False, busy=2) == list(range(0, 60, 2))
+
+
+def test_keyframes_too_far_apart_are_not_probed(tmp_path: Path) -> None:
+    video = write_video(tmp_path / "sparse-keys.mp4", 60, table, gop=25)  # 2.5 s apart at 10 fps
+    with SparseVideo(video) as source:
+        seen = walk(source, lambda _: True)
+        assert not source.probe
+    assert seen == list(range(0, 60, 5))  # the first keyframe after the first is too far: decoded in full
+
+
+def test_moves_from_still_to_busy_and_back(tmp_path: Path) -> None:
+    # Still until frame 20, busy (every 2nd frame) until 40, still again: what the analysis does around a move.
+    video = write_video(tmp_path / "phases.mp4", 70, lambda i: table(i, tile_from=30, hand=range(22, 38)))
+    with SparseVideo(video) as source:
+        seen = walk(source, lambda last: not 20 <= last < 40)
+    assert seen[:3] == [0, 10, 20]
+    assert seen[3:13] == list(range(22, 42, 2))  # every busy sample, frames after a keyframe probe decoded
+    assert seen[13:] == [50, 60, 65]  # still again: keyframes (unchanged since 40); after the last, all decoded
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p / "none.mp4", "no such file"),  # nothing there
+        (lambda p: p, "it is a folder"),  # a folder
+        (lambda p: (p / "notes.mp4").write_text("not a video") and p / "notes.mp4", "not a video file"),  # text
+    ],
+)
+def test_what_is_not_a_video_is_one_line(tmp_path: Path, make: Callable[[Path], Path], message: str) -> None:
+    with pytest.raises(CaptureError, match=message) as error:
+        SparseVideo(make(tmp_path))
+    assert "\n" not in str(error.value)
+
+
+def test_open_video_picks_the_decoder(tmp_path: Path) -> None:
+    video = write_video(tmp_path / "v.mp4", 12, table)
+    with open_video(video) as auto, open_video(video, decoder="opencv") as opencv:
+        assert isinstance(auto, SparseVideo) and isinstance(opencv, FrameSource)
+    with pytest.raises(ValueError, match="decoder is one of"):
+        open_video(video, decoder="gpu")
