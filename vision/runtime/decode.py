@@ -207,7 +207,7 @@ class SparseVideo:
             if not packet.is_keyframe:
                 kept.append(packet)
                 continue
-            if self._key_gap_s > MAX_PROBE_GAP_S:
+            if self._key_gap_s > MAX_PROBE_GAP_S + 0.5 / self.fps:  # half a frame for the container's rounding
                 self.probe = False  # keyframes too sparse to see between: decode every frame from here on
                 return self._replay([*kept, packet], due)
             frame = self._decode_alone(packet)

@@ -1,0 +1,56 @@
+"""``bench decode`` (vision/eval/decode_bench.py): plain decoding and both decoders' analyses of one tiny synthetic game
+(0.2 min, 480x270, 12 fps) and of its H.264 copy, with the shipped models. No timing is checked here: the numbers
+are whatever this machine gives, and they must be consistent with each other."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vision.cli import main
+from vision.eval.decode_bench import DECODERS, format_decode_benchmark, h264_copy, run_decode_benchmark
+
+av = pytest.importorskip("av")
+
+
+@pytest.fixture(scope="module")
+def game(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("bench-decode") / "g5"
+    args = ["--players", "3", "--profile", "official", "--seed", "5", "--minutes", "0.2", "--size", "480x270"]
+    assert main(["synth-game", "--out", str(folder), *args, "--fps", "12", "--json"]) == 0
+    return folder
+
+
+def test_the_h264_copy_has_a_keyframe_each_second(game: Path, tmp_path: Path) -> None:
+    copy = h264_copy(game / "game.mp4", tmp_path / "copy.mp4")
+    with av.open(str(copy)) as container:
+        stream = container.streams.video[0]
+        assert stream.codec_context.name == "h264" and (stream.width, stream.height) == (480, 270)
+        keys = [i for i, p in enumerate(p for p in container.demux(stream) if p.size) if p.is_keyframe]
+    assert keys[:3] == [0, 12, 24]
+    assert h264_copy(game / "game.mp4", tmp_path / "copy.mp4") == copy  # made once
+
+
+def test_decoding_and_both_analyses_in_one_run(game: Path, tmp_path: Path) -> None:
+    result = run_decode_benchmark([game], tmp_path, h264=True)
+    assert [row["video"] for row in result["rows"]] == ["mp4", "h264"]
+    for row in result["rows"]:
+        frames = row["frames"]
+        assert frames > 100 and row["video_s"] == pytest.approx(frames / 12, abs=0.01)
+        assert row["decode"]["pyav"]["frames"] == frames  # both decoders see every frame
+        opencv = row["decode"]["opencv"]
+        assert opencv["share_of_decode_wall"] == 1.0 and opencv["share_of_decode_cpu"] == 1.0
+        assert set(row["analyze"]) == set(DECODERS)
+        for analysis in row["analyze"].values():
+            assert analysis["true_moves"] > 0 and 0 <= analysis["moves_found"] <= analysis["true_moves"]
+            assert analysis["x_real_time_wall"] == pytest.approx(row["video_s"] / analysis["wall_s"], rel=0.01)
+            assert analysis["share_of_decode_wall"] == pytest.approx(opencv["wall_s"] / analysis["wall_s"], abs=0.002)
+        stats = row["analyze"]["pyav"]["decode"]
+        assert stats["decoder"] == "pyav" and stats["delivered"] == row["analyze"]["pyav"]["samples"]
+        assert stats["decoded"] <= frames and stats["packets"] == frames
+        assert row["analyze"]["opencv"]["decode"] == {"decoder": "opencv"}
+        expected = row["analyze"]["opencv"]["moves"] == row["analyze"]["pyav"]["moves"]
+        assert row["same_moves"] is expected
+    text = format_decode_benchmark(result)
+    assert text.count("decode opencv") == 2 and text.count("analyze pyav") == 2 and "share" in text
