@@ -6,7 +6,9 @@ state the game must end in. The runner plays the steps on :class:`referee.game.G
 the logged events, through JSON as from a log file, on a fresh game, which must end in the same state.
 
 A step's keys: ``t`` (seconds); one of ``settle`` (a table: text or JSON; ``seat``: where the hands were seen,
-null when not located; ``hands``: default true), ``clock`` (true, or the table settled since the last reading),
+null when not located; ``hands``: default true), ``clock`` (true, or the table settled since the last reading;
+with either, ``at_limit``: the table the camera read when the time limit passed, ``touched``: hands over the table
+after it),
 ``activity``, ``unread`` (seconds), ``override`` (the override's fields, as the station sends them), ``undo``,
 ``event`` (a referee's event as a log line without its time: ``pool-empty``, ``out``, ``redeal``; with ``refused``:
 the start of the one-line :class:`GameStateError` the game must answer, nothing logged); ``expect``: the events it
@@ -129,6 +131,12 @@ def start(spec: dict[str, Any]) -> Game:
     return Game.start(spec["profile"], spec["players"], **options)
 
 
+def at_limit(step: dict[str, Any]) -> dict[str, Any]:
+    """What the camera saw of the time limit, for a step that ends a move."""
+    seen = step.get("at_limit")
+    return {"table_at_limit": None if seen is None else table(seen), "touched_after_limit": step.get("touched")}
+
+
 def play(spec: dict[str, Any]) -> tuple[Game, list[Any]]:
     """Play a golden game's steps; checks each step's events and state; returns the game and every event logged."""
     game = start(spec)
@@ -139,11 +147,11 @@ def play(spec: dict[str, Any]) -> tuple[Game, list[Any]]:
         if "settle" in step:
             game, events = game.on_settled(
                 table(step["settle"]), time_s=t, frame=int(t * 30), start_s=None, hands_seat=step.get("seat"),
-                hands=step.get("hands", True), left_out=step.get("left_out", 0),
+                hands=step.get("hands", True), left_out=step.get("left_out", 0), **at_limit(step),
             )  # fmt: skip
         elif "clock" in step:
             settled = None if step["clock"] is True else table(step["clock"])
-            game, events = game.on_clock(time_s=t, frame=int(t * 30), table=settled)
+            game, events = game.on_clock(time_s=t, frame=int(t * 30), table=settled, **at_limit(step))
         elif "activity" in step:
             game, events = game.on_activity(time_s=t, frame=int(t * 30))
         elif "unread" in step:
@@ -208,6 +216,7 @@ def test_golden_games_cover_what_the_issue_asks() -> None:
     assert {"ok", "revert", "correct"} <= actions
     assert any("undo" in step for s in specs for step in s["steps"])
     assert any("clock" in step for s in specs for step in s["steps"])
+    assert any("at_limit" in step for s in specs for step in s["steps"])  # a move over time seen by the camera
     # The end of the pool as each seed has it, and the re-deal granted and refused (issue 17).
     events = {(s["profile"], step["event"]["event"], "refused" in step) for s in specs for step in s["steps"]
               if "event" in step}  # fmt: skip
