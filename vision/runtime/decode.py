@@ -131,6 +131,8 @@ class SparseVideo:
         self._key_time_s: float | None = None
         self._key_gap_s = 0.0
         """Seconds between the last two keyframes read."""
+        self._gop_cap = math.ceil(self.fps * MAX_PROBE_GAP_S) + 1
+        """Packets after a keyframe beyond which keyframes are too sparse to probe."""
         self._primed = True
         """The decoder has been fed every packet of :attr:`_gop` in order (so the next packet decodes right)."""
         self._ended = False
@@ -206,6 +208,8 @@ class SparseVideo:
                 return self._replay(kept, due)
             if not packet.is_keyframe:
                 kept.append(packet)
+                if not self.probe:  # no keyframe for too long (see _next_packet): decode in full from here on
+                    return self._replay(kept, due)
                 continue
             if self._key_gap_s > MAX_PROBE_GAP_S + 0.5 / self.fps:  # half a frame for the container's rounding
                 self.probe = False  # keyframes too sparse to see between: decode every frame from here on
@@ -231,6 +235,8 @@ class SparseVideo:
         for packet in packets:
             self._decode(packet)
         self._primed = True
+        if not self.probe:
+            self._gop = []  # decoded in full from here on: nothing to keep for probes
         while self._queue:
             frame = self._queue.pop(0)
             if self._index(frame) >= due:
@@ -279,9 +285,14 @@ class SparseVideo:
                 if time_s is not None and self._key_time_s is not None:
                     self._key_gap_s = time_s - self._key_time_s
                 self._key_time_s = time_s
-                self._gop = [packet]
+                self._gop = [packet] if self.probe else []
             elif self.probe:
                 self._gop.append(packet)
+                if len(self._gop) > self._gop_cap:
+                    # No keyframe within MAX_PROBE_GAP_S: probing stops, and the packets are kept no longer.
+                    self.probe = False
+                    if self._primed:
+                        self._gop = []
             return packet
         self._ended = True
         return None

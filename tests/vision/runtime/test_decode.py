@@ -124,12 +124,13 @@ def test_disposable_frames_are_not_decoded_and_the_sample_is_the_next_decoded_fr
         assert walk(source, lambda _: False, busy=2) == list(range(0, 60, 2))
 
 
-def test_keyframes_too_far_apart_are_not_probed(tmp_path: Path) -> None:
-    video = write_video(tmp_path / "sparse-keys.mp4", 60, table, gop=25)  # 2.5 s apart at 10 fps
+@pytest.mark.parametrize("gop", [25, 100])  # 2.5 s apart at 10 fps; one keyframe in the whole video
+def test_keyframes_too_far_apart_are_not_probed(tmp_path: Path, gop: int) -> None:
+    video = write_video(tmp_path / "sparse-keys.mp4", 60, table, gop=gop)
     with SparseVideo(video) as source:
         seen = walk(source, lambda _: True)
-        assert not source.probe
-    assert seen == list(range(0, 60, 5))  # the first keyframe after the first is too far: decoded in full
+        assert not source.probe and source._gop == []  # no packets kept for probes any more
+    assert seen == list(range(0, 60, 5))  # decoded in full, sampled as OpenCV would
 
 
 def test_moves_from_still_to_busy_and_back(tmp_path: Path) -> None:
