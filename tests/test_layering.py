@@ -227,6 +227,6 @@ def test_an_allowed_direction_passes(module: str, source: str) -> None:
 
 def test_the_scan_sees_real_imports() -> None:
     imports = scan()
-    assert "vision.runtime.recognition" in imports["vision.game.pipeline"]  # module level
+    assert "vision.runtime.reader" in imports["vision.game.pipeline"]  # module level
     assert "vision.runtime.calibrate" in imports["vision.game.pipeline"]  # inside a function
-    assert "onnxruntime" in imports["vision.runtime.recognition"]
+    assert "onnxruntime" in imports["vision.runtime.models"]

@@ -262,11 +262,17 @@ class PixelReader:
         self.calls = 0
 
     def read(self, image: np.ndarray, region: object = None) -> object:
+        from vision.runtime.reader import Reading
+
+        self.calls += 1
+        return Reading(self.detect(image))
+
+    def detect(self, image: np.ndarray) -> object:
+        """The labelled tiles of :meth:`read`'s reading."""
         import cv2
 
         from vision.runtime.detections import Detections
 
-        self.calls += 1
         pixels = image.astype(np.int16)
         high, low = pixels.max(axis=2), pixels.min(axis=2)
         mask = ((low * 10 > high * 7) & (high > 60)).astype(np.uint8)

@@ -41,9 +41,10 @@ def _reader(models: Path | None, one_pass: bool = False) -> Any:
 @cache
 def _cached_reader(models: Path, one_pass: bool) -> Any:
     """One reader per models folder, so ``check`` loads the models once for both photos."""
-    from vision.runtime.recognition import TileReader
+    from vision.runtime.reader import TileReader
+    from vision.runtime.tables import PHOTO
 
-    reader = TileReader(models, rescale=not one_pass)
+    reader = TileReader(models, rescale=not one_pass, not_a_tile=PHOTO.reader_not_a_tile)
     reader.check_models()
     return reader
 
@@ -51,12 +52,12 @@ def _cached_reader(models: Path, one_pass: bool) -> Any:
 def read_photo_table(path: str, models: Path | None = None, one_pass: bool = False) -> rules_cli.TableFromFile:
     """The table in a photo: detect, classify, group into sets (low-confidence tiles marked uncertain), with
     the count of boxes left out as most likely not tiles (``check`` then rules REVIEW rather than REVERT)."""
-    from vision.runtime.layout import group_tiles
     from vision.runtime.recognition import load_image
+    from vision.runtime.tables import PHOTO, read_table
 
     image = load_image(path)
-    reader = _reader(models, one_pass)
-    return rules_cli.TableFromFile(group_tiles(reader.read(image)), reader.last_left_out)
+    reading = read_table(_reader(models, one_pass).read(image), PHOTO)
+    return rules_cli.TableFromFile(reading.table, len(reading.left_out))
 
 
 def check_annotation_target(out: Path | None) -> None:
@@ -94,7 +95,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
     reader = _reader(args.models, args.one_pass)
     results, lines = [], []
     for path, image in images:
-        found = reader.read(image)
+        found = reader.read(image).detections
         height, width = image.shape[:2]
         tiles = found.to_json(columns=("angle_deg",))
         results.append({"path": path, "width": width, "height": height, "tiles": tiles})
@@ -107,13 +108,12 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 
 def cmd_read(args: argparse.Namespace) -> int:
-    from vision.runtime.layout import group_tiles
     from vision.runtime.recognition import load_image
+    from vision.runtime.tables import PHOTO, read_table
 
     check_annotation_target(args.annotate)
     image = load_image(args.image)
-    reader = _reader(args.models, args.one_pass)
-    table = group_tiles(reader.read(image))
+    table = read_table(_reader(args.models, args.one_pass).read(image), PHOTO).table
     if args.annotate:
         _write_annotation(args.annotate, image, table)
     rules_cli.emit(args, table.to_json(with_extras=True), format_table(table))

@@ -12,14 +12,17 @@ from __future__ import annotations
 import statistics
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vision.runtime.reader import Reader
 
 FRAME_SIZES = ((1280, 960), (1920, 1080), (3840, 2160))
 BUDGET_MS = {(1280, 960): 120.0}
 
 
 def run_recognition_benchmark(models_dir: Path | None = None, repeats: int = 7, seed: int = 0) -> list[dict[str, Any]]:
-    from vision.runtime.recognition import TileReader
+    from vision.runtime.reader import TileReader
     from vision.synth.scene import SceneParams, render_scene
 
     reader, one_pass = TileReader(models_dir), TileReader(models_dir, rescale=False)
@@ -44,15 +47,16 @@ def run_recognition_benchmark(models_dir: Path | None = None, repeats: int = 7, 
     return rows
 
 
-def _time_reader(reader: Any, image: Any, repeats: int) -> dict[str, Any]:
+def _time_reader(reader: Reader, image: Any, repeats: int) -> dict[str, Any]:
     reader.read(image)  # warm-up: sessions are created on first use
     totals, detects, classifies, found = [], [], [], 0
     for _ in range(repeats):
         start = time.perf_counter()
-        found = len(reader.read(image))
+        reading = reader.read(image)
         totals.append((time.perf_counter() - start) * 1e3)
-        detects.append(reader.last_timings_ms["detect"])
-        classifies.append(reader.last_timings_ms["classify"])
+        found = len(reading.detections)
+        detects.append(reading.timings.detect_ms)
+        classifies.append(reading.timings.classify_ms)
     return {
         "tiles_found": found,
         "median_ms": round(statistics.median(totals), 1),

@@ -121,8 +121,9 @@ def run_colour_benchmark(
         for tint_name, gains in TINTS.items():
             tally, times = _Tally(), []
             for sample, image in zip(samples, images, strict=True):
-                predicted = reader.read(tint(image, gains))
-                times.append(reader.last_timings_ms["colour"])
+                reading = reader.read(tint(image, gains))
+                predicted = reading.detections
+                times.append(reading.timings.colour_ms)
                 tally.add(sample.labels, predicted, match(sample.boxes, predicted))
             reference = tally.f1 if reference is None else reference
             rows.append(
@@ -156,9 +157,10 @@ def time_colour_step(models: Path | None = None, repeats: int = 7, seed: int = 0
         reader.read(picture)
         colour, total = [], []
         for _ in range(repeats):
-            found = reader.read(picture)
-            colour.append(reader.last_timings_ms["colour"])
-            total.append(sum(reader.last_timings_ms.values()))
+            reading = reader.read(picture)
+            found = reading.detections
+            colour.append(reading.timings.colour_ms)
+            total.append(reading.timings.total_ms)
         out[name] = {
             "tiles": len(found),
             "colour_ms_median": round(statistics.median(colour), 2),

@@ -59,7 +59,7 @@ def measure(edition: str, scenes: int, work: Path, models: Path, seed: int = 1) 
                         np.array([t.box for t in readable], np.float32).reshape(-1, 4))  # fmt: skip
         for name, reader in readers.items():
             start = time.perf_counter()
-            found = reader.read(scene.image)
+            found = reader.read(scene.image).detections
             row = score_image(sample, found, (time.perf_counter() - start) * 1e3)
             rows[name].append(row)
             confident = np.asarray(found.confidence) >= 0.8

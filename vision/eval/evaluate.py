@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from referee.profiles import DEFAULT_PROFILE, get_profile
 from referee.tiles import ALL_LABELS, Tile, TileError
 from vision.runtime.detections import Detections, box_iou
 from vision.runtime.yolofiles import DatasetError, class_names, image_size, read_label_file
+
+if TYPE_CHECKING:
+    from vision.runtime.reader import Reader
 
 IOU_MATCH = 0.5
 """Overlap a reading's box needs with a labelled box to count as that tile (the usual detection threshold).
@@ -219,12 +222,6 @@ def flips_a_colour(pairs: Iterable[tuple[str, str]]) -> bool:
     return any(sum(c != colour for c in seen) * 2 >= len(seen) for colour, seen in by_colour.items())
 
 
-class Reader(Protocol):
-    """Anything with ``read(image_bgr) -> Detections`` (a :class:`vision.runtime.recognition.TileReader`)."""
-
-    def read(self, image_bgr: np.ndarray) -> Detections: ...
-
-
 def evaluate(
     reader: Reader,
     data_dir: str | Path,
@@ -244,7 +241,7 @@ def evaluate(
     for sample in samples:
         image = load_image(sample.path)
         start = time.perf_counter()
-        predicted = reader.read(image)
+        predicted = reader.read(image).detections
         row = score_image(sample, predicted, (time.perf_counter() - start) * 1e3, iou=match_iou)
         rows.append(row)
         if progress is not None:

@@ -26,7 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,18 +34,19 @@ from referee.table import Table
 from vision.game.moves import GameKeeper
 from vision.game.timelimit import LimitWatch
 from vision.runtime.detections import Detections
-from vision.runtime.layout import SetFinder, group_tiles
+from vision.runtime.detector import TILE_PX, Region
+from vision.runtime.layout import SetFinder
 from vision.runtime.motion import Activity, ActivityMeter
-from vision.runtime.recognition import NOT_A_TILE, TILE_PX, Region, tile_likelihood
+from vision.runtime.reader import Reader, TileReader
 from vision.runtime.seats import seat_at
+from vision.runtime.tables import FRAMES, read_table
 from vision.runtime.track import fuse, unanimous
+
+if TYPE_CHECKING:
+    from vision.runtime.calibrate import Calibration
 
 Event = dict[str, Any]
 MAX_STATE_READINGS = 9
-WEAK_DETECTION = 0.45
-"""Detector confidence under which a box needs a confidently detected neighbour to be trusted."""
-DOUBTFUL_CONFIDENCE = 0.4
-"""Confidence given to a weak box standing alone (below the layout's threshold: uncertain)."""
 READING_SPACING = 0.75
 """Share of ``1 / sample_hz`` that must pass between two readings of a settling table: a camera metered
 faster than readings are due reads back to back once a reading takes longer than this."""
@@ -55,17 +56,22 @@ OVERHEAD_NMS_IOU = 0.3
 """Seen from above, tiles on the table never overlap: a box overlapping another by this much is a duplicate."""
 
 
-def pipeline_reader(models: Any = None, *, threads: int | None = None, provider: str = "cpu") -> Any:
+def pipeline_reader(models: Any = None, *, threads: int | None = None, provider: str = "cpu") -> TileReader:
     """The tile reader for table frames (models checked now, so a missing file fails before any frame).
 
     ``threads``: ONNX Runtime's threads per model (None: the default, 2); ``provider``: "cpu" or "cuda" (refused in
     one line where this ONNX Runtime lacks it)."""
-    from vision.runtime.recognition import TileReader, check_provider
+    from vision.runtime.models import check_provider
 
     providers = check_provider(provider)
-    reader = TileReader(
-        models, iou=OVERHEAD_NMS_IOU, not_a_tile=0.0, rescale=False, providers=providers, threads=threads
-    )  # frames: regions; fused later
+    reader = TileReader(  # frames: regions, every box kept; fused, then judged by read_table's FRAMES policy
+        models,
+        iou=OVERHEAD_NMS_IOU,
+        not_a_tile=FRAMES.reader_not_a_tile,
+        rescale=False,
+        providers=providers,
+        threads=threads,
+    )
     reader.check_models()
     return reader
 
@@ -123,11 +129,11 @@ class TablePipeline:
 
     def __init__(
         self,
-        reader: Any,
+        reader: Reader,
         keeper: GameKeeper,
         frame_size: tuple[int, int],
         *,
-        calibration: Any = None,
+        calibration: Calibration | None = None,
         config: PipelineConfig | None = None,
         on_event: Callable[[Event], None] | None = None,
         motion_check: Any = None,
@@ -388,7 +394,7 @@ class TablePipeline:
     # -- helpers --------------------------------------------------------------------------------
     def _read(self, image: np.ndarray) -> Detections:
         started = time.perf_counter()
-        found = on_play_area(self.reader.read(image, region=self.region), self.calibration)
+        found = on_play_area(self.reader.read(image, region=self.region).detections, self.calibration)
         self.stats.readings += 1
         self.stats.reading_s += time.perf_counter() - started
         self.latest["detections"] = found
@@ -399,7 +405,7 @@ class TablePipeline:
         self.region = detection_region(self.frame_size, self.calibration, self.config)
         return ActivityMeter(self.frame_size, corners)
 
-    def _refound(self, image: np.ndarray) -> Any:
+    def _refound(self, image: np.ndarray) -> Calibration | None:
         """The play area found again on this frame, for a calibration found automatically; else None."""
         if getattr(self.calibration, "method", None) != "auto":
             return None
@@ -410,7 +416,7 @@ class TablePipeline:
         except CalibrationError:
             return None
 
-    def _use_calibration(self, calibration: Any, image: np.ndarray) -> None:
+    def _use_calibration(self, calibration: Calibration, image: np.ndarray) -> None:
         self.calibration = calibration
         if self.motion_check is not None:
             self.motion_check = self.motion_check.rebased(calibration, image)
@@ -421,7 +427,9 @@ class TablePipeline:
         """The table seen still for the first time: no hands over it, so an automatic play area is found again
         there (the first frame may have shown an arm resting on the table, which would have cut the area short)."""
         refound = self._refound(image)
-        if refound is None or np.abs(refound.corners_px - self.calibration.corners_px).max() < 4.0:
+        if refound is None or self.calibration is None:
+            return []
+        if np.abs(refound.corners_px - self.calibration.corners_px).max() < 4.0:
             return []
         self._use_calibration(refound, image)
         return [{"event": "calibration", "time_s": round(time_s, 3), "frame": frame, **refound.to_json(),
@@ -439,7 +447,7 @@ class TablePipeline:
         refound = self._refound(image) if shift is None else None
         if refound is not None:
             self._use_calibration(refound, image)
-            event["corners_px"] = np.round(self.calibration.corners_px, 1).tolist()
+            event["corners_px"] = np.round(refound.corners_px, 1).tolist()
             event["action"] = "play area found again"
         elif shift is not None and self.calibration is not None:
             self.calibration = self.calibration.shifted(float(shift[0]), float(shift[1]))
@@ -476,50 +484,6 @@ def on_play_area(detections: Detections, calibration: Any) -> Detections:
             if inside[members].any():
                 inside[members] = True
     return detections[inside]
-
-
-@dataclass(frozen=True)
-class TableReading:
-    """A fused reading as a table, and the boxes left out of it as most likely not tiles."""
-
-    table: Table
-    left_out: Detections
-
-
-def read_table(
-    detections: Detections, *, weak_below: float = WEAK_DETECTION, not_a_tile: float = NOT_A_TILE
-) -> TableReading:
-    """The table in fused detections, leaving out what is most likely not a tile.
-
-    On plain or glossy table tops the detector fires weakly on texture and glare; real tiles under glare are
-    detected weakly too, and neither can be told apart for sure. So:
-
-    - a weak box (detector confidence under ``weak_below``) that the classifier cannot name either (the
-      product of their confidences under ``not_a_tile``) is left out, and so is a weak box standing alone: a
-      real tile never lies alone on a settled table unless it is misplaced;
-    - a box the detector saw well but the classifier cannot name is a tile whose face cannot be read (glare
-      washing it out, say): it is kept, uncertain, so the ruling asks a person rather than passing a table
-      with a tile missing;
-    - a row of weak boxes is kept, every tile in it uncertain.
-
-    The boxes left out are counted with the table: a move whose ruling would send tiles back while boxes were
-    left out of its tables becomes REVIEW (:class:`vision.game.moves.GameKeeper`), so leaving out a real tile can
-    never cause a false REVERT.
-    """
-    strength = detections.data.get("detector_confidence")
-    if strength is None or not len(detections):
-        return TableReading(group_tiles(detections), Detections.empty())
-    strength = np.asarray(strength, np.float64)
-    unnamed = tile_likelihood(detections) < not_a_tile
-    unlikely = unnamed & (strength < weak_below)
-    kept, weak, unreadable = detections[~unlikely], strength[~unlikely] < weak_below, unnamed[~unlikely]
-    lone, doubtful = np.zeros(len(kept), bool), unreadable.copy()
-    for chain in SetFinder().find(kept):
-        if all(weak[i] for i in chain):
-            (lone if len(chain) == 1 else doubtful)[chain] = True
-    capped = np.where(doubtful, np.minimum(kept.confidence, DOUBTFUL_CONFIDENCE), kept.confidence)
-    kept = kept.with_(confidence=capped)
-    return TableReading(group_tiles(kept[~lone]), Detections.merge([detections[unlikely], kept[lone]]))
 
 
 def detection_region(frame_size: tuple[int, int], calibration: Any, config: PipelineConfig) -> Region:

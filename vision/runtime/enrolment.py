@@ -567,7 +567,7 @@ def locate_photo(reader: Any, path: Path, trust_grid: bool) -> EnrolledPhoto:
     from vision.runtime.recognition import load_image
 
     image = load_image(path)
-    found: Detections = reader.read(image)
+    found: Detections = reader.read(image).detections
     if len(found) < MIN_TILES:
         raise EnrolmentError(
             f"{path}: found {len(found)} tiles; a copy of the set laid out has 52 to {52 + MAX_JOKERS}"
@@ -668,14 +668,17 @@ def enrol(
     seed: int = 0,
 ) -> Enrolment:
     """Enrol a set from its grid photos into the model folder ``out`` (see the module's docstring)."""
-    from vision.runtime.recognition import CLASSIFIER_FILE, DETECTOR_FILE, TableColour, TileReader
+    from vision.runtime.recognition import CLASSIFIER_FILE, DETECTOR_FILE, OnnxTileClassifier, TableColour, TileReader
 
     start = time.perf_counter()
     check_out_folder(out, models)
-    reader = TileReader(models, not_a_tile=0.0, colour=TableColour(balance=True, check=False), rescale=False)
-    reader.classifier.head = None  # enrolment starts from the classifier's own head, whatever the folder holds
+    classifier = OnnxTileClassifier.from_model_dir(models)
+    classifier.head = None  # enrolment starts from the classifier's own head, whatever the folder holds
+    reader = TileReader(
+        models, not_a_tile=0.0, colour=TableColour(balance=True, check=False), rescale=False, classifier=classifier
+    )
     reader.check_models()
-    features_of = FeatureReader(reader.classifier.session)
+    features_of = FeatureReader(classifier.session)
     enrolled = [locate_photo(reader, Path(p), trust_grid) for p in photos]
     found_jokers = sum(int((p.labels == LABEL_INDEX["joker"]).sum()) for p in enrolled)
     warnings = []

@@ -11,7 +11,7 @@ import pytest
 
 from vision.cli import main
 from vision.eval import benchmark
-from vision.runtime import recognition
+from vision.runtime import reader
 
 
 def test_bench_recognition_reports_every_frame_size(
@@ -24,7 +24,7 @@ def test_bench_recognition_reports_every_frame_size(
     monkeypatch.setattr(benchmark, "FRAME_SIZES", ((320, 240), (480, 270)))
     monkeypatch.setattr(benchmark, "BUDGET_MS", {(320, 240): 150.0})
     monkeypatch.setenv("RUMMIKUB_MODELS", str(models))
-    monkeypatch.setattr(recognition, "PHOTO_NOT_A_TILE", 0.0)  # the stand-in cannot name rendered tiles (equal odds)
+    monkeypatch.setattr(reader, "PHOTO_NOT_A_TILE", 0.0)  # the stand-in cannot name rendered tiles (equal odds)
     assert main(["bench", "recognition", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["frame"] for r in rows] == ["320x240", "480x270"]

@@ -28,6 +28,7 @@ from vision.eval.evaluate import (
     write_csv,
 )
 from vision.runtime.detections import Detections
+from vision.runtime.reader import Reading
 
 
 def row(n_true: int, n_pred: int, tp: int, correct: int, ms: float, pairs=(), predicted=()) -> Row:
@@ -94,8 +95,11 @@ def test_a_label_box_drawn_off_its_tile_matches_at_a_lower_iou() -> None:
 class FixedReader:
     """Reads every image as the same two tiles."""
 
-    def read(self, image: np.ndarray) -> Detections:
-        return Detections.of_boxes([[10, 10, 30, 40], [40, 10, 60, 40]], [0.9, 0.8], ["black-1", "red-7"])
+    def read(self, image: np.ndarray, *, region: object = None) -> Reading:
+        return Reading(Detections.of_boxes([[10, 10, 30, 40], [40, 10, 60, 40]], [0.9, 0.8], ["black-1", "red-7"]))
+
+    def check_models(self) -> None:
+        pass
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from referee.table import LOOSE, Table
 from vision.game.pipeline import PipelineConfig, detection_region
 from vision.runtime.calibrate import CameraMotionCheck, whole_frame
 from vision.runtime.detections import Detections
+from vision.runtime.reader import Reading
 
 START = "[black-5 blue-5 orange-5]"
 OPENED = f"{START} [red-10 red-11 red-12]"
@@ -148,13 +149,13 @@ class GlitchyReader:
     def __init__(self, reader: Any, glitches: set[int]) -> None:
         self.reader, self.glitches, self.calls = reader, glitches, 0
 
-    def read(self, image: Any, region: Any = None) -> Detections:
-        found = self.reader.read(image, region)
+    def read(self, image: Any, region: Any = None) -> Reading:
+        found = self.reader.read(image, region).detections
         self.calls += 1
         if self.calls not in self.glitches:
-            return found
+            return Reading(found)
         ghost = Detections.of_boxes([[400, 300, 424, 332]], [0.99], ["joker"], angle_deg=[0.0])
-        return Detections.merge([found[1:], ghost])
+        return Reading(Detections.merge([found[1:], ghost]))
 
 
 def test_one_bad_reading_never_changes_the_table(scenes: Any) -> None:
@@ -182,7 +183,7 @@ class TimedReader:
     def __init__(self, inner: Any) -> None:
         self.inner, self.feed, self.times = inner, None, []
 
-    def read(self, image: np.ndarray, region: object = None) -> Detections:
+    def read(self, image: np.ndarray, region: object = None) -> Reading:
         self.times.append(self.feed.time_s)
         return self.inner.read(image, region)
 
@@ -223,17 +224,17 @@ class DriftingReader:
     def __init__(self, reader: Any, label: str, misread: str, since: int) -> None:
         self.reader, self.label, self.misread, self.since, self.calls = reader, label, misread, since, 0
 
-    def read(self, image: Any, region: Any = None) -> Detections:
-        found = self.reader.read(image, region)
+    def read(self, image: Any, region: Any = None) -> Reading:
+        found = self.reader.read(image, region).detections
         self.calls += 1
         if self.calls < self.since:
-            return found
+            return Reading(found)
         from referee.tiles import ALL_LABELS
 
         ids = [
             ALL_LABELS.index(self.misread) if label == self.label else ALL_LABELS.index(label) for label in found.labels
         ]
-        return found.with_(class_id=ids)
+        return Reading(found.with_(class_id=ids))
 
 
 def test_a_reading_that_drifts_on_a_still_table_is_at_worst_a_review(scenes: Any) -> None:

@@ -125,13 +125,13 @@ def test_a_model_folder_without_statistics_reads_as_before(tmp_path: Path, caplo
         shutil.copy(SHIPPED / name, tmp_path / name)
     image = _scene_of("modern-circle", seed=3).image
     with caplog.at_level(logging.WARNING):
-        bare = TileReader(tmp_path).read(image)
+        bare = TileReader(tmp_path).read(image).detections
     assert len(bare) and "unfamiliar" not in bare.data and FAMILIARITY_FILE in caplog.text
     shutil.copy(SHIPPED / FAMILIARITY_FILE, tmp_path / FAMILIARITY_FILE)
     reader = TileReader(tmp_path)
-    read = reader.read(image)
-    assert "unfamiliar" in read.data and "familiarity" in reader.last_timings_ms
-    off = TileReader(tmp_path, familiarity=False).read(image)
+    reading = reader.read(image)
+    assert "unfamiliar" in reading.detections.data and reading.timings.familiarity_ms > 0
+    off = TileReader(tmp_path, familiarity=False).read(image).detections
     assert "unfamiliar" not in off.data
     (tmp_path / FAMILIARITY_FILE).write_bytes(b"damaged")
     with pytest.raises(ModelLoadError, match=FAMILIARITY_FILE):

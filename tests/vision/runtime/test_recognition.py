@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 import shutil
 from collections.abc import Callable
@@ -11,14 +13,19 @@ import cv2
 import numpy as np
 import pytest
 
+from referee.tiles import ALL_LABELS
+from vision.runtime.detections import Detections
 from vision.runtime.recognition import (
+    CLASSIFIER_FILE,
+    DETECTOR_FILE,
     ImageReadError,
     Letterbox,
+    ModelLoadError,
     ModelNotFoundError,
+    OnnxTileClassifier,
     Region,
-    TileClassifier,
-    TileDetector,
     TileReader,
+    YoloOnnxDetector,
     decode_yolo,
     default_models_dir,
     load_image,
@@ -59,12 +66,12 @@ def tiles_photo() -> np.ndarray:
 
 
 def test_detector_and_classifier_stand_ins(models: Path) -> None:
-    detector = TileDetector(models / "tile-detector.onnx")
+    detector = YoloOnnxDetector(models / "tile-detector.onnx")
     assert detector._session is None  # lazy: nothing loaded before the first detect
     boxes = detector.detect(tiles_photo())
     assert detector.input_size == 320
     np.testing.assert_allclose(boxes.xyxy, [[100, 100, 140, 160], [200, 100, 240, 160]], atol=0.01)
-    read = TileClassifier(models / "tile-classifier.onnx").classify(tiles_photo(), boxes)
+    read = OnnxTileClassifier(models / "tile-classifier.onnx").classify(tiles_photo(), boxes)
     assert read.labels[0] == "red-5" and read.confidence[0] > 0.99
     assert read.confidence[1] == pytest.approx(1 / 53, abs=0.01)  # grey: equal odds
     assert read.data["probs"].shape == (2, 53) and read.data["angle_deg"].tolist() == [0.0, 0.0]
@@ -81,7 +88,7 @@ def test_the_shipped_classifier_gives_the_features_its_label_head_reads() -> Non
 
     path = default_models_dir() / CLASSIFIER_FILE
     crops = np.random.default_rng(0).integers(0, 256, (5, 64, 64, 3), dtype=np.uint8)
-    read = TileClassifier(path).classify_crops(crops, Detections.of_boxes(np.zeros((5, 4))))
+    read = OnnxTileClassifier(path).classify_crops(crops, Detections.of_boxes(np.zeros((5, 4))))
     weights = {i.name: numpy_helper.to_array(i) for i in onnx.load(str(path)).graph.initializer}
     logits = read.data["features"].astype(np.float64) @ weights["net.label.weight"].T + weights["net.label.bias"]
     z = logits * float(weights["inv_t"])
@@ -106,22 +113,28 @@ def test_the_shipped_detector_weights_fit_in_7_bits() -> None:
 
 def test_reader_combines_both_and_times_them(models: Path) -> None:
     reader = TileReader(models, not_a_tile=0.0)
-    read = reader.read(tiles_photo())
-    assert len(read) == 2 and set(reader.last_timings_ms) == {"detect", "classify", "colour", "familiarity"}
+    reading = reader.read(tiles_photo())
+    read, timings = reading.detections, reading.timings
+    assert len(read) == 2 and len(reading.left_out) == 0
+    steps = (timings.detect_ms, timings.classify_ms, timings.colour_ms, timings.familiarity_ms)
+    assert all(ms >= 0 for ms in steps) and timings.detect_ms > 0 and timings.total_ms == pytest.approx(sum(steps))
     assert len(reader.classifier.classify(tiles_photo(), read[:0])) == 0  # no boxes, no session call
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        reading.left_out = read  # type: ignore[misc]
 
 
 def test_reader_drops_boxes_the_classifier_cannot_name(standin_models: Callable, make_yolo_output: Callable) -> None:
     # Detector 0.9 and 0.6 on a red and a grey crop: 0.9 x 1.0 is a tile; 0.6 x 1/53 (equal odds) is texture.
     models = standin_models(make_yolo_output([(60, 105, 20, 30), (110, 105, 20, 30)], [0.9, 0.6]))
-    reader = TileReader(models)
-    assert reader.read(tiles_photo()).labels == ["red-5"] and reader.last_left_out == 1
-    kept = TileReader(models, not_a_tile=0.0).read(tiles_photo())  # the live pipeline: fused first, then left out
+    reading = TileReader(models).read(tiles_photo())
+    assert reading.detections.labels == ["red-5"] and len(reading.left_out) == 1  # the grey crop, labelled too
+    assert tile_likelihood(reading.left_out).tolist() == pytest.approx([0.6 / 53], abs=0.01)
+    kept = TileReader(models, not_a_tile=0.0).read(tiles_photo()).detections  # the live pipeline: fused, then judged
     assert len(kept) == 2 and tile_likelihood(kept).tolist() == pytest.approx([0.9, 0.6 / 53], abs=0.01)
 
 
 def test_tiled_detection_covers_the_frame_and_stays_inside_it(models: Path) -> None:
-    detector = TileDetector(models / "tile-detector.onnx", tiled=True)
+    detector = YoloOnnxDetector(models / "tile-detector.onnx", tiled=True)
     found = detector.detect(np.zeros((1080, 1920, 3), np.uint8))
     assert len(found) >= 2
     assert (found.xyxy[:, [0, 2]] <= 1920).all() and (found.xyxy[:, [1, 3]] <= 1080).all()
@@ -146,7 +159,7 @@ def test_a_region_is_read_in_one_pass_when_the_detector_takes_any_input_size(
     any_size: bool, standin_models: Callable, make_yolo_output: Callable
 ) -> None:
     models = standin_models(make_yolo_output([(100, 105, 20, 30)], [0.9]), any_size=any_size)
-    detector = TileDetector(models / "tile-detector.onnx")
+    detector = YoloOnnxDetector(models / "tile-detector.onnx")
     detector._session = counting = CountingSession(detector.session)
     found = detector.detect_region(np.zeros((1080, 1920, 3), np.uint8), Region(200, 100, 1400, 900, width_px=800))
     if not any_size:
@@ -167,7 +180,7 @@ def test_windows_cover_the_image(width: int, height: int) -> None:
 
 
 def test_tiled_windows_are_native_resolution_unless_that_needs_too_many(models: Path) -> None:
-    detector = TileDetector(models / "tile-detector.onnx", tiled=True, max_windows=8)
+    detector = YoloOnnxDetector(models / "tile-detector.onnx", tiled=True, max_windows=8)
     assert detector.window_for(640, 480) == 320  # 6 windows of the 320 input at native resolution
     side = detector.window_for(3840, 2160)
     assert side > 320 and len(windows(3840, 2160, side)) <= 8
@@ -191,7 +204,7 @@ def test_checking_the_models_loads_them(tmp_path: Path, corrupt: str) -> None:
 def test_corrupt_model_is_a_one_line_error(tmp_path: Path) -> None:
     (tmp_path / "tile-detector.onnx").write_bytes(b"not a model")
     with pytest.raises(ValueError, match="cannot load the model") as error:
-        TileDetector(tmp_path / "tile-detector.onnx").detect(np.zeros((8, 8, 3), np.uint8))
+        YoloOnnxDetector(tmp_path / "tile-detector.onnx").detect(np.zeros((8, 8, 3), np.uint8))
     assert "\n" not in str(error.value)
 
 
@@ -326,7 +339,7 @@ def test_the_shipped_detector_finds_the_tiles_of_a_non_square_frame(seed: int) -
         pool_probability=0.0,
     )  # fmt: skip
     scene = render_scene(seed, params)
-    detector = TileDetector(default_models_dir() / "tile-detector.onnx")
+    detector = YoloOnnxDetector(default_models_dir() / "tile-detector.onnx")
     found = detector.detect(scene.image)
     assert detector.input_size == 448
     assert (found.xyxy[:, [0, 2]] >= 0).all() and (found.xyxy[:, [0, 2]] <= 960).all()
@@ -350,3 +363,95 @@ def test_small_tiles_are_read_again_at_tile_scale_and_large_ones_are_not() -> No
     assert tile_scale_region((960, 1280), boxes(1280 * SMALL_TILE_PX / 448 - 1), 448) is not None  # still small
     assert tile_scale_region((960, 1280), boxes(1280 * SMALL_TILE_PX / 448 + 1), 448) is None  # big enough
     assert tile_scale_region((960, 1280), boxes(40.0)[:2], 448) is None  # too few tiles to tell their size
+
+
+# -- the label order of a classifier, checked against its model card when it loads ------------------------------
+
+
+def _card(models: Path, labels: object) -> None:
+    card = {"name": "tile-classifier", "kind": "classifier", "labels": labels}
+    (models / CLASSIFIER_FILE).with_suffix(".json").write_text(json.dumps(card), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("labels", "said"),
+    [
+        # two labels swapped: every red-5 would be read as red-6, confidently
+        (
+            [*ALL_LABELS[:17], ALL_LABELS[18], ALL_LABELS[17], *ALL_LABELS[19:]],
+            "labels are in another order than the code reads them (column 17: the model card says 'red-6', the code"
+            " 'red-5')",
+        ),
+        # trained without the joker
+        (list(ALL_LABELS[:-1]), "the model card lists 52 labels; the code reads 53"),
+        # a card written by hand, wrong
+        ("black-1 black-2", "the model card's labels are not a list"),
+    ],
+)
+def test_a_classifier_whose_card_lists_its_labels_otherwise_is_refused_in_one_line(
+    models: Path, labels: object, said: str
+) -> None:
+    _card(models, labels)
+    with pytest.raises(ModelLoadError) as error:
+        TileReader(models).check_models()
+    message = str(error.value)
+    assert message.startswith(f"{models / 'tile-classifier.json'}: ") and said in message and "\n" not in message
+    with pytest.raises(ModelLoadError, match=r"another order|lists 52|not a list"):  # reading fails the same way
+        TileReader(models).read(tiles_photo())
+
+
+def test_a_classifier_whose_card_agrees_or_says_nothing_of_labels_loads(models: Path) -> None:
+    _card(models, list(ALL_LABELS))
+    TileReader(models).check_models()
+    (models / "tile-classifier.json").write_text(json.dumps({"name": "tile-classifier"}), encoding="utf-8")
+    TileReader(models).check_models()
+    (models / "tile-classifier.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ModelLoadError, match=r"tile-classifier\.json: cannot read the model card"):
+        TileReader(models).check_models()
+
+
+def test_the_shipped_classifier_card_lists_the_labels_in_the_code_s_order() -> None:
+    card = json.loads((default_models_dir() / "tile-classifier.json").read_text(encoding="utf-8"))
+    assert card["labels"] == list(ALL_LABELS)
+    OnnxTileClassifier.from_model_dir(default_models_dir()).load()
+
+
+# -- the adapters behind the protocols ---------------------------------------------------------------------------
+
+
+class BoxesAt:
+    """A :class:`~vision.runtime.detector.Detector` that finds the same boxes in any image (no model)."""
+
+    iou = 0.5
+    input_size = 640
+
+    def __init__(self, boxes: list[list[float]], confidence: list[float]) -> None:
+        self.found = Detections.of_boxes(boxes, confidence)
+        self.regions: list[Region] = []
+
+    def detect(self, image_bgr: np.ndarray) -> Detections:
+        return self.found
+
+    def detect_region(self, image_bgr: np.ndarray, region: Region) -> Detections:
+        self.regions.append(region)
+        return self.found
+
+    def load(self) -> None:
+        pass
+
+
+def test_a_reader_reads_with_the_detector_and_classifier_it_is_given(models: Path) -> None:
+    detector = BoxesAt([[100, 100, 140, 160], [200, 100, 240, 160]], [0.95, 0.9])
+    classifier = OnnxTileClassifier.from_model_dir(models)
+    reader = TileReader(Path("/nonexistent"), detector=detector, classifier=classifier)
+    reader.check_models()  # the given adapters load; the folder's files are never looked for
+    reading = reader.read(tiles_photo(), region=Region(0, 0, 640, 480))
+    assert reading.detections.labels == ["red-5"] and len(reading.left_out) == 1  # the grey crop: equal odds
+    assert detector.regions == [Region(0, 0, 640, 480)]
+
+
+def test_the_adapters_come_from_a_models_folder(models: Path) -> None:
+    detector = YoloOnnxDetector.from_model_dir(models, tiled=True)
+    assert detector.path == models / DETECTOR_FILE and detector.tiled and detector.input_size == 320
+    classifier = OnnxTileClassifier.from_model_dir(models, batch=8)
+    assert classifier.path == models / CLASSIFIER_FILE and classifier.batch == 8 and classifier.labels == ALL_LABELS

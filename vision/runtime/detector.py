@@ -1,0 +1,315 @@
+"""Tile detection: the :class:`Detector` protocol and its ONNX Runtime adapter, :class:`YoloOnnxDetector`.
+
+:class:`YoloOnnxDetector` runs an Ultralytics YOLOv8 detector exported to ONNX (input ``images`` (1, 3, S, S) RGB in
+[0, 1], letterboxed; output (1, 4 + classes, anchors): cx, cy, w, h in input pixels, then class scores). ``S`` comes
+from the model's metadata (``imgsz``). With ``tiled=True`` it also runs on overlapping windows at native resolution,
+for small tiles in 4K frames. The session is created on first use (or by :meth:`YoloOnnxDetector.load`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import cv2
+import numpy as np
+
+from vision.runtime.detections import UNCLASSIFIED, Detections
+from vision.runtime.models import DEFAULT_PROVIDERS, DETECTOR_FILE, open_session
+
+LETTERBOX_FILL = 114
+"""Ultralytics pads letterboxed images with this grey; the detector was trained on it."""
+WINDOW_OVERLAP = 0.25
+"""Overlap of neighbouring windows in tiled inference, as a share of the window: wider than a tile."""
+MAX_WINDOWS = 8
+"""Tiled inference runs the detector on at most this many windows (plus the whole frame)."""
+TILE_PX = 28.0
+"""Width of a tile, in pixels at the detector's input, that the detector reads best (what it learnt)."""
+NESTED_SHARE = 0.8
+"""A box lying this much inside a more confident one is the same tile (see Detections.without_nested)."""
+EDGE_MARGIN = 2.0
+"""A box within this many pixels of an inner window edge is cut by the window; a neighbour sees it whole."""
+STRIDE = 32
+"""The detector's largest stride: an input of any size must be a multiple of it."""
+MAX_ONE_PASS_PIXELS = 1600 * 1600
+"""A detector exported with dynamic axes reads a region up to this big in one pass instead of in windows."""
+TILE_NMS_IOU = 0.35
+"""Boxes overlapping more than this are one tile: true tiles in the real training photos overlap at most 0.27."""
+
+
+# -- geometry of the detector input -------------------------------------------------------------------
+
+
+class Letterbox:
+    """Ultralytics' letterbox: scale to fit ``size`` (a side, or (height, width)) keeping the aspect, pad centred
+    with grey."""
+
+    def __init__(self, size: int | tuple[int, int], *, scale_up: bool = True) -> None:
+        self.height, self.width = (size, size) if isinstance(size, int) else size
+        self.scale_up = scale_up
+
+    @classmethod
+    def to_stride(cls, height: int, width: int, stride: int = STRIDE) -> Letterbox:
+        """Padding only: the image at its own scale, padded up to a multiple of the network's stride."""
+        return cls((-(-height // stride) * stride, -(-width // stride) * stride), scale_up=False)
+
+    def apply(self, image: np.ndarray) -> tuple[np.ndarray, float, tuple[float, float]]:
+        """(letterboxed image, scale, (pad_x, pad_y)); original = (letterboxed - pad) / scale."""
+        height, width = image.shape[:2]
+        scale = min(self.height / height, self.width / width, np.inf if self.scale_up else 1.0)
+        new_w, new_h = max(1, round(width * scale)), max(1, round(height * scale))  # a 5000x16 strip keeps a row
+        pad_x, pad_y = (self.width - new_w) / 2, (self.height - new_h) / 2
+        # Same rounding as ultralytics.data.augment.LetterBox, so the pixels match training exactly.
+        top, bottom = round(pad_y - 0.1), round(pad_y + 0.1)
+        left, right = round(pad_x - 0.1), round(pad_x + 0.1)
+        if (new_w, new_h) != (width, height):
+            image = cv2.resize(image, (new_w, new_h), interpolation=cv2.INTER_LINEAR)
+        fill = (LETTERBOX_FILL,) * 3
+        boxed = cv2.copyMakeBorder(image, top, bottom, left, right, cv2.BORDER_CONSTANT, value=fill)
+        return boxed, scale, (float(left), float(top))
+
+
+def decode_yolo(
+    output: np.ndarray,
+    *,
+    scale: float,
+    pad: tuple[float, float],
+    image_shape: tuple[int, int],
+    confidence: float = 0.25,
+    iou: float = TILE_NMS_IOU,
+) -> Detections:
+    """Boxes in original pixels from a YOLOv8 output (1, 4 + C, A) of a letterboxed input, after NMS.
+
+    ``class_id`` stays :data:`UNCLASSIFIED` (the detector finds tiles; the classifier reads them); the
+    detector's class index is kept in ``data["detector_class"]`` for multi-class detectors (face / back).
+    """
+    prediction = np.asarray(output, np.float32)
+    prediction = prediction[0] if prediction.ndim == 3 else prediction
+    scores_all = prediction[4:]
+    detector_class = scores_all.argmax(axis=0)
+    scores = scores_all.max(axis=0)
+    keep = scores >= confidence
+    cx, cy, w, h = prediction[:4, keep]
+    boxes = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
+    boxes[:, [0, 2]] -= pad[0]
+    boxes[:, [1, 3]] -= pad[1]
+    boxes /= scale
+    height, width = image_shape
+    boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, width)
+    boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, height)
+    found = Detections(
+        boxes,
+        scores[keep],
+        np.full(int(keep.sum()), UNCLASSIFIED),
+        {"detector_class": detector_class[keep].astype(np.int64)},
+    )
+    valid = (found.xyxy[:, 2] > found.xyxy[:, 0]) & (found.xyxy[:, 3] > found.xyxy[:, 1])
+    return found[valid].with_nms(iou)
+
+
+def windows(width: int, height: int, window: int, overlap: float = WINDOW_OVERLAP) -> list[tuple[int, int, int, int]]:
+    """Overlapping (x0, y0, x1, y1) windows of side ``window`` covering the image, the last flush with its edge."""
+
+    def starts(length: int) -> list[int]:
+        if length <= window:
+            return [0]
+        stride = max(1, int(window * (1 - overlap)))
+        points = list(range(0, length - window, stride))
+        return [*points, length - window]
+
+    return [(x, y, min(x + window, width), min(y + window, height)) for y in starts(height) for x in starts(width)]
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """Part of a frame to detect in (``x0, y0, x1, y1`` in pixels), scaled to ``width_px`` wide first."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    width_px: int = 896
+
+
+class Detector(Protocol):
+    """Finds face-up tiles: unclassified boxes in the image's pixels (``class_id`` :data:`UNCLASSIFIED`). The adapter
+    owns its input geometry (letterbox, windows, the scale it reads a region at)."""
+
+    iou: float
+    """Boxes overlapping more than this are one tile (a reader merging two readings uses it too)."""
+
+    @property
+    def input_size(self) -> int:
+        """The side of the model's input: a tile narrower than a few pixels at this scale is read again larger."""
+        ...
+
+    def detect(self, image_bgr: np.ndarray) -> Detections:
+        """Boxes in the whole image."""
+        ...
+
+    def detect_region(self, image_bgr: np.ndarray, region: Region) -> Detections:
+        """Boxes inside ``region``, read at the region's own scale, in the whole image's pixels."""
+        ...
+
+    def load(self) -> None:
+        """Load the model now: a missing or damaged file fails here, in one line naming it."""
+        ...
+
+
+# -- the ONNX adapter--------------------------------------------------------------------------------------
+
+
+class YoloOnnxDetector:
+    """:class:`Detector` on an Ultralytics YOLOv8 detector exported to ONNX: ``detect(image_bgr) -> Detections``
+    (unclassified boxes in original pixels)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        confidence: float = 0.25,
+        iou: float = TILE_NMS_IOU,
+        providers: Sequence[str] = DEFAULT_PROVIDERS,
+        tiled: bool = False,
+        window: int | None = None,
+        max_windows: int = MAX_WINDOWS,
+        threads: int | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.max_windows = max_windows
+        self.confidence = confidence
+        self.iou = iou
+        self.providers = tuple(providers)
+        self.threads = threads
+        """ONNX Runtime's intra-op threads (None: :data:`INTRA_OP_THREADS`)."""
+        self.tiled = tiled
+        self._window = window
+        self._session: Any = None
+        self._size: int | None = None
+
+    @classmethod
+    def from_model_dir(cls, models_dir: str | Path, **options: Any) -> YoloOnnxDetector:
+        """The detector of a models folder (:data:`DETECTOR_FILE`); ``options`` as for the constructor."""
+        return cls(Path(models_dir) / DETECTOR_FILE, **options)
+
+    def load(self) -> None:
+        self.session  # noqa: B018 - sessions are otherwise made on first use
+
+    @property
+    def session(self) -> Any:
+        if self._session is None:
+            self._session = open_session(self.path, self.providers, self.threads)
+        return self._session
+
+    @property
+    def input_size(self) -> int:
+        """``S`` of the (1, 3, S, S) input: the export's ``imgsz`` metadata, else the input's static shape."""
+        if self._size is None:
+            self._size = _input_size(self.session)
+        return self._size
+
+    @property
+    def any_size(self) -> bool:
+        """The model takes inputs of any height and width (exported with dynamic axes)."""
+        height, width = self.session.get_inputs()[0].shape[2:]
+        return not (isinstance(height, int) and isinstance(width, int))
+
+    def window_for(self, width: int, height: int) -> int:
+        """Side of a window in tiled inference, in original pixels.
+
+        Native resolution (the input size) when that needs at most ``max_windows`` windows; otherwise the
+        smallest larger side (steps of 25%) that does, so a 4K frame costs a bounded number of runs.
+        """
+        if self._window:
+            return self._window
+        side = self.input_size
+        while len(windows(width, height, side)) > self.max_windows:
+            side = round(side * 1.25)
+        return side
+
+    def detect(self, image_bgr: np.ndarray, *, tiled: bool | None = None, whole: bool = True) -> Detections:
+        """Boxes of face-up tiles; ``tiled`` adds native-resolution windows, ``whole=False`` uses them alone."""
+        tiled = self.tiled if tiled is None else tiled
+        height, width = image_bgr.shape[:2]
+        side = self.window_for(width, height)
+        if not tiled or max(width, height) <= side:
+            return self._detect_once(image_bgr).without_nested(NESTED_SHARE)
+        parts = [self._detect_once(image_bgr)] if whole else []
+        for x0, y0, x1, y1 in windows(width, height, side):
+            kept = _drop_cut_boxes(self._detect_once(image_bgr[y0:y1, x0:x1]), (x0, y0, x1, y1), (width, height))
+            parts.append(kept.with_(xyxy=kept.xyxy + np.array([x0, y0, x0, y0], np.float32)))
+        return Detections.merge(parts).with_nms(self.iou).without_nested(NESTED_SHARE)
+
+    def detect_region(self, image_bgr: np.ndarray, region: Region) -> Detections:
+        """Tiles inside ``region`` of the image, detected on the region resized to ``region.width_px``.
+
+        For frames of a whole table, where tiles are too small once the frame is shrunk to the input size:
+        the region (the play area) is cut out, scaled so tiles come out at the size the detector learnt, and
+        covered with windows. Boxes come back in the original image's pixels.
+        """
+        height, width = image_bgr.shape[:2]
+        x0, y0 = max(0, int(region.x0)), max(0, int(region.y0))
+        x1, y1 = min(width, int(np.ceil(region.x1))), min(height, int(np.ceil(region.y1)))
+        if x1 - x0 < 8 or y1 - y0 < 8:
+            return Detections.empty()
+        crop = image_bgr[y0:y1, x0:x1]
+        scale = min(1.0, region.width_px / crop.shape[1])
+        if scale < 1.0:
+            crop = cv2.resize(crop, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        found = self.detect_native(crop)
+        return found.with_(xyxy=found.xyxy / np.float32(scale) + np.array([x0, y0, x0, y0], np.float32))
+
+    def detect_native(self, image_bgr: np.ndarray) -> Detections:
+        """Boxes with the image read at its own scale: in one pass, padded to the stride, when the model takes
+        any input size (1.7x faster than the six overlapping windows of a 1080p play area, and no tile is cut
+        by a window's edge); otherwise in windows of the input size."""
+        height, width = image_bgr.shape[:2]
+        if max(height, width) <= self.input_size or height * width > MAX_ONE_PASS_PIXELS or not self.any_size:
+            return self.detect(image_bgr, tiled=True, whole=False)
+        return self._detect_once(image_bgr, Letterbox.to_stride(height, width)).without_nested(NESTED_SHARE)
+
+    def _detect_once(self, image_bgr: np.ndarray, letterbox: Letterbox | None = None) -> Detections:
+        boxed, scale, pad = (letterbox or Letterbox(self.input_size)).apply(image_bgr)
+        tensor = np.ascontiguousarray(boxed[..., ::-1].transpose(2, 0, 1)[None], dtype=np.float32) / 255.0
+        session = self.session
+        (output,) = session.run(None, {session.get_inputs()[0].name: tensor})[:1]
+        return decode_yolo(
+            output,
+            scale=scale,
+            pad=pad,
+            image_shape=image_bgr.shape[:2],
+            confidence=self.confidence,
+            iou=self.iou,
+        )
+
+
+def _drop_cut_boxes(found: Detections, window: tuple[int, int, int, int], image_size: tuple[int, int]) -> Detections:
+    """Keep boxes not touching an inner edge of the window (edges on the image border are real edges)."""
+    x0, y0, x1, y1 = window
+    width, height = image_size
+    w, h = x1 - x0, y1 - y0
+    box = found.xyxy
+    cut = np.zeros(len(found), bool)
+    if x0 > 0:
+        cut |= box[:, 0] <= EDGE_MARGIN
+    if y0 > 0:
+        cut |= box[:, 1] <= EDGE_MARGIN
+    if x1 < width:
+        cut |= box[:, 2] >= w - EDGE_MARGIN
+    if y1 < height:
+        cut |= box[:, 3] >= h - EDGE_MARGIN
+    return found[~cut]
+
+
+def _input_size(session: Any) -> int:
+    meta = session.get_modelmeta().custom_metadata_map
+    if "imgsz" in meta:
+        value = ast.literal_eval(meta["imgsz"])
+        return int(value[0] if isinstance(value, list | tuple) else value)
+    shape = session.get_inputs()[0].shape
+    if isinstance(shape[-1], int):
+        return shape[-1]
+    return 640

@@ -1,0 +1,102 @@
+"""The tile models on disk: where they ship, ONNX Runtime sessions on them, their execution providers, the one-line
+errors for a missing or unloadable model, and the model card a model travels with (``tile-classifier.json`` beside
+``tile-classifier.onnx``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+DETECTOR_FILE = "tile-detector.onnx"
+CLASSIFIER_FILE = "tile-classifier.onnx"
+DEFAULT_PROVIDERS: tuple[str, ...] = ("CPUExecutionProvider",)
+INTRA_OP_THREADS = 2
+"""The referee station has 2 cores; more threads than cores only adds contention."""
+PROVIDERS: dict[str, tuple[str, ...]] = {
+    "cpu": DEFAULT_PROVIDERS,
+    "cuda": ("CUDAExecutionProvider", "CPUExecutionProvider"),
+}
+"""``--provider``: ONNX Runtime's execution providers, in order of preference."""
+
+
+class ModelNotFoundError(FileNotFoundError):
+    """A model file is missing; the message names it and says where the models ship."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "model file not found"
+
+
+class ModelLoadError(ValueError):
+    """A model file that ONNX Runtime cannot load (corrupt, or not the expected kind of model)."""
+
+
+MODELS_PACKAGE = "rummikub_models"
+
+
+def default_models_dir() -> Path:
+    """``$RUMMIKUB_MODELS``, else the models installed with the package (the data package ``rummikub_models``,
+    which is the repository's ``models/`` folder in an editable install), else a source checkout's ``models/``
+    (running from the repository without installing it)."""
+    env = os.environ.get("RUMMIKUB_MODELS")
+    if env:
+        return Path(env)
+    spec = importlib.util.find_spec(MODELS_PACKAGE)
+    if spec is not None and spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            if (Path(location) / DETECTOR_FILE).is_file():
+                return Path(location)
+    return Path(__file__).resolve().parents[2] / "models"
+
+
+def check_provider(name: str) -> tuple[str, ...]:
+    """The providers for ``--provider NAME``; a one-line :class:`ModelLoadError` when this ONNX Runtime lacks it
+    (CUDA needs the onnxruntime-gpu package and an NVIDIA GPU)."""
+    import onnxruntime as ort
+
+    if name not in PROVIDERS:
+        raise ModelLoadError(f"unknown execution provider {name!r} (known: {', '.join(PROVIDERS)})")
+    wanted = PROVIDERS[name][0]
+    if wanted not in ort.get_available_providers():
+        raise ModelLoadError(
+            f"--provider {name}: this ONNX Runtime offers only {', '.join(ort.get_available_providers())}"
+            + (" (CUDA needs the onnxruntime-gpu package and an NVIDIA GPU)" if name == "cuda" else "")
+        )
+    return PROVIDERS[name]
+
+
+def open_session(path: Path, providers: Sequence[str], threads: int | None = None) -> Any:
+    import onnxruntime as ort
+
+    if not path.is_file():
+        raise ModelNotFoundError(
+            f"{path}: model file not found (the tile models ship in models/; pass --models DIR or set RUMMIKUB_MODELS)"
+        )
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = INTRA_OP_THREADS if threads is None else threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(path), sess_options=options, providers=list(providers))
+    except Exception as error:  # ONNX Runtime raises its own exception types for corrupt or foreign files
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ModelLoadError(f"{path}: cannot load the model ({first_line[:200]})") from None
+
+
+def model_card(model: Path) -> dict[str, Any] | None:
+    """The model card beside ``model`` (``tile-classifier.onnx`` -> ``tile-classifier.json``), None when there is
+    none; a card that is not a JSON object is a one-line :class:`ModelLoadError` naming it."""
+    card = model.with_suffix(".json")
+    if not card.is_file():
+        return None
+    try:
+        data = json.loads(card.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ModelLoadError(f"{card}: cannot read the model card ({error})") from None
+    if not isinstance(data, dict):
+        raise ModelLoadError(f"{card}: the model card is not a JSON object")
+    return data

@@ -1,0 +1,238 @@
+"""Tiles read from pixels: the :class:`Reader` protocol, the :class:`Reading` it returns, and :class:`TileReader`,
+a :class:`~vision.runtime.detector.Detector` then a :class:`~vision.runtime.classifier.Classifier` on the crops, with
+the table's colours checked and unfamiliar tiles capped.
+
+Sessions are created on first use, so building a reader is free and a missing model is reported when needed
+(:meth:`TileReader.check_models` loads them at once).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from vision.runtime.classifier import Classifier, OnnxTileClassifier
+from vision.runtime.crops import crop_boxes
+from vision.runtime.detections import Detections
+from vision.runtime.detector import NESTED_SHARE, TILE_NMS_IOU, Detector, Region, YoloOnnxDetector
+from vision.runtime.familiarity import Familiarity, FamiliarityLoadError, load_familiarity
+from vision.runtime.inkcolour import check_colours, frame_balance, frame_body, global_balance, ink_features
+from vision.runtime.models import DEFAULT_PROVIDERS, ModelLoadError, default_models_dir
+
+SMALL_TILE_PX = 26.0
+"""Tiles found narrower than this at a photo's first reading (the detector's input size): the photo is read again,
+scaled so they are :data:`PHOTO_TILE_PX` wide. Chosen with :data:`PHOTO_TILE_PX` on 120 held-out edition photos
+(2026-11-25, detector v3 7-bit, classifier v7; the second reading replacing the first), against reading once:
+18/28 px recall 0.842 -> 0.908, 26/28 0.935, 26/32 0.944 (F1 0.863 -> 0.919, wrong at >= 0.8 18 -> 23, 1 colour
+flip both), 30/36 0.952 but 3 flips. Real photos (tiles 33-147 px at 448, 5th to 95th percentile): 3 of 192 held-out
+photos are read twice."""
+PHOTO_TILE_PX = 32.0
+NOT_A_TILE = 0.1
+"""Detector confidence x classifier confidence under this: table texture, glare or a tile's edge, not a tile.
+The live pipeline's rule, applied to readings fused over several frames (:func:`vision.runtime.tables.read_table`)."""
+PHOTO_NOT_A_TILE = 0.3
+"""The same rule for a single photo (:class:`TileReader`'s default). Chosen on photos the held-out ones never
+joined: on the 345 real training photos 0.1 -> 0.3 drops 26 of 109 false boxes and 2 of 3,532 true tiles (0.4
+drops 20 true tiles); on the classifier's 42 development photos (which it never trained on) 2 of 4 false
+boxes and no true tile."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadTimings:
+    """Where a reading's time went, in milliseconds: detection (a second detection under a strong cast counts
+    here), classification, the colour step (:mod:`vision.runtime.inkcolour`) apart from classification, and the
+    familiarity check (:mod:`vision.runtime.familiarity`)."""
+
+    detect_ms: float = 0.0
+    classify_ms: float = 0.0
+    colour_ms: float = 0.0
+    familiarity_ms: float = 0.0
+
+    @property
+    def total_ms(self) -> float:
+        return self.detect_ms + self.classify_ms + self.colour_ms + self.familiarity_ms
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What one :meth:`Reader.read` saw: the labelled tiles, the boxes left out as most likely not tiles (labelled
+    as well, so a table's reading can say what it left out), and the time each step took."""
+
+    detections: Detections
+    left_out: Detections = field(default_factory=Detections.empty)
+    timings: ReadTimings = ReadTimings()
+
+
+class Reader(Protocol):
+    """Pixels to labelled tiles: ``read(image_bgr, region=...) -> Reading``."""
+
+    def read(self, image_bgr: np.ndarray, *, region: Region | None = None) -> Reading:
+        """The tiles of the image; with ``region``, only those inside it, read at the region's own scale."""
+        ...
+
+    def check_models(self) -> None:
+        """Load what the reader needs now: a missing or damaged model fails here, in one line naming it."""
+        ...
+
+
+def tile_scale_region(shape: tuple[int, int], boxes: Detections, input_size: int) -> Region | None:
+    """The whole image as a region scaled so its tiles are :data:`PHOTO_TILE_PX` wide, when the tiles found in it
+    are narrower than :data:`SMALL_TILE_PX` at the detector's input (None otherwise, or with under 3 tiles)."""
+    if len(boxes) < 3:
+        return None
+    height, width = shape
+    narrow = np.minimum(boxes.xyxy[:, 2] - boxes.xyxy[:, 0], boxes.xyxy[:, 3] - boxes.xyxy[:, 1])
+    tile = float(np.median(narrow))  # a tile's width in the image's pixels, whatever its orientation
+    if tile * input_size / max(width, height) >= SMALL_TILE_PX:
+        return None
+    return Region(0, 0, width, height, width_px=max(1, round(width * PHOTO_TILE_PX / tile)))
+
+
+def tile_likelihood(tiles: Detections) -> np.ndarray:
+    """Detector confidence x classifier confidence of classified tiles: low for texture, glare, a tile's edge. An
+    enrolled head's confidence before its (safety) temperature, where it gave one."""
+    sure = tiles.data.get("tile_confidence", tiles.confidence)
+    return np.asarray(tiles.data["detector_confidence"], np.float64) * np.asarray(sure, np.float64)
+
+
+class TileReader:
+    """:class:`Reader`: detector + classifier, ``read(image_bgr) -> Reading`` of labelled tiles in original pixels.
+
+    A box whose :func:`tile_likelihood` is under ``not_a_tile`` (default :data:`PHOTO_NOT_A_TILE`) is left out (in
+    :attr:`Reading.left_out`) before the colours and familiarity look at the table as a whole; 0 keeps every box (the
+    live pipeline fuses several frames first and then leaves such boxes out itself: :mod:`vision.runtime.tables`).
+    ``rescale`` (default on) reads a photo of small tiles a second time at tile scale (:meth:`read`). The models are
+    the ONNX files of ``models_dir`` unless ``detector`` or ``classifier`` give others.
+    """
+
+    def __init__(
+        self,
+        models_dir: str | Path | None = None,
+        *,
+        confidence: float = 0.25,
+        iou: float = TILE_NMS_IOU,
+        not_a_tile: float | None = None,
+        tiled: bool = False,
+        rescale: bool = True,
+        providers: Sequence[str] = DEFAULT_PROVIDERS,
+        colour: TableColour | None = None,
+        familiarity: bool = True,
+        threads: int | None = None,
+        detector: Detector | None = None,
+        classifier: Classifier | None = None,
+    ) -> None:
+        self.colour = TableColour() if colour is None else colour
+        self.use_familiarity = familiarity
+        """Cap unfamiliar-looking tiles' confidence (:mod:`vision.runtime.familiarity`) when the model folder holds the
+        statistics and the classifier reads with its own label head (an enrolment head is the venue's own set)."""
+        self._familiarity: Familiarity | None = None
+        self._familiarity_loaded = False
+        self.not_a_tile = PHOTO_NOT_A_TILE if not_a_tile is None else not_a_tile
+        self.models_dir = Path(models_dir) if models_dir is not None else default_models_dir()
+        self.detector: Detector = detector or YoloOnnxDetector.from_model_dir(
+            self.models_dir, confidence=confidence, iou=iou, providers=providers, tiled=tiled, threads=threads
+        )
+        self.classifier: Classifier = classifier or OnnxTileClassifier.from_model_dir(
+            self.models_dir, providers=providers, threads=threads
+        )
+        self.rescale = rescale
+
+    def check_models(self) -> None:
+        """Fail early, with the file named, when a model is missing or cannot be loaded: before reading any photo,
+        and before a live game or a video's analysis starts (a corrupt model found on the first settled table would
+        end the game mid-way)."""
+        self.detector.load()
+        self.classifier.load()
+        self.familiarity  # noqa: B018 - a damaged statistics file fails here too
+
+    @property
+    def familiarity(self) -> Familiarity | None:
+        """The familiarity statistics beside the classifier, loaded on first use; None: the step is off (turned
+        off, an enrolment head, no statistics file, or one fitted to another classifier: logged; a classifier
+        other than the ONNX one, whose features the statistics describe)."""
+        classifier = self.classifier
+        if not self._familiarity_loaded:
+            if self.use_familiarity and isinstance(classifier, OnnxTileClassifier) and classifier.head is None:
+                try:
+                    self._familiarity = load_familiarity(classifier.path)
+                except FamiliarityLoadError as error:
+                    raise ModelLoadError(str(error)) from None
+            self._familiarity_loaded = True
+        return self._familiarity
+
+    def _detect(self, image_bgr: np.ndarray, region: Region | None) -> Detections:
+        """Boxes in ``region`` at its scale; without one, the photo's, merged with a second reading at tile scale
+        when its tiles came out small (a tile found at either scale is kept: on the 3 real held-out photos read
+        twice, replacing the first reading lost 3 tiles, merging 1)."""
+        if region is not None:
+            return self.detector.detect_region(image_bgr, region)
+        boxes = self.detector.detect(image_bgr)
+        small = tile_scale_region(image_bgr.shape[:2], boxes, self.detector.input_size) if self.rescale else None
+        if small is None:
+            return boxes
+        again = self.detector.detect_region(image_bgr, small)
+        return Detections.merge([again, boxes]).with_nms(self.detector.iou).without_nested(NESTED_SHARE)
+
+    def read(self, image_bgr: np.ndarray, *, region: Region | None = None) -> Reading:
+        """Labelled tiles, those left out and the timings; with ``region``, the detector looks only there, at the
+        region's own scale.
+
+        Without a region and with ``rescale``, a photo whose tiles come out small at the detector's input (a
+        whole table, a 4K frame) is read a second time at tile scale: scaled so a tile is about
+        :data:`PHOTO_TILE_PX` wide, in one pass (or windows, for a detector of fixed input size); ``bench
+        recognition`` times it against one reading.
+        """
+        start = time.perf_counter()
+        boxes = self._detect(image_bgr, region)
+        colour_s = 0.0
+        if self.colour.balance:
+            started = time.perf_counter()
+            coarse = global_balance(image_bgr)
+            colour_s += time.perf_counter() - started
+            if coarse.is_strong:  # a cast strong enough to hide tiles: detect again, balanced, keep the better
+                balanced = coarse.apply(image_bgr)
+                again = self._detect(balanced, region)
+                if float(again.confidence.sum()) > float(boxes.confidence.sum()):
+                    image_bgr, boxes = balanced, again
+        middle = time.perf_counter()
+        crops = crop_boxes(image_bgr, boxes.xyxy)
+        cropped = time.perf_counter()
+        body = frame_body(crops) if self.colour.balance or self.colour.check else None
+        seen = frame_balance(crops, body=body).apply(crops) if self.colour.balance else crops
+        classified = time.perf_counter()
+        tiles = self.classifier.classify_crops(seen, boxes)
+        colour_start = time.perf_counter()
+        left_out = Detections.empty()
+        if self.not_a_tile > 0 and len(tiles):
+            likely = tile_likelihood(tiles) >= self.not_a_tile
+            tiles, crops, left_out = tiles[likely], crops[likely], tiles[~likely]
+        if self.colour.check and len(tiles):  # no crop left: nothing to balance (an empty stack crashes cv2.LUT)
+            balanced = frame_balance(crops, exact=True, body=body).apply(crops)
+            tiles = check_colours(tiles, ink_features(balanced)).detections
+        end = time.perf_counter()
+        colour_s += classified - cropped + end - colour_start
+        familiarity = self.familiarity
+        if familiarity is not None:
+            tiles = familiarity.check(tiles)
+        timings = ReadTimings(
+            detect_ms=(middle - start) * 1e3,
+            classify_ms=(colour_start - classified) * 1e3,
+            colour_ms=colour_s * 1e3,
+            familiarity_ms=(time.perf_counter() - end) * 1e3,
+        )
+        return Reading(tiles, left_out, timings)
+
+
+@dataclass(frozen=True, slots=True)
+class TableColour:
+    """What :class:`TileReader` does with the table's colours (:mod:`vision.runtime.inkcolour`): ``balance`` the frame
+    (before detection from its brightest pixels, before classification from the tile bodies), ``check`` each
+    tile's colour against the table's ink clusters."""
+
+    balance: bool = True
+    check: bool = True
