@@ -400,6 +400,19 @@ def test_a_classifier_whose_card_lists_its_labels_otherwise_is_refused_in_one_li
         TileReader(models).read(tiles_photo())
 
 
+def test_the_command_line_says_a_mislabelled_classifier_in_one_line(
+    models: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vision.cli import main
+
+    _card(models, list(reversed(ALL_LABELS)))
+    photo = tmp_path / "photo.png"
+    cv2.imwrite(str(photo), tiles_photo())
+    assert main(["read", str(photo), "--models", str(models)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "tile-classifier.json: the classifier's labels are in another order" in err
+
+
 def test_a_classifier_whose_card_agrees_or_says_nothing_of_labels_loads(models: Path) -> None:
     _card(models, list(ALL_LABELS))
     TileReader(models).check_models()
