@@ -211,7 +211,7 @@ class TablePipeline:
             return []
         table = self.keeper.table if self.phase == "stable" else None
         if self.limit is not None and self.limit.due(time_s) and table is not None:
-            self.limit.reached(None, table)  # pressed after the limit, before any sample saw it pass: still
+            self.limit.reached(None, table, time_s)  # pressed after the limit, before any sample saw it pass: still
         at_limit, touched = self._limit_evidence(table)
         events = self.keeper.clock(
             time_s=time_s, frame=frame, table=table, table_at_limit=at_limit, touched_after_limit=touched
@@ -384,7 +384,7 @@ class TablePipeline:
                 table = self.keeper.table
             elif quiet:  # hands just left: this frame (and the quiet ones before it) is the table at the limit
                 table = read_table(fuse([*self.readings, self._read(image)])).table
-            self.limit.reached(activity, table)
+            self.limit.reached(activity, table, time_s)
         elif self.limit.passed:
             self.limit.sample(activity)
 

@@ -21,6 +21,10 @@ from dataclasses import dataclass
 from referee.table import Table
 from vision.runtime.motion import Activity
 
+MAX_GAP_S = 1.0
+"""The first sample after the limit is the table at the limit only this soon after it: later (a camera read behind,
+or a video's unreadable stretch), what happened in between is not known."""
+
 
 @dataclass
 class LimitWatch:
@@ -42,15 +46,18 @@ class LimitWatch:
         """The limit passes at this sample (the first one at or after it)."""
         return not self.passed and time_s >= self.at_s
 
-    def reached(self, activity: Activity | None, table: Table | None) -> None:
-        """The first sample at or after the limit (``activity`` None: a clock press on a still table, between
-        samples): ``table`` is the table read there, kept unless ``activity`` shows hands or motion over it."""
+    def reached(self, activity: Activity | None, table: Table | None, time_s: float) -> None:
+        """The first sample at or after the limit, at ``time_s`` (``activity`` None: a clock press on a still table,
+        between samples): ``table`` is the table read there, kept unless ``activity`` shows hands or motion over it,
+        or the sample came over :data:`MAX_GAP_S` after the limit."""
         self.passed = True
+        if time_s - self.at_s > MAX_GAP_S:
+            self.unsure = True
         if activity is not None and activity.arm:
             self.hands = True
         elif activity is not None and (activity.busy or activity.global_change):
             self.unsure = True
-        else:
+        elif not self.unsure:
             self.table = table
 
     def sample(self, activity: Activity) -> None:

@@ -175,3 +175,20 @@ def test_the_clock_key_pressed_late_on_a_still_table_rules_on_it(scenes: Any) ->
     assert move["ended_by"] == "clock" and move["elapsed_s"] > LIMIT_S
     assert Table.from_json(move["table_at_limit"]).same_layout(Table.parse(VALID))
     assert move["touched_after_limit"] is False and move["ruling"]["verdict"] == "ok"
+
+
+def test_a_limit_first_sampled_long_after_it_passed_is_not_known(scenes: Any) -> None:
+    # the camera went unread across the limit (a live source fell behind): the first sample after it, 1.5 s late,
+    # shows a quiet table that need not be the table when the time ran out
+    late = LateMove(scenes, "przasnysz")
+    late.until(-2.5)
+    late.scene.arm = "bottom"
+    late.until(-1.2)
+    late.scene.show(VALID)
+    late.until(-0.25)
+    late.scene.arm = None
+    late.feed.time_s = late.limit_s + 1.5  # nothing sampled in between
+    move = late.move()
+    assert move["elapsed_s"] > LIMIT_S
+    assert "table_at_limit" not in move and "touched_after_limit" not in move
+    assert move["ruling"]["verdict"] == "review"  # przasnysz: valid now, but at the limit nobody saw
