@@ -26,6 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -56,7 +57,9 @@ OVERHEAD_NMS_IOU = 0.3
 """Seen from above, tiles on the table never overlap: a box overlapping another by this much is a duplicate."""
 
 
-def pipeline_reader(models: Any = None, *, threads: int | None = None, provider: str = "cpu") -> TileReader:
+def pipeline_reader(
+    models: str | Path | None = None, *, threads: int | None = None, provider: str = "cpu"
+) -> TileReader:
     """The tile reader for table frames (models checked now, so a missing file fails before any frame).
 
     ``threads``: ONNX Runtime's threads per model (None: the default, 2); ``provider``: "cpu" or "cuda" (refused in
@@ -211,7 +214,7 @@ class TablePipeline:
             return []
         table = self.keeper.table if self.phase == "stable" else None
         if self.limit is not None and self.limit.due(time_s) and table is not None:
-            self.limit.reached(None, table, time_s)  # pressed after the limit, before any sample saw it pass: still
+            self.limit.reached(None, table)  # pressed after the limit, before any sample saw it pass: still
         at_limit, touched = self._limit_evidence(table)
         events = self.keeper.clock(
             time_s=time_s, frame=frame, table=table, table_at_limit=at_limit, touched_after_limit=touched
@@ -384,7 +387,7 @@ class TablePipeline:
                 table = self.keeper.table
             elif quiet:  # hands just left: this frame (and the quiet ones before it) is the table at the limit
                 table = read_table(fuse([*self.readings, self._read(image)])).table
-            self.limit.reached(activity, table, time_s)
+            self.limit.reached(activity, table)
         elif self.limit.passed:
             self.limit.sample(activity)
 
@@ -468,7 +471,7 @@ EDGE_ROW_MM = 60.0
 edge); farther out, or alone, it is not on the table. (The detector looks at the play area's box and 2 % more.)"""
 
 
-def on_play_area(detections: Detections, calibration: Any) -> Detections:
+def on_play_area(detections: Detections, calibration: Calibration | None) -> Detections:
     """The boxes on the play area: tiles standing in racks, the face-down pool, tiles in a hand and the next table's
     tiles lie outside it and are no table tiles, so they are dropped here (never counted as left out). A box just
     outside that continues a row of tiles from inside it stays: its set was laid across the edge."""
@@ -486,7 +489,7 @@ def on_play_area(detections: Detections, calibration: Any) -> Detections:
     return detections[inside]
 
 
-def detection_region(frame_size: tuple[int, int], calibration: Any, config: PipelineConfig) -> Region:
+def detection_region(frame_size: tuple[int, int], calibration: Calibration | None, config: PipelineConfig) -> Region:
     """The play area's bounding box, to be scaled so a tile comes out ``config.tile_px`` wide for the detector.
 
     The tile's size in pixels comes from the calibration (play area in millimetres and in pixels); without a
