@@ -1,4 +1,11 @@
-"""The ``rummikub-referee`` command line: a thin layer over the library, one function per command.
+"""What every command of ``rummikub-referee`` shares: the :class:`Command` a command module defines, the parser
+built from a static list of them (:func:`build_parser`), the option bundles (``--json``, ``--profile``,
+``--players``, ``--time-limit``, numbers), reading JSON input, and the one error boundary (:func:`run`).
+
+The rules commands are :data:`referee.commands.COMMANDS` (``python -m referee.cli``: the rules package alone); the
+full command line, with the camera commands, is ``vision.cli.all_commands()``. Neither list is changed while the
+program runs: a package that extends a command (``check`` reading photos, ``bench`` with more suites) defines its own
+:class:`Command` from the rules command's parts.
 
 Every command runs inside one error boundary (:func:`run`): bad input (unknown labels, malformed or too deeply
 nested JSON, impossible values) prints one line and exits with status 2; a bug prints one line naming the crash file
@@ -18,16 +25,12 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from importlib import resources
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn, TypeVar
 
-from referee.moves import Ruling, Verdict, check_move, unsure_of_left_out
-from referee.profiles import DEFAULT_PROFILE, PROFILES
-from referee.scoring import Game, ScoreError, read_game_log, replay_log, score_game, tournament_sheet
-from referee.sets import TileSet
-from referee.table import Table, TableError
+from referee.profiles import DEFAULT_PROFILE, PROFILES, Profile
+from referee.table import Table
 
 PROG = "rummikub-referee"
 EXIT_USAGE = 2
@@ -48,10 +51,22 @@ class TableFromFile(NamedTuple):
     left_out: int = 0
 
 
-TABLE_READERS: dict[str, Callable[[str], TableFromFile]] = {}
-"""Readers of tables from other files, by suffix (``.jpg`` -> a photo reader). The rules package leaves it
-empty; ``vision.cli.commands.register`` fills it for photos, so ``check`` accepts them (referee never imports
-vision)."""
+TableReader = Callable[[str], TableFromFile]
+"""Reads the table in a file (``check``'s BEFORE, AFTER, ``--at-limit``): JSON in the rules package; the vision
+package's ``check`` passes one that reads photos too."""
+Handler = Callable[[argparse.Namespace], int]
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One command of the command line: its name, what it does and an example (both shown in its ``--help``), the
+    arguments it adds to its parser, and the function that runs it on the parsed arguments (its exit status)."""
+
+    name: str
+    help: str
+    example: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Handler
 
 
 class CommandError(ValueError):
@@ -154,6 +169,19 @@ def add_profile_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_players_option(parser: argparse.ArgumentParser) -> None:
+    """``--players N``: 2 to the most any profile is played by, bounded by the chosen one in :func:`players_from`."""
+    parser.add_argument(
+        "--players", type=PLAYERS, default=4, metavar="N",
+        help="players at the table, 2 to the profile's most (default 4; 5-6: --profile official-6p)",
+    )  # fmt: skip
+
+
+def players_from(args: argparse.Namespace) -> int:
+    """``--players`` checked against ``--profile``'s ``max_players`` (a one-line :class:`CommandError` beyond)."""
+    return players_under(args.profile, args.players)
+
+
 MAX_SECONDS = 24 * 3600
 """The longest time a time option takes: a day (a move's time or limit beyond it is a typo, not a game)."""
 SECONDS = NumberArg(minimum=0, maximum=MAX_SECONDS)
@@ -161,12 +189,40 @@ SECONDS = NumberArg(minimum=0, maximum=MAX_SECONDS)
 
 
 def time_limit_arg(text: str) -> float | None:
-    """``--time-limit`` values: seconds up to a day, or none/off/0 for no limit; nan, inf, negative, non-ASCII
-    digits are argparse's one-line usage error."""
+    """A time limit in words: seconds up to a day, or none/off/0 for no limit (None); nan, inf, negative, non-ASCII
+    digits are argparse's one-line usage error. (A batch manifest's ``time_limit`` column is read with it too.)"""
     if text.strip().lower() in {"none", "off"}:
         return None
     value = SECONDS(text)
     return None if value == 0 else float(value)
+
+
+@dataclass(frozen=True, slots=True)
+class TimeLimit:
+    """The value of ``--time-limit``: the move time agreed at the table, which replaces the profile's (seconds, or
+    None for no limit). Not giving the option leaves the profile as it is: see :func:`rules_from`."""
+
+    seconds: float | None
+
+    @classmethod
+    def parse(cls, text: str) -> TimeLimit:
+        return cls(time_limit_arg(text))
+
+
+def add_time_limit_option(parser: argparse.ArgumentParser) -> None:
+    """``--time-limit SECONDS`` (or none): applied to the chosen profile by :func:`rules_from`."""
+    parser.add_argument(
+        "--time-limit", type=TimeLimit.parse, metavar="SECONDS",
+        help="time limit agreed at the table, up to a day ('none' for no limit); default: the profile's",
+    )  # fmt: skip
+
+
+def rules_from(args: argparse.Namespace) -> Profile:
+    """The rules a command plays by: ``--profile``, with its time limit replaced by ``--time-limit`` when given
+    (``dataclasses.replace``: the one place a limit agreed at the table enters)."""
+    profile = PROFILES[args.profile]
+    agreed: TimeLimit | None = getattr(args, "time_limit", None)
+    return profile if agreed is None else replace(profile, time_limit_s=agreed.seconds)
 
 
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:
@@ -174,273 +230,10 @@ def emit(args: argparse.Namespace, data: Any, text: str) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str) if args.json else text)
 
 
-# -- commands ---------------------------------------------------------------------------------------
-
-
-def cmd_validate(args: argparse.Namespace) -> int:
-    tile_set = TileSet.parse(args.tiles)
-    check = tile_set.check(args.profile)
-    data: dict[str, Any] = check.to_dict()
-    if check.reading is not None:
-        data["jokers"] = check.reading.joker_meanings(tile_set.tiles)
-    if check.valid:
-        jokers = f"; joker(s): {', '.join(data['jokers'])}" if data["jokers"] else ""
-        text = f"valid {data['kind']} worth {check.value}{jokers}"
-    else:
-        text = f"invalid: {check.reason}"
-        if check.reordered is not None:
-            text += f"\nin order: {check.reordered} (worth {check.reordered.reading.value})"
-    emit(args, data, text)
-    return 0 if check.valid else 1
-
-
-def cmd_check(args: argparse.Namespace) -> int:
-    before, after = _read_table(args.before), _read_table(args.after)
-    options: dict[str, Any] = {}
-    if args.time_limit is not _NOT_GIVEN:
-        options["time_limit_s"] = args.time_limit
-    left_out = before.left_out + after.left_out
-    if args.at_limit is not None:
-        at_limit = _read_table(args.at_limit)
-        options["table_at_limit"] = at_limit.table
-        left_out += at_limit.left_out
-    if args.touched_after_limit is not None:
-        options["touched_after_limit"] = args.touched_after_limit
-    ruling = check_move(
-        before.table, after.table, opened=args.opened, profile=args.profile, elapsed_s=args.elapsed, **options
-    )
-    ruling = unsure_of_left_out(ruling, left_out)
-    emit(args, ruling.to_dict(), format_ruling(ruling))
-    return 0
-
-
-def cmd_score(args: argparse.Namespace) -> int:
-    data = _read_json(args.game)
-    games = data if isinstance(data, list) else [data]
-    if not games:
-        raise ScoreError(f"{args.game}: no games to score")
-    if args.log and len(args.log) != len(games):
-        raise ScoreError(
-            f"--log: {len(args.log)} game log(s) for {len(games)} game(s) in {args.game} (one each, in order)"
-        )
-    scored = []
-    for index, game_data in enumerate(games):
-        played = replay_log(read_game_log(args.log[index]), where=args.log[index]) if args.log else None
-        profile = args.profile
-        if played is not None and profile is None and not (isinstance(game_data, dict) and "profile" in game_data):
-            profile = played.profile  # the log's, for a file that names none
-        try:
-            game = Game.from_json(game_data, profile=profile)
-            if played is not None:
-                game = game.with_log(played)
-        except ScoreError as error:
-            where = f"game {index + 1}: " if len(games) > 1 else ""
-            raise ScoreError(f"{args.game}: {where}{error}") from None
-        scored.append(score_game(game.with_announcements(args.announced)))
-    named = {p["name"] for game in games if isinstance(game, dict) for p in game.get("players", ())}
-    unknown = sorted(set(args.announced) - named)
-    if unknown:
-        raise ScoreError(f"--announced {unknown[0]}: no player of that name in {args.game}")
-    sheet = tournament_sheet(scored)
-    result = {"games": [[s.to_dict() for s in game] for game in scored], "sheet": [s.to_dict() for s in sheet]}
-    emit(args, result, _format_scores(result))
-    return 0
-
-
-def cmd_tournament(args: argparse.Namespace) -> int:
-    from referee.tournament import FORMATS, Tournament, TournamentError, standings_html
-
-    path = Path(args.file)
-    if args.new:
-        if path.exists():
-            raise CommandError(f"{path}: already exists (--new starts a tournament file)")
-        if not args.players:
-            raise CommandError("--new needs --players NAME,NAME,...")
-        profile = args.profile or DEFAULT_PROFILE
-        if profile not in FORMATS:
-            raise CommandError(f"--profile {profile}: its seed gives no tournament format ({', '.join(FORMATS)} do)")
-        names = [name.strip() for name in args.players.split(",") if name.strip()]
-        data: Any = {"profile": profile, "seed": args.seed or 0, "players": names, "results": []}
-        if args.advance is not None:
-            data["advance"] = args.advance
-    else:
-        if args.players or args.profile or args.advance is not None or args.seed is not None:
-            raise CommandError("--players, --profile, --seed and --advance start a tournament: add --new")
-        data = _read_json(args.file)
-    try:
-        tournament = Tournament.from_json(data, base=path.parent)
-        if args.enter is not None:
-            tournament = tournament.with_entry(_tournament_entry(args))
-    except TournamentError as error:
-        raise TournamentError(f"{args.file}: {error}") from None
-    if args.new or args.enter is not None:
-        _write_atomically(path, json.dumps(tournament.to_json(), indent=2, ensure_ascii=False) + "\n")
-    elif args.small or args.game_file:
-        raise CommandError("--small and --game-file enter a result: add --enter ROUND/TABLE/GAME")
-    summary = tournament.summary()
-    if args.html:
-        _write_atomically(Path(args.html), standings_html(tournament))
-    emit(args, summary, _format_tournament(summary))
-    return 0
-
-
-def _tournament_entry(args: argparse.Namespace) -> dict[str, Any]:
-    match = re.fullmatch(r"(\d+)/(\d+)/(\d+)", args.enter.strip())
-    if not match:
-        raise CommandError(f"--enter {args.enter!r}: ROUND/TABLE/GAME, e.g. 1/2/3")
-    entry: dict[str, Any] = dict(zip(("round", "table", "game"), map(int, match.groups()), strict=True))
-    if bool(args.small) == bool(args.game_file):
-        raise CommandError("--enter needs --small NAME=POINTS,... or --game-file PATH (one of them)")
-    if args.game_file:
-        entry["game_file"] = os.path.relpath(args.game_file, Path(args.file).parent or ".")
-        return entry
-    small: dict[str, int | float] = {}
-    for item in args.small.split(","):
-        name, equals, points = item.rpartition("=")
-        try:
-            value = float(points)
-        except ValueError:
-            value = math.nan
-        if not equals or not name.strip() or not math.isfinite(value) or not points.strip().isascii():
-            raise CommandError(f"--small: {item!r} is not NAME=POINTS")
-        small[name.strip()] = int(value) if value == int(value) else value
-    entry["small"] = small
-    return entry
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write the file whole or not at all (a crash mid-write must not cut a tournament file in half)."""
-    folder = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def _format_tournament(summary: dict[str, Any]) -> str:
-    lines = [f"{summary['profile']} tournament, {len(summary['players'])} players (seed {summary['seed']})"]
-    for round_info in summary["rounds"]:
-        if "pending" in round_info:
-            lines.append(f"{round_info['stage']}: not drawn yet ({round_info['pending']})")
-            continue
-        state = "complete" if round_info["complete"] else f"{len(round_info['missing'])} game(s) to enter"
-        lines.append(f"{round_info['stage']} ({state})")
-        for table in round_info["tables"]:
-            seats = ", ".join(f"{seat} {name}" for seat, name in table["seats"].items())
-            lines.append(f"  table {table['table']}: {seats}")
-    lines += [f"note: {note}" for note in summary["notes"]]
-    standing = "standings" if summary["complete"] else "standings so far"
-    lines.append(f"{standing} (big points, then small points)")
-    for row in summary["standings"]:
-        stage = f"  [{row['stage']}]" if row["stage"] else ""
-        lines.append(
-            f"  {row['rank']:>2}. {row['name']:<20} big {row['big_points']:>3}  small {row['small_points']:>+7g}"
-            f"  games {row['games']}{stage}"
-        )
-    return "\n".join(lines)
-
-
-def cmd_profiles(args: argparse.Namespace) -> int:
-    data = [p.describe() for p in PROFILES.values()]
-    lines = []
-    for p in PROFILES.values():
-        limit = "none" if p.time_limit_s is None else f"{p.time_limit_s:g} s"
-        joker = "0 (no value in the seed)" if p.joker_on_rack_points is None else f"-{p.joker_on_rack_points}"
-        lines.append(
-            f"{p.name:<24} {p.title}\n{'':<24} opening {p.opening_threshold}, time {limit}, penalty {p.penalty_tiles},"
-            f" tiles {p.copies}x52+{p.jokers}, joker on rack {joker}, big points {p.big_points.value},"
-            f"\n{'':<24} late moves: {p.timeout_rule.value}, play {p.direction.value}"
-        )
-    emit(args, data, "\n".join(lines))
-    return 0
-
-
-def _bench_rules(args: argparse.Namespace) -> tuple[Any, str]:
-    from referee.bench import format_rules_benchmark, run_rules_benchmark
-
-    rows = run_rules_benchmark(repeats=args.repeats, seed=args.seed, inputs=args.inputs or 20)
-    return rows, format_rules_benchmark(rows)
-
-
-BENCH_SUITES: dict[str, Callable[[argparse.Namespace], tuple[Any, str]]] = {"rules": _bench_rules}
-"""Benchmark suites by name; other packages add theirs (``vision`` adds ``recognition``)."""
-
-
-def cmd_bench(args: argparse.Namespace) -> int:
-    rows, text = BENCH_SUITES[args.suite](args)
-    emit(args, rows, text)
-    return 0
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    """Rule on the bundled move script (referee/samples/move-script.json), move by move."""
-    sample = resources.files("referee").joinpath("samples/move-script.json")
-    game = json.loads(sample.read_text(encoding="utf-8"))
-    rulings = []
-    for move in game["moves"]:
-        ruling = check_move(
-            Table.from_json(move["before"]),
-            Table.from_json(move["after"]),
-            opened=move["opened"],
-            profile=game["profile"],
-            elapsed_s=move.get("elapsed_s"),
-        )
-        rulings.append({"player": move["player"], "says": move["says"], **ruling.to_dict()})
-        if not args.json:
-            print(f"--- move {len(rulings)}: {move['player']} ({move['says']})")
-            print(format_ruling(ruling))
-    if args.json:
-        print(json.dumps({"profile": game["profile"], "moves": rulings}, indent=2))
-    return 0
-
-
-# -- text formatting -------------------------------------------------------------------------------
-
-
-def format_ruling(ruling: Ruling) -> str:
-    status = "opened" if ruling.opened else "not opened"
-    lines = [f"{ruling.verdict.value.upper()}  ({ruling.profile}, player {status}, {ruling.kind})"]
-    lines += [f"  {v.code.value}: {v.detail}" for v in ruling.violations]
-    if ruling.played:
-        lines.append("played from the rack: " + " ".join(str(t) for t in ruling.played))
-    if ruling.opening_value is not None:
-        lines.append(f"opening value: {ruling.opening_value}")
-    for which, place, tile in ruling.uncertain:
-        where = "loose" if place[0] < 0 else f"set {place[0] + 1}"
-        lines.append(f"uncertain: {tile} ({which}, {where}, position {place[1] + 1})")
-    lines += [f"note: {note}" for note in ruling.notes]
-    plan = ruling.revert
-    if plan is not None and ruling.verdict is Verdict.REVERT:
-        lines.append(f"restore the table to: {plan.restore or '(empty table)'}")
-        if plan.to_rack:
-            lines.append("  back to the player's rack: " + " ".join(str(t) for t in plan.to_rack))
-        if plan.to_table:
-            lines.append("  back onto the table: " + " ".join(str(t) for t in plan.to_table))
-        lines.append(f"  penalty: draw {plan.penalty_tiles} tile{'s' if plan.penalty_tiles != 1 else ''}")
-    return "\n".join(lines)
-
-
-def _format_scores(result: dict[str, Any]) -> str:
-    lines = []
-    for number, game in enumerate(result["games"], 1):
-        lines.append(f"game {number}")
-        for s in game:
-            note = f"  ({s['note']})" if s["note"] else ""
-            lines.append(f"  {s['name']:<16} small {s['small_points']:>+6}  big {s['big_points']}{note}")
-    lines.append("sheet (big points, then small points)")
-    for s in result["sheet"]:
-        lines.append(f"  {s['rank']}. {s['name']:<14} big {s['big_points']:>2}  small {s['small_points']:>+6}")
-    return "\n".join(lines)
-
-
 # -- input --------------------------------------------------------------------------------------------
 
 
-def _read_json(path: str) -> Any:
+def read_json(path: str) -> Any:
     """The JSON in a file (``-``: standard input); every way it can be unreadable is one line naming the file."""
     where = "standard input" if path == "-" else path
     try:
@@ -459,194 +252,47 @@ def _read_json(path: str) -> Any:
         raise CommandError(f"{where}: JSON nested too deeply to be a table or a game") from None
 
 
-def _read_table(path: str) -> TableFromFile:
-    suffix = Path(path).suffix.lower()
-    if suffix in TABLE_READERS:
-        return TABLE_READERS[suffix](path)
-    if suffix in IMAGE_SUFFIXES:
-        raise CommandError(
-            f"{path}: reading photos needs the tile recognition model, which this version does not ship yet"
-        )
-    try:
-        return TableFromFile(Table.from_json(_read_json(path)))
-    except TableError as error:
-        raise TableError(f"{path}: {error}") from None
+# -- the parser ---------------------------------------------------------------------------------------------
 
-
-# -- parser -------------------------------------------------------------------------------------------
-
-_NOT_GIVEN = object()
-Handler = Callable[[argparse.Namespace], int]
 _P = TypeVar("_P", bound=argparse.ArgumentParser)
 
 
-def add_command(commands: argparse._SubParsersAction[_P], name: str, func: Handler, help_: str, example: str) -> _P:
-    """Register a command; every command has a description and an example in its --help."""
+def add_command(commands: argparse._SubParsersAction[_P], command: Command) -> _P:
+    """A command's parser: its description and example in its --help, its arguments, its function."""
     sub = commands.add_parser(
-        name,
-        help=help_,
-        description=help_,
-        epilog=f"Example:\n  {example}",
+        command.name,
+        help=command.help,
+        description=command.help,
+        epilog=f"Example:\n  {command.example}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub.set_defaults(func=func)
+    command.arguments(sub)
+    sub.set_defaults(func=command.run)
     return sub
 
 
-def set_help(commands: argparse._SubParsersAction[_P], name: str, help_: str) -> None:
-    """A registered command's text, in the main ``--help`` listing and in the command's own ``--help`` alike."""
-    commands.choices[name].description = help_
-    for action in commands._choices_actions:
-        if action.dest == name:
-            action.help = help_
-
-
 def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[argparse.ArgumentParser]:
-    """The subcommand registry of a parser built by :func:`build_parser`, for packages that add commands."""
+    """The subcommands of a parser built by :func:`build_parser`."""
     return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Sequence[Command] | None = None) -> argparse.ArgumentParser:
+    """The parser of ``commands`` (default: the rules commands, :data:`referee.commands.COMMANDS`), in order."""
+    if commands is None:
+        from referee.commands import COMMANDS
+
+        commands = COMMANDS
+    names = [command.name for command in commands]
+    if len(set(names)) != len(names):
+        raise ValueError(f"a command is listed twice: {sorted(n for n in set(names) if names.count(n) > 1)}")
     parser = _Parser(
         prog=PROG,
         description="A Rummikub referee: rules on moves, scores games, reads tables.",
         epilog=f"Example: {PROG} check before.json after.json --opened",
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
-
-    def command(name: str, func: Handler, help_: str, example: str) -> argparse.ArgumentParser:
-        return add_command(commands, name, func, help_, example)
-
-    validate = command(
-        "validate",
-        cmd_validate,
-        "Is a set of tiles, in this order, a valid run or group?",
-        f"{PROG} validate red-5 joker red-7",
-    )
-    validate.add_argument("tiles", nargs="+", metavar="TILE", help="labels such as red-7, k13, joker")
-    add_profile_option(validate)
-    add_json_option(validate)
-
-    check = command(
-        "check",
-        cmd_check,
-        "Rule on a move from the table before and after it (table JSON files, or photos with the vision package).",
-        f"{PROG} check before.json after.json --not-opened --elapsed 42 --profile przasnysz",
-    )
-    check.add_argument(
-        "before", metavar="BEFORE", help="table JSON (or photo) before the move ('-' reads standard input)"
-    )
-    check.add_argument("after", metavar="AFTER", help="table JSON (or photo) after the move")
-    status = check.add_mutually_exclusive_group(required=True)
-    status.add_argument("--opened", dest="opened", action="store_true", help="the player had opened before this move")
-    status.add_argument("--not-opened", dest="opened", action="store_false", help="this is the player's opening turn")
-    check.add_argument("--elapsed", type=SECONDS, metavar="SECONDS", help="how long the move took (up to a day)")
-    check.add_argument(
-        "--time-limit", type=time_limit_arg, default=_NOT_GIVEN, metavar="SECONDS",
-        help="time limit agreed at the table ('none' for no limit); default: the profile's",
-    )  # fmt: skip
-    late = check.add_argument_group(
-        "a move over the time limit (RULES.md §6)",
-        "What the camera saw when the time ran out. Without them, a late move whose ruling depends on that moment"
-        " (pl-championship, wejherowo, przasnysz, house) is REVIEW; the box rules restore any late move.",
-    )
-    late.add_argument("--at-limit", metavar="TABLE", help="table JSON (or photo) as it stood when the limit passed")
-    touched = late.add_mutually_exclusive_group()
-    touched.add_argument(
-        "--touched-after-limit", dest="touched_after_limit", action="store_const", const=True, default=None,
-        help="hands were over the tiles after the limit passed",
-    )  # fmt: skip
-    touched.add_argument(
-        "--untouched-after-limit", dest="touched_after_limit", action="store_const", const=False,
-        help="nothing was touched after the limit passed (the table after is the table at the limit)",
-    )  # fmt: skip
-    add_profile_option(check)
-    add_json_option(check)
-
-    score = command(
-        "score",
-        cmd_score,
-        "Score a finished game (or a list of games, with the tournament sheet) from the racks at the end.",
-        f"{PROG} score referee/samples/finished-game.json --json",
-    )
-    score.add_argument("game", metavar="GAME", help="game JSON: {profile, ending, players: [{name, rack, opened}]}")
-    score.add_argument(
-        "--profile", choices=list(PROFILES), metavar="P",
-        help=f"override the game's profile (default: the game's own, else {DEFAULT_PROFILE})",
-    )  # fmt: skip
-    score.add_argument(
-        "--announced", action="append", default=[], metavar="NAME",
-        help="NAME said \"I'll open next round\" (Wyłożę się w następnej rundzie): no -200 if the opening came in"
-        " the last round (repeatable; a game file records it as an announced-opening event)",
-    )  # fmt: skip
-    score.add_argument(
-        "--log", action="append", default=[], metavar="LOG",
-        help="the game's log (JSONL, as live/analyze write it; one per game, in order): the ending the referee"
-        " recorded (out, pool-empty), who opened and who declared the opening for next round come from it",
-    )  # fmt: skip
-    add_json_option(score)
-
-    tournament = command(
-        "tournament",
-        cmd_tournament,
-        "Run a tournament: players drawn to tables, rounds per the profile's format (pl-championship, wejherowo:"
-        " semi-final and final, 2 games a table; przasnysz: 4 rounds x 3 games, tables re-sorted), results from"
-        " game files or entered points, score sheets and standings (an HTML page with --html).",
-        f"{PROG} tournament cup.json --new --profile przasnysz --players Ann,Bob,Cyd,Dan,Eve,Fay,Gus,Hal --seed 7\n"
-        f"  {PROG} tournament cup.json --enter 1/1/1 --game-file r1-t1-g1.json\n"
-        f"  {PROG} tournament cup.json --enter 1/2/1 --small Cyd=31,Bob=-12,Ann=-4,Eve=-15\n"
-        f"  {PROG} tournament cup.json --html standings.html",
-    )
-    tournament.add_argument("file", metavar="FILE", help="the tournament file (JSON): players, seed, results")
-    tournament.add_argument("--new", action="store_true", help="start FILE (it must not exist yet)")
-    tournament.add_argument("--players", metavar="NAMES", help="with --new: the players, comma-separated")
-    tournament.add_argument(
-        "--profile", choices=list(PROFILES), metavar="P",
-        help=f"with --new: the rules and format (pl-championship, wejherowo, przasnysz; default {DEFAULT_PROFILE})",
-    )  # fmt: skip
-    tournament.add_argument("--seed", type=SEED, help="with --new: seeds the draws (default 0)")
-    tournament.add_argument(
-        "--advance", type=COUNT, metavar="N",
-        help="with --new, championship format: players of each semi-final table in the final (not in the seeds)",
-    )  # fmt: skip
-    tournament.add_argument("--enter", metavar="R/T/G", help="enter the result of round R, table T, game G")
-    tournament.add_argument("--small", metavar="NAME=POINTS,...", help="with --enter: each player's small points")
-    tournament.add_argument(
-        "--game-file", metavar="GAME", help="with --enter: the finished game's file, as `score` reads it"
-    )
-    tournament.add_argument("--html", metavar="PAGE", help="write the standings page (HTML) there")
-    add_json_option(tournament)
-
-    profiles = command(
-        "profiles", cmd_profiles, "List the rule profiles with their parameters.", f"{PROG} profiles --json"
-    )
-    add_json_option(profiles)
-
-    bench = command(
-        "bench",
-        cmd_bench,
-        "Benchmark a part of the referee: rules (the solver against an ILP reference in the same run); with the"
-        " vision package: recognition, colour, pipeline (rulings against synthetic games' truth), live (real-time"
-        " playback), station (browser-like clients).",
-        f"{PROG} bench rules",
-    )
-    bench.add_argument(
-        "suite",
-        choices=BENCH_SUITES,
-        help="what to benchmark: rules; with vision: recognition, colour, pipeline, live, station",
-    )
-    bench.add_argument(
-        "--inputs",
-        type=COUNT,
-        help="rules: random inputs per row (default 20); pipeline: games to make (default 3); "
-        "station: browser-like clients (default 50)",
-    )
-    bench.add_argument("--repeats", type=COUNT, default=3, help="timings per input, the best one counts (default 3)")
-    bench.add_argument("--seed", type=SEED, default=0)
-    add_json_option(bench)
-
-    demo = command("demo", cmd_demo, "Rule on a bundled sample game, move by move.", f"{PROG} demo")
-    add_json_option(demo)
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
+    for command in commands:
+        add_command(subparsers, command)
     return parser
 
 
@@ -656,14 +302,11 @@ INPUT_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, RecursionE
 """What bad input raises. Domain errors are ``ValueError`` subclasses quoting the input (json, Unicode and PIL's
 unreadable-image errors are ``ValueError`` or ``OSError`` too); the rest are the safety net for a reader that
 missed a case: nesting too deep, a file too big, a key or type missing from an incomplete file."""
-INPUT_ERROR_NAMES: set[str] = set()
-"""Input errors of libraries the rules package never imports (``"yaml.YAMLError"``, ``"cv2.error"``), by dotted
-name; ``vision.cli`` adds them. Resolved only when the library is loaded: if it is not, it raised nothing."""
 SECRET_OPTIONS = ("--token", "--password")
 """Options whose value never goes into a crash file."""
 
 
-def _exit_status(error: Exception, argv: Sequence[str] | None) -> int:
+def _exit_status(error: Exception, argv: Sequence[str] | None, input_error_names: Sequence[str] = ()) -> int:
     """One line on standard error for ``error`` (the traceback too with ``RUMMIKUB_REFEREE_DEBUG=1``), and the exit
     status: 2 for bad input, 1 for a bug, whose traceback is saved to a crash file the line names."""
     if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
@@ -672,17 +315,21 @@ def _exit_status(error: Exception, argv: Sequence[str] | None) -> int:
         print(f"{PROG}: error: {_describe_os_error(error) or _one_line(error)}", file=sys.stderr)
         return EXIT_USAGE
     saved = _save_traceback(error, argv)
-    if _is_input_error(error):  # a reader missed this case: say what is wrong, keep the traceback to fix it
+    # a reader missed this case: say what is wrong, keep the traceback to fix it
+    if _is_input_error(error, input_error_names):
         print(f"{PROG}: error: {_describe_input_error(error)} ({saved})", file=sys.stderr)
         return EXIT_USAGE
     print(f"{PROG}: internal error ({type(error).__name__}: {_one_line(error)}); {saved}", file=sys.stderr)
     return EXIT_INTERNAL
 
 
-def _is_input_error(error: BaseException) -> bool:
+def _is_input_error(error: BaseException, input_error_names: Sequence[str] = ()) -> bool:
+    """One of :data:`INPUT_ERRORS`, or of ``input_error_names``: errors of libraries the rules package never imports
+    (``"yaml.YAMLError"``, ``"cv2.error"``) by dotted name, resolved only when the library is loaded (if it is not,
+    it raised nothing)."""
     if isinstance(error, INPUT_ERRORS):
         return True
-    for name in INPUT_ERROR_NAMES:
+    for name in input_error_names:
         module_name, _, attribute = name.rpartition(".")
         module = sys.modules.get(module_name)
         kind = getattr(module, attribute, None) if module is not None else None
@@ -746,10 +393,14 @@ def _redacted(argv: list[str]) -> list[str]:
 
 
 def run(
-    parser: argparse.ArgumentParser | Callable[[], argparse.ArgumentParser], argv: Sequence[str] | None = None
+    parser: argparse.ArgumentParser | Callable[[], argparse.ArgumentParser],
+    argv: Sequence[str] | None = None,
+    *,
+    input_error_names: Sequence[str] = (),
 ) -> int:
     """Parse and dispatch inside the one error boundary every command shares (see :func:`_exit_status`); given a
-    function that builds the parser, building it (importing every command's module) is inside it too."""
+    function that builds the parser, building it (importing every command's module) is inside it too.
+    ``input_error_names``: other libraries' exceptions that mean bad input (see :func:`_is_input_error`)."""
     try:
         if not isinstance(parser, argparse.ArgumentParser):
             parser = parser()
@@ -762,12 +413,12 @@ def run(
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except Exception as error:  # the boundary: one line on standard error, never a traceback
-        return _exit_status(error, argv)
+        return _exit_status(error, argv, input_error_names)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The rules-only command line (the full one, with the camera commands, is ``vision.cli``)."""
-    return run(build_parser(), argv)
+    return run(build_parser, argv)
 
 
 if __name__ == "__main__":

@@ -36,10 +36,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # Evaluation and benchmarks.
     "eval": ("vision.eval", "vision.eval.*"),
     # The command line: thin functions over the layers below.
-    "cli": ("vision.cli", "vision.cli.*", "vision.synth.commands", "vision.train.commands"),
+    "cli": ("vision.cli", "vision.cli.*"),
 }
-"""Layer -> the modules in it (fnmatch patterns; an exact name wins over a pattern, so ``vision.synth.commands`` is
-``cli`` although ``vision.synth.*`` is ``synth``)."""
+"""Layer -> the modules in it (fnmatch patterns; an exact name wins over a pattern)."""
 
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "rules": frozenset({"rules"}),

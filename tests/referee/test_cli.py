@@ -32,23 +32,26 @@ def tables(tmp_path: Path) -> dict[str, str]:
 
 
 def test_a_revert_on_a_reading_with_boxes_left_out_asks_a_person(
-    tables: dict[str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tables: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A photo reader that left a box out as not a tile: the joker kept might be a tile it missed."""
     from referee import cli
+    from referee.commands import check
     from referee.table import Table
 
     kept = Table.from_json(json.loads(Path(tables["kept"]).read_text()))
-    readers = {".scan": lambda path: cli.TableFromFile(kept, left_out=1)}
-    monkeypatch.setattr(cli, "TABLE_READERS", readers)
-    code, out, _ = run("check", tables["before"], "after.scan", "--opened", "--json", capsys=capsys)
-    ruling = json.loads(out)
-    assert code == 0 and ruling["verdict"] == "review" and ruling["penalty_tiles"] == 0
+    args = build_parser().parse_args(["check", tables["before"], "after.scan", "--opened", "--json"])
+
+    def reader(left_out: int) -> cli.TableReader:
+        return lambda path: cli.TableFromFile(kept, left_out) if path == "after.scan" else check.read_table(path)
+
+    assert check.run(args, read=reader(1)) == 0
+    ruling = json.loads(capsys.readouterr().out)
+    assert ruling["verdict"] == "review" and ruling["penalty_tiles"] == 0
     assert [v["code"] for v in ruling["violations"]] == ["joker-kept"]
     assert "1 weak box(es) left out" in ruling["notes"][-1]
-    readers[".scan"] = lambda path: cli.TableFromFile(kept)  # nothing left out: the revert stands
-    code, out, _ = run("check", tables["before"], "after.scan", "--opened", "--json", capsys=capsys)
-    assert json.loads(out)["verdict"] == "revert"
+    assert check.run(args, read=reader(0)) == 0  # nothing left out: the revert stands
+    assert json.loads(capsys.readouterr().out)["verdict"] == "revert"
 
 
 def test_validate(capsys: pytest.CaptureFixture[str]) -> None:
@@ -119,6 +122,36 @@ def test_time_limit_values(text: str, limit: float | None) -> None:
     from referee.cli import time_limit_arg
 
     assert time_limit_arg(text) == limit
+
+
+@pytest.mark.parametrize(
+    ("argv", "limit"),
+    [
+        ([], 60.0),  # not given: the profile's own (pl-championship: 60 s)
+        (["--time-limit", "90"], 90.0),
+        (["--time-limit", "none"], None),  # no limit
+        (["--time-limit", "0"], None),
+        (["--profile", "official-6p", "--time-limit", "45"], 45.0),
+    ],
+)
+def test_the_time_limit_replaces_the_profiles_and_nothing_else(argv: list[str], limit: float | None) -> None:
+    from dataclasses import replace
+
+    from referee.cli import rules_from
+    from referee.profiles import PROFILES
+
+    args = build_parser().parse_args(["check", "a.json", "b.json", "--opened", *argv])
+    assert rules_from(args) == replace(PROFILES[args.profile], time_limit_s=limit)
+
+
+@pytest.mark.parametrize(("limit", "codes"), [([], ["timeout"]), (["--time-limit", "120"], []),
+                                              (["--time-limit", "none"], [])])  # fmt: skip
+def test_check_rules_a_long_move_by_the_agreed_limit(
+    limit: list[str], codes: list[str], tables: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run("check", tables["before"], tables["good"], "--opened", "--elapsed", "100", *limit, "--json",
+                       capsys=capsys)  # fmt: skip
+    assert code == 0 and [v["code"] for v in json.loads(out)["violations"]] == codes
 
 
 def test_check_human_and_json(tables: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:

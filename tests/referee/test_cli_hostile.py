@@ -13,12 +13,14 @@ import json
 import sys
 import tempfile
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import referee.commands
 from referee import cli
 from referee.tiles import ALL_LABELS
 from tests.cli_probes import ANY_INTEGER, BAD_NUMBERS, minimal_arguments, numeric_options
@@ -41,6 +43,13 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return code, out, err
 
 
+def crashing(monkeypatch: pytest.MonkeyPatch, name: str, run: cli.Handler) -> None:
+    """The rules command ``name`` runs ``run`` instead (the boundary is tested with commands that fail on purpose)."""
+    commands = tuple(replace(c, run=run) if c.name == name else c for c in referee.commands.COMMANDS)
+    assert commands != referee.commands.COMMANDS
+    monkeypatch.setattr(referee.commands, "COMMANDS", commands)
+
+
 @pytest.fixture(autouse=True)
 def crash_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Crash files go to this test's folder, not the machine's temporary folder."""
@@ -60,7 +69,7 @@ def test_a_bug_is_one_line_naming_its_crash_file_and_exit_1(
     def broken(args: argparse.Namespace) -> int:
         return 1 // 0
 
-    monkeypatch.setattr(cli, "cmd_profiles", broken)
+    crashing(monkeypatch, "profiles", broken)
     code, out, err = run(["profiles"], capsys)
     assert_one_line(code, err, {cli.EXIT_INTERNAL})
     assert "internal error (ZeroDivisionError: integer division or modulo by zero)" in err and out == ""
@@ -73,7 +82,7 @@ def test_a_bug_is_one_line_naming_its_crash_file_and_exit_1(
 def test_the_debug_variable_shows_the_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cli, "cmd_profiles", lambda args: 1 // 0)
+    crashing(monkeypatch, "profiles", lambda args: 1 // 0)
     monkeypatch.setenv(cli.DEBUG_ENV, "1")
     code, _, err = run(["profiles"], capsys)
     assert code == 1 and "Traceback" in err and "ZeroDivisionError" in err
@@ -82,7 +91,7 @@ def test_the_debug_variable_shows_the_traceback(
 def test_secrets_never_reach_a_crash_file(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], crash_dir: Path
 ) -> None:
-    monkeypatch.setattr(cli, "cmd_score", lambda args: 1 // 0)
+    crashing(monkeypatch, "score", lambda args: 1 // 0)
     run(["score", "rtsp://referee:hunter2@cam/1", "--profile", "official"], capsys)
     (crash,) = crash_dir.glob("*.txt")
     assert "hunter2" not in crash.read_text() and "rtsp://***@cam/1" in crash.read_text()
@@ -92,7 +101,7 @@ def test_secrets_never_reach_a_crash_file(
 def test_an_unsaveable_crash_file_still_gives_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(cli, "cmd_profiles", lambda args: 1 // 0)
+    crashing(monkeypatch, "profiles", lambda args: 1 // 0)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-folder"))
     code, _, err = run(["profiles"], capsys)
     assert_one_line(code, err, {1})
@@ -114,7 +123,7 @@ def test_input_errors_no_reader_caught_are_one_line_and_exit_2(
     def raising(args: argparse.Namespace) -> int:
         raise error
 
-    monkeypatch.setattr(cli, "cmd_profiles", raising)
+    crashing(monkeypatch, "profiles", raising)
     code, _, err = run(["profiles"], capsys)
     assert_one_line(code, err)
     assert says in err and "traceback in" in err
@@ -129,15 +138,17 @@ def test_a_librarys_input_error_named_by_the_vision_package_is_exit_2(
     module = type(sys)("fakelib")
     module.FakeLibraryError = FakeLibraryError  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "fakelib", module)
-    monkeypatch.setattr(cli, "INPUT_ERROR_NAMES", {"fakelib.FakeLibraryError", "notloaded.Error"})
 
     def raising(args: argparse.Namespace) -> int:
         raise FakeLibraryError("bad\nmulti-line\n  message")
 
-    monkeypatch.setattr(cli, "cmd_profiles", raising)
-    code, _, err = run(["profiles"], capsys)
+    crashing(monkeypatch, "profiles", raising)
+    code = cli.run(cli.build_parser, ["profiles"], input_error_names=("fakelib.FakeLibraryError", "notloaded.Error"))
+    err = capsys.readouterr().err
     assert_one_line(code, err)
     assert "bad multi-line message" in err
+    code, _, err = run(["profiles"], capsys)  # the rules package alone names no other library's errors: a bug
+    assert_one_line(code, err, {cli.EXIT_INTERNAL})
 
 
 def test_pythons_own_file_errors_name_the_file_first(
@@ -146,7 +157,7 @@ def test_pythons_own_file_errors_name_the_file_first(
     def raising(args: argparse.Namespace) -> int:
         raise NotADirectoryError(20, "Not a directory", "table.json/out")
 
-    monkeypatch.setattr(cli, "cmd_profiles", raising)
+    crashing(monkeypatch, "profiles", raising)
     code, _, err = run(["profiles"], capsys)
     assert_one_line(code, err)
     assert err == f"{cli.PROG}: error: table.json/out: Not a directory\n"
@@ -158,7 +169,7 @@ def test_ctrl_c_is_status_130_without_a_traceback(
     def interrupted(args: argparse.Namespace) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "cmd_profiles", interrupted)
+    crashing(monkeypatch, "profiles", interrupted)
     code, out, err = run(["profiles"], capsys)
     assert code == 130 and out == "" and err == ""
 

@@ -127,15 +127,6 @@ def make_yolo_output() -> Callable[..., np.ndarray]:
     return yolo_output
 
 
-@pytest.fixture(autouse=True)
-def _photo_readers_stay_local(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``vision.cli.commands.register`` fills ``referee.cli.TABLE_READERS``; each test gets its own copy."""
-    from referee import cli as rules_cli
-
-    monkeypatch.setattr(rules_cli, "TABLE_READERS", dict(rules_cli.TABLE_READERS))
-    monkeypatch.setattr(rules_cli, "BENCH_SUITES", dict(rules_cli.BENCH_SUITES))
-
-
 # -- scripted table scenes (for the live pipeline's tests) -------------------------------------------------
 
 TABLE_BGR = (60, 120, 50)

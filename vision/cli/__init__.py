@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = rules_cli.build_parser()
     commands = rules_cli.subcommands(parser)
     from vision.cli import commands as recognition_commands
-    from vision.cli import draw_commands, game_commands, live_commands
+    from vision.cli import draw_commands, game_commands, live_commands, record_command
     from vision.session import batch as batch_commands
     from vision.synth import commands as synth_commands
     from vision.train import commands as training_commands
@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     game_commands.register(commands)
     live_commands.register(commands)
     draw_commands.register(commands)
+    record = record_command
+    record.arguments(rules_cli.add_command(commands, record.NAME, record.run, record.HELP, record.EXAMPLE))
     batch_commands.register(commands)
     return parser
 

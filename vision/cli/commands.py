@@ -1,4 +1,4 @@
-"""The recognition commands: ``detect``, ``read`` and ``eval``, and photos as inputs of ``check``.
+"""The recognition commands: ``detect``, ``read``, ``eval`` and ``enrol``, and ``check`` reading photos too.
 
 Each command is a thin function over one library call; models load when a command runs, never at import.
 """
@@ -6,26 +6,17 @@ Each command is a thin function over one library call; models load when a comman
 from __future__ import annotations
 
 import argparse
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
 from referee import cli as rules_cli
+from referee.cli import Command
+from referee.commands import check as rules_check
 from referee.table import LOOSE, Table
+from vision.cli.options import add_models_options
 
 PROG = rules_cli.PROG
-
-
-def _add_models(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--models", metavar="DIR", type=Path, help="folder with tile-detector.onnx and tile-classifier.onnx"
-    )
-    parser.add_argument(
-        "--one-pass", action="store_true",
-        help="read each photo once at the detector's input size (faster; by default a photo of small tiles, such as"
-        " a whole table, is read again at tile scale)",
-    )  # fmt: skip
-    parser.add_argument("--tiled", action="store_true", help=argparse.SUPPRESS)  # the default since 2026-11-25
 
 
 def _add_annotate(parser: argparse.ArgumentParser) -> None:
@@ -165,17 +156,16 @@ def cmd_enrol(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_with_models(check: Any) -> Any:
-    """``check`` reading photos with the models of ``--models`` (and ``--one-pass``)."""
+def read_table_or_photo(path: str, models: Path | None = None, one_pass: bool = False) -> rules_cli.TableFromFile:
+    """``check``'s tables: a photo read with the models (see :func:`read_photo_table`), else a table JSON file."""
+    if Path(path).suffix.lower() in rules_cli.IMAGE_SUFFIXES:
+        return read_photo_table(path, models, one_pass)
+    return rules_check.read_table(path)
 
-    def run(args: argparse.Namespace) -> int:
-        from functools import partial
 
-        for suffix in rules_cli.IMAGE_SUFFIXES:
-            rules_cli.TABLE_READERS[suffix] = partial(read_photo_table, models=args.models, one_pass=args.one_pass)
-        return check(args)
-
-    return run
+def cmd_check(args: argparse.Namespace) -> int:
+    """The rules' ``check``, its tables read from photos as well, with the models of ``--models``."""
+    return rules_check.run(args, read=partial(read_table_or_photo, models=args.models, one_pass=args.one_pass))
 
 
 def format_table(table: Table) -> str:
@@ -196,95 +186,87 @@ def format_table(table: Table) -> str:
     return "\n".join(lines) if lines else "(no tiles found)"
 
 
-# -- registration -----------------------------------------------------------------------------------------
+# -- the commands -----------------------------------------------------------------------------------------
 
 
-def _bench_recognition(args: argparse.Namespace) -> tuple[Any, str]:
-    from vision.eval.benchmark import bench_suite
-
-    return bench_suite(args)
-
-
-def _bench_colour(args: argparse.Namespace) -> tuple[Any, str]:
-    from vision.eval.colour_bench import bench_suite
-
-    return bench_suite(args)
+def _detect_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("images", nargs="+", metavar="IMAGE", help="photos (jpg, png, ...)")
+    add_models_options(parser)
+    _add_annotate(parser)
+    rules_cli.add_json_option(parser)
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    """Add the recognition commands to the full parser, let ``check`` read photos and ``bench`` time reading."""
-    rules_cli.BENCH_SUITES["recognition"] = _bench_recognition
-    rules_cli.BENCH_SUITES["colour"] = _bench_colour
-    detect = rules_cli.add_command(
-        commands,
-        "detect",
-        cmd_detect,
-        "Find and read the tiles in photos: label, box (original pixels) and confidence of each.",
-        f"{PROG} detect table.jpg --json --annotate boxes.png",
-    )
-    detect.add_argument("images", nargs="+", metavar="IMAGE", help="photos (jpg, png, ...)")
-    _add_models(detect)
-    _add_annotate(detect)
-    rules_cli.add_json_option(detect)
+def _read_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("image", metavar="IMAGE", help="a photo of the table")
+    add_models_options(parser)
+    _add_annotate(parser)
+    rules_cli.add_json_option(parser)
 
-    read = rules_cli.add_command(
-        commands,
-        "read",
-        cmd_read,
-        "Read the table in a photo: its sets in reading order and loose tiles (uncertain tiles flagged).",
-        f"{PROG} read table.jpg --json > table.json",
-    )
-    read.add_argument("image", metavar="IMAGE", help="a photo of the table")
-    _add_models(read)
-    _add_annotate(read)
-    rules_cli.add_json_option(read)
 
-    evaluate = rules_cli.add_command(
-        commands,
-        "eval",
-        cmd_eval,
-        "Evaluate recognition on a labelled YOLO folder: per-image rows, headline numbers from the rows, and a table"
-        " per tile edition (a synthetic folder's sidecars; any other folder is one group).",
-        f"{PROG} eval --data ../shared/data --split val --csv rows.csv",
-    )
-    evaluate.add_argument("--data", required=True, type=Path, metavar="DIR", help="YOLO folder (images/, labels/)")
-    evaluate.add_argument(
+def _eval_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", required=True, type=Path, metavar="DIR", help="YOLO folder (images/, labels/)")
+    parser.add_argument(
         "--split", choices=["train", "val"], help="real photos only: evaluate one side of the by-source split"
     )
-    evaluate.add_argument("--csv", type=Path, metavar="ROWS.csv", help="write one row per image")
-    evaluate.add_argument("--limit", type=rules_cli.COUNT, metavar="N", help="evaluate the first N images only")
-    evaluate.add_argument(
+    parser.add_argument("--csv", type=Path, metavar="ROWS.csv", help="write one row per image")
+    parser.add_argument("--limit", type=rules_cli.COUNT, metavar="N", help="evaluate the first N images only")
+    parser.add_argument(
         "--match-iou", type=rules_cli.NumberArg(above=0, maximum=1), default=0.5, metavar="IOU",
         help="overlap a box needs with a labelled box to count as that tile (default 0.5)",
     )  # fmt: skip
-    _add_models(evaluate)
-    rules_cli.add_json_option(evaluate)
+    add_models_options(parser)
+    rules_cli.add_json_option(parser)
 
-    enrol = rules_cli.add_command(
-        commands,
-        "enrol",
-        cmd_enrol,
-        "Adapt the tile models to a venue's own set from photos of it laid out in the enrolment grid (--layout"
-        " prints it); writes a model folder with its card, for --models.",
-        f"{PROG} enrol copy1.jpg copy2.jpg --out models-venue",
-    )
-    enrol.add_argument("photos", nargs="*", metavar="PHOTO", help="photos of the grid, one copy of the set in each")
-    enrol.add_argument("--out", type=Path, metavar="DIR", help="the model folder to write (new, empty or enrolled)")
-    enrol.add_argument("--layout", action="store_true", help="print the grid to lay the tiles out in, and stop")
-    enrol.add_argument(
+
+def _enrol_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("photos", nargs="*", metavar="PHOTO", help="photos of the grid, one copy of the set in each")
+    parser.add_argument("--out", type=Path, metavar="DIR", help="the model folder to write (new, empty or enrolled)")
+    parser.add_argument("--layout", action="store_true", help="print the grid to lay the tiles out in, and stop")
+    parser.add_argument(
         "--jokers", type=rules_cli.NumberArg(whole=True, minimum=0, maximum=4), default=2, metavar="N",
         help="jokers in the set (default 2): a warning when the photos hold another number",
     )  # fmt: skip
-    enrol.add_argument(
+    parser.add_argument(
         "--trust-grid", action="store_true",
         help="enrol even when the readings suggest rows or tiles are swapped (the grid is known to be right)",
     )  # fmt: skip
-    enrol.add_argument("--models", metavar="DIR", type=Path, help="the models to adapt (default: the shipped ones)")
-    rules_cli.add_json_option(enrol)
+    parser.add_argument("--models", metavar="DIR", type=Path, help="the models to adapt (default: the shipped ones)")
+    rules_cli.add_json_option(parser)
 
-    for suffix in rules_cli.IMAGE_SUFFIXES:
-        rules_cli.TABLE_READERS.setdefault(suffix, read_photo_table)
-    check = commands.choices.get("check")
-    if check is not None and "--models" not in check._option_string_actions:
-        _add_models(check)
-        check.set_defaults(func=_check_with_models(check.get_default("func")))
+
+def _check_arguments(parser: argparse.ArgumentParser) -> None:
+    rules_check.arguments(parser)
+    add_models_options(parser)
+
+
+CHECK = Command("check", rules_check.HELP, rules_check.EXAMPLE, _check_arguments, cmd_check)
+DETECT = Command(
+    "detect",
+    "Find and read the tiles in photos: label, box (original pixels) and confidence of each.",
+    f"{PROG} detect table.jpg --json --annotate boxes.png",
+    _detect_arguments,
+    cmd_detect,
+)
+READ = Command(
+    "read",
+    "Read the table in a photo: its sets in reading order and loose tiles (uncertain tiles flagged).",
+    f"{PROG} read table.jpg --json > table.json",
+    _read_arguments,
+    cmd_read,
+)
+EVAL = Command(
+    "eval",
+    "Evaluate recognition on a labelled YOLO folder: per-image rows, headline numbers from the rows, and a table"
+    " per tile edition (a synthetic folder's sidecars; any other folder is one group).",
+    f"{PROG} eval --data ../shared/data --split val --csv rows.csv",
+    _eval_arguments,
+    cmd_eval,
+)
+ENROL = Command(
+    "enrol",
+    "Adapt the tile models to a venue's own set from photos of it laid out in the enrolment grid (--layout"
+    " prints it); writes a model folder with its card, for --models.",
+    f"{PROG} enrol copy1.jpg copy2.jpg --out models-venue",
+    _enrol_arguments,
+    cmd_enrol,
+)

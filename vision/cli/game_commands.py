@@ -1,10 +1,9 @@
 """The game commands: ``live`` (a camera, stream or video, rulings as they happen), ``analyze`` (a recorded
-game, as fast as it can be read) and ``bench pipeline`` (both against synthetic games with ground truth)."""
+game, as fast as it can be read) and ``demo`` (the bundled game video)."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 import threading
@@ -13,14 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee import cli as rules_cli
+from referee.cli import Command
+from referee.commands import demo as rules_demo
+from vision.cli.options import GameChoice, add_engine_options, add_game_options, game_from
 
 if TYPE_CHECKING:
     from vision.runtime.capture import Damage
 
 PROG = rules_cli.PROG
-FIRST_PLAYER = rules_cli.COUNT
-"""``--first-player``: a whole number from 1 when parsed; at most ``--players``, checked by the command
-(:func:`_first_player`)."""
 
 
 def format_event(event: dict[str, Any]) -> str | None:
@@ -79,32 +78,6 @@ def _table_text(table: dict[str, Any]) -> str:
     return (sets or "(empty)") + (" loose: " + " ".join(label(t) for t in loose) if loose else "")
 
 
-def _time_limit(text: str) -> Any:
-    """The rules commands' ``--time-limit``, with "no limit" kept as the word "none" (None: the profile's)."""
-    value = rules_cli.time_limit_arg(text)
-    return "none" if value is None else value
-
-
-def _add_game_options(parser: argparse.ArgumentParser) -> None:
-    rules_cli.add_profile_option(parser)
-    parser.add_argument(
-        "--players", type=rules_cli.PLAYERS, default=4, metavar="N",
-        help="players at the table, 2 to the profile's most (default 4; 5-6: --profile official-6p)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--first-player", type=FIRST_PLAYER, default=1, metavar="K", help="who moves first, 1-N (default 1)"
-    )
-    parser.add_argument(
-        "--time-limit", type=_time_limit, metavar="SECONDS", help="agreed limit ('none'); default: the profile's"
-    )
-    parser.add_argument(
-        "--calibration", default="auto", metavar="HOW",
-        help="markers, auto (markers, else the play area found on the table: racks, pool, cups at its edges left out),"
-        " frame, or a calibration JSON file",
-    )  # fmt: skip
-    parser.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: shipped)")
-
-
 # -- analyze ----------------------------------------------------------------------------------------------
 
 
@@ -113,15 +86,14 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from vision.session.analyze import AnalyzeOptions, analyze_video
     from vision.session.stopping import StopSignals
 
-    rules_cli.players_under(args.profile, args.players)
-    first_player = _first_player(args)
+    game = game_from(args)
     _check_calibration_file(args.calibration)
     from vision.session.common import engine_kwargs
 
     reader = pipeline_reader(args.models, **engine_kwargs(args))  # a missing model fails before the video is opened
     options = AnalyzeOptions(
-        profile=args.profile, players=args.players, first_player=first_player,
-        time_limit_s=args.time_limit, calibration=args.calibration, progress=not args.quiet and not args.json,
+        profile=game.rules.name, players=game.players, first_player=game.first_player,
+        time_limit_s=game.session_time_limit, calibration=args.calibration, progress=not args.quiet and not args.json,
     )  # fmt: skip
     with StopSignals() as signals:  # Ctrl-C, SIGTERM: the analysis ends between frames, everything written
         summary = analyze_video(
@@ -192,15 +164,6 @@ def _check_calibration_file(how: str) -> None:
         Calibration.load(how)
 
 
-def _first_player(args: argparse.Namespace) -> int:
-    """``--first-player`` (1 to the number of players) as the game counts players, from 0."""
-    if not 1 <= args.first_player <= args.players:
-        raise rules_cli.CommandError(
-            f"--first-player is 1 to {args.players} at a {args.players}-player table, not {args.first_player}"
-        )
-    return args.first_player - 1
-
-
 # -- live -------------------------------------------------------------------------------------------------
 
 
@@ -208,15 +171,14 @@ def cmd_live(args: argparse.Namespace) -> int:
     from vision.game.pipeline import pipeline_reader
     from vision.session.live import LiveOptions, LiveSession
 
-    if not args.resume:  # a resumed game is played at the table its log names
-        rules_cli.players_under(args.profile, args.players)
+    choice = None if args.resume else game_from(args)  # a resumed game is played at the table its log names
     _check_calibration_file(args.calibration)
     from vision.session.common import engine_kwargs
 
     reader = pipeline_reader(args.models, **engine_kwargs(args))  # --threads, --provider checked before the source
     if args.serve:
         _station_at(args)  # a refused address or secret fails before a game log is started
-    game = _open_game(args)
+    game = _open_game(args, choice)
     setup = game.setup
     options = LiveOptions(
         source=args.source, profile=setup.profile, players=setup.players, first_player=setup.first_player,
@@ -281,14 +243,14 @@ def _wait_for_stop() -> None:
             time.sleep(0.2)
 
 
-def _open_game(args: argparse.Namespace) -> Any:
+def _open_game(args: argparse.Namespace, choice: GameChoice | None) -> Any:
     """The game log to write, locked: resumed (``--resume``), or new (``--log``, default game-DATE.jsonl)."""
     from vision.game.gamelog import GameSetup
     from vision.session.live import LoggedGame
 
-    if args.resume:
+    if choice is None:
         return LoggedGame.resume(args.resume, args.source)
-    setup = GameSetup(args.profile, args.players, _first_player(args), args.time_limit)
+    setup = GameSetup(choice.rules.name, choice.players, choice.first_player, choice.session_time_limit)
     return LoggedGame.start(args.log or Path(f"game-{_stamp()}.jsonl"), args.source, setup)
 
 
@@ -347,7 +309,7 @@ def _stamp() -> str:
 def cmd_demo(args: argparse.Namespace) -> int:
     """The whole pipeline on the bundled game video: rulings as they come, the report at the end."""
     if args.rules:
-        return rules_cli.cmd_demo(args)
+        return rules_demo.run(args)
     from importlib import resources
 
     from vision.game.pipeline import pipeline_reader
@@ -388,107 +350,70 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- bench pipeline ---------------------------------------------------------------------------------------
+# -- the commands -----------------------------------------------------------------------------------------
 
 
-def _bench_pipeline(args: argparse.Namespace) -> tuple[Any, str]:
-    from vision.eval.pipeline_bench import format_pipeline_benchmark, generate_games, run_pipeline_benchmark
-
-    if args.games:
-        folders = [Path(p) for p in args.games]
-    else:
-        root = Path("cache") / "bench-pipeline"
-        folders = generate_games(root, args.inputs or 3, 1000 + args.seed, args.minutes, staged=True)
-    result = run_pipeline_benchmark(folders, Path("cache") / "bench-pipeline-out", progress=not args.json)
-    return result, format_pipeline_benchmark(result)
-
-
-def _bench_live(args: argparse.Namespace) -> tuple[Any, str]:
-    from vision.eval.live_bench import format_live_benchmark, run_live_benchmark
-    from vision.eval.pipeline_bench import generate_games
-    from vision.game.pipeline import pipeline_reader
-
-    folders = [Path(p) for p in args.games] if args.games else []
-    if not folders:
-        folders = generate_games(Path("cache") / "bench-pipeline", args.inputs or 1, 1000 + args.seed, args.minutes)
-    reader = pipeline_reader(None)
-    results = [
-        run_live_benchmark(folder, Path("cache") / "bench-live-out" / folder.name, reader, minutes=args.play_minutes)
-        for folder in folders
-    ]
-    return results, "\n\n".join(format_live_benchmark(r) for r in results)
-
-
-# -- registration -----------------------------------------------------------------------------------------
-
-
-def register(commands: argparse._SubParsersAction) -> None:
-    from vision.session.common import add_engine_options
-
-    rules_cli.BENCH_SUITES["pipeline"] = _bench_pipeline
-    rules_cli.BENCH_SUITES["live"] = _bench_live
-    station_bench = "vision.eval.station_bench"  # loaded when `bench station` runs (it needs the browser clients)
-    rules_cli.BENCH_SUITES["station"] = lambda args: importlib.import_module(station_bench).bench_suite(args)
-    # `bench batch` (vision/eval/batch_bench.py): batch's throughput with 1 and 2 workers and on a local Ray
-    rules_cli.BENCH_SUITES["batch"] = lambda args: importlib.import_module("vision.eval.batch_bench").bench_suite(args)
-    demo = commands.choices["demo"]
-    rules_cli.set_help(
-        commands, "demo",
-        "Referee the bundled game video with the shipped models: rulings, game log, report"
-        " (--rules: the rules engine alone on a sample move script).",
-    )  # fmt: skip
-    demo.set_defaults(func=cmd_demo)
-    demo.add_argument(
+def _demo_arguments(parser: argparse.ArgumentParser) -> None:
+    rules_demo.arguments(parser)
+    parser.add_argument(
         "--out", type=Path, default=Path("demo-output"), metavar="DIR", help="where the log and report go"
     )
-    demo.add_argument("--rules", action="store_true", help="only the rules engine, on bundled sample tables")
-    bench = commands.choices["bench"]
-    bench.add_argument("--games", nargs="+", metavar="DIR", help="pipeline: synth-game folders (default: generate)")
-    bench.add_argument(
-        "--minutes", type=rules_cli.POSITIVE, default=6.0, help="pipeline, live: minutes per generated game (default 6)"
-    )
-    bench.add_argument(
-        "--play-minutes", type=rules_cli.POSITIVE, metavar="M", help="live: play only the first M minutes of each game"
-    )
+    parser.add_argument("--rules", action="store_true", help="only the rules engine, on bundled sample tables")
 
-    analyze = rules_cli.add_command(
-        commands,
-        "analyze",
-        cmd_analyze,
-        "Analyse a recorded game video: the game log, each move's ruling and report.html, in a folder.",
-        f"{PROG} analyze final.mp4 --profile pl-championship --players 4 --out analysis/",
-    )
-    analyze.add_argument("video", metavar="VIDEO", help="a video file of the table seen from above")
-    analyze.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the log and rulings")
-    analyze.add_argument("--no-report", dest="report", action="store_false", help="skip report.html")
-    analyze.add_argument(
+
+def _analyze_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("video", metavar="VIDEO", help="a video file of the table seen from above")
+    parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the log and rulings")
+    parser.add_argument("--no-report", dest="report", action="store_false", help="skip report.html")
+    parser.add_argument(
         "--overwrite", action="store_true", help="replace an analysis already in DIR (other files there are kept)"
     )
-    analyze.add_argument("--quiet", action="store_true", help="no progress bar")
-    _add_game_options(analyze)
-    add_engine_options(analyze)  # --threads, --provider
-    rules_cli.add_json_option(analyze)
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_game_options(parser)
+    add_engine_options(parser)
+    rules_cli.add_json_option(parser)
 
-    live = rules_cli.add_command(
-        commands,
-        "live",
-        cmd_live,
-        "Referee a game live from a camera, a stream or a video: rulings as they happen, all in a game log.",
-        f"{PROG} live --source 0 --profile pl-championship --players 4 --log final.jsonl",
-    )
-    live.add_argument("--source", required=True, help="camera index (0), video file, or rtsp:// / http:// URL")
-    live.add_argument("--log", type=Path, metavar="LOG", help="game log to write (default game-DATE.jsonl)")
-    live.add_argument("--resume", type=Path, metavar="LOG", help="continue the game in this log after a stop")
-    live.add_argument("--fast", action="store_true", help="a video file is read as fast as possible, not at its pace")
-    live.add_argument(
+
+def _live_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--source", required=True, help="camera index (0), video file, or rtsp:// / http:// URL")
+    parser.add_argument("--log", type=Path, metavar="LOG", help="game log to write (default game-DATE.jsonl)")
+    parser.add_argument("--resume", type=Path, metavar="LOG", help="continue the game in this log after a stop")
+    parser.add_argument("--fast", action="store_true", help="a video file is read as fast as possible, not at its pace")
+    parser.add_argument(
         "--serve", nargs="?", const="127.0.0.1:8000", metavar="HOST:PORT", help="serve the referee station"
     )
-    live.add_argument("--token", help=argparse.SUPPRESS)  # refused in one line: a secret there shows in `ps`
-    live.add_argument(
+    parser.add_argument("--token", help=argparse.SUPPRESS)  # refused in one line: a secret there shows in `ps`
+    parser.add_argument(
         "--token-file", metavar="PATH", help="station: file with its secret, 16+ characters (off loopback, or set"
         " RUMMIKUB_STATION_TOKEN)",
     )  # fmt: skip
-    live.add_argument("--allow-host", action="append", metavar="NAME", help="station: one more host name it answers to")
-    _add_game_options(live)
-    add_engine_options(live)  # --threads, --provider
-    rules_cli.add_json_option(live)
+    parser.add_argument(
+        "--allow-host", action="append", metavar="NAME", help="station: one more host name it answers to"
+    )
+    add_game_options(parser)
+    add_engine_options(parser)
+    rules_cli.add_json_option(parser)
+
+
+DEMO = Command(
+    "demo",
+    "Referee the bundled game video with the shipped models: rulings, game log, report"
+    " (--rules: the rules engine alone on a sample move script).",
+    f"{PROG} demo",
+    _demo_arguments,
+    cmd_demo,
+)
+ANALYZE = Command(
+    "analyze",
+    "Analyse a recorded game video: the game log, each move's ruling and report.html, in a folder.",
+    f"{PROG} analyze final.mp4 --profile pl-championship --players 4 --out analysis/",
+    _analyze_arguments,
+    cmd_analyze,
+)
+LIVE = Command(
+    "live",
+    "Referee a game live from a camera, a stream or a video: rulings as they happen, all in a game log.",
+    f"{PROG} live --source 0 --profile pl-championship --players 4 --log final.jsonl",
+    _live_arguments,
+    cmd_live,
+)

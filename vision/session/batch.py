@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from referee import cli as rules_cli
 from referee.profiles import DEFAULT_PROFILE, PROFILES
-from vision.session.common import Engine, add_engine_options, engine_from_args
+from vision.session.common import Engine, engine_from_args
 from vision.ui.archive import write_archive
 
 if TYPE_CHECKING:
@@ -576,26 +576,3 @@ def worker_threads(workers: int) -> int:
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, cores // max(1, workers))
-
-
-def register(commands: Any) -> None:
-    batch = rules_cli.add_command(
-        commands,
-        "batch",
-        cmd_batch,
-        "Analyse every game video a manifest lists (as analyze does, each in its folder), then an archive report"
-        " (exit status 1 when a game failed: batch.json lists it with its error).",
-        f"{rules_cli.PROG} batch season.csv --out archive/ --workers 2",
-    )
-    batch.add_argument("manifest", metavar="MANIFEST", help="CSV or YAML: video, event, round, table, profile, ...")
-    batch.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the games and the archive")
-    batch.add_argument(
-        "--workers", type=rules_cli.COUNT, default=1, metavar="N",
-        help="local worker processes (default 1; not with --ray)",
-    )  # fmt: skip
-    batch.add_argument(
-        "--ray", metavar="ADDRESS", help="run the games as Ray tasks: auto, ray://host:port, or local (2 CPUs here)"
-    )
-    batch.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: shipped)")
-    add_engine_options(batch)
-    rules_cli.add_json_option(batch)

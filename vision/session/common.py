@@ -91,14 +91,3 @@ def engine_kwargs(args: Any) -> dict[str, Any]:
     if engine.provider != "cpu":
         kwargs["provider"] = engine.provider
     return kwargs
-
-
-def add_engine_options(parser: Any) -> None:
-    """``--threads`` and ``--provider``: how ONNX Runtime runs the models (shared by analyze, live and batch)."""
-    parser.add_argument(
-        "--threads", type=rules_cli.COUNT, metavar="N",
-        help="ONNX Runtime threads per model (default: analyze and live 2; batch the cores per worker, 1 on Ray)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--provider", choices=("cpu", "cuda"), default="cpu", help="ONNX Runtime execution provider (default cpu)"
-    )

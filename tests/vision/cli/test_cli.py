@@ -25,15 +25,47 @@ def test_the_main_help_says_of_each_command_what_its_own_help_says() -> None:
     assert "video" in listed["demo"] and "--rules" in listed["demo"]  # not the old sample-table demo
 
 
-@pytest.mark.parametrize(
-    "command", ["validate", "check", "live", "analyze", "synth-game"]
-)  # every command that rules, or films a game to rule
-def test_every_profile_option_has_the_one_default_and_says_it(command: str) -> None:
+def test_every_profile_option_has_the_one_default_and_says_it() -> None:
     from referee.profiles import DEFAULT_PROFILE
 
-    sub = subcommands(build_parser()).choices[command]
-    (option,) = [a for a in sub._actions if "--profile" in a.option_strings]
-    assert option.default == DEFAULT_PROFILE and f"default {DEFAULT_PROFILE}" in option.help
+    found = {}
+    for name, sub in subcommands(build_parser()).choices.items():
+        for option in (a for a in sub._actions if "--profile" in a.option_strings):
+            found[name] = option.default
+            assert f"default {DEFAULT_PROFILE}" in option.help or f"else {DEFAULT_PROFILE}" in option.help, name
+    # every command that rules, or films a game to rule, defaults to it; score and tournament take a file's own
+    # profile unless given (its default is theirs to say: the game's, else the default profile)
+    assert {name for name, default in found.items() if default == DEFAULT_PROFILE} >= {
+        "validate", "check", "live", "analyze", "synth-game"
+    }  # fmt: skip
+    assert {name for name, default in found.items() if default != DEFAULT_PROFILE} == {"score", "tournament"}
+
+
+def test_the_full_command_line_leaves_the_rules_command_line_as_it_was() -> None:
+    """No registry of the rules package is patched: its own parser is the same before and after the full one."""
+    from referee import cli as rules_cli
+
+    def shape() -> dict[str, list[str]]:
+        commands = subcommands(rules_cli.build_parser()).choices
+        return {name: sorted(o for a in sub._actions for o in a.option_strings) for name, sub in commands.items()}
+
+    def suites() -> list[str]:
+        (suite,) = [a for a in subcommands(rules_cli.build_parser()).choices["bench"]._actions if a.dest == "suite"]
+        return list(suite.choices)
+
+    before, before_suites = shape(), suites()
+    full = subcommands(build_parser()).choices
+    assert "--models" in {o for a in full["check"]._actions for o in a.option_strings}
+    assert shape() == before and "--models" not in before["check"] and suites() == before_suites == ["rules"]
+
+
+def test_a_command_listed_twice_is_refused() -> None:
+    from referee import cli as rules_cli
+    from vision.cli import all_commands
+
+    commands = all_commands()
+    with pytest.raises(ValueError, match="listed twice"):
+        rules_cli.build_parser([*commands, commands[0]])
 
 
 def test_every_help_example_parses() -> None:

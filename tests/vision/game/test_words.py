@@ -3,6 +3,9 @@ replayed from the log, completed as the station's are, and read back by scoring.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,3 +74,26 @@ def test_a_log_being_written_is_refused(tmp_path: Path) -> None:
             record_word(path, "pool-empty")
     finally:
         log.close()
+
+
+def rummikub_referee(*args: str) -> subprocess.CompletedProcess[str]:
+    code = "import sys; from vision.cli import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+
+
+def test_the_record_command(tmp_path: Path) -> None:
+    path = played_log(tmp_path / "game.jsonl")
+    done = rummikub_referee("record", str(path), "announced-opening", "2")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"{path}: Referee: player 2 will open next round")
+    done = rummikub_referee("record", str(path), "out", "1", "--json")
+    assert json.loads(done.stdout)["status"]["winner"] == 0
+    for args, message in [
+        (("out",), "out: which player? (a number from 1)"),
+        (("redeal", "0"), "PLAYER is a player number from 1, not '0'"),
+        (("undo", "2"), "undo takes back the last override or word: no player"),
+        (("announced-opening", "2"), "declared an opening after the end of the game"),
+    ]:
+        refused = rummikub_referee("record", str(path), *args)
+        assert refused.returncode == 2 and message in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr and len(refused.stderr.strip().splitlines()) == 1

@@ -1,4 +1,4 @@
-"""The ``synth`` and ``synth-game`` commands (registered by :mod:`vision.cli`)."""
+"""The synthetic data commands: ``synth`` (a YOLO dataset of tables) and ``synth-game`` (a filmed game)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ from pathlib import Path
 
 from referee.cli import (
     COUNT,
-    PLAYERS,
     POSITIVE,
     SEED,
     SHARE,
+    Command,
     NumberArg,
-    add_command,
     add_json_option,
+    add_players_option,
     add_profile_option,
     emit,
-    players_under,
+    players_from,
 )
 
 
@@ -63,10 +63,10 @@ def cmd_synth(args: argparse.Namespace) -> int:
 def cmd_synth_game(args: argparse.Namespace) -> int:
     from vision.synth.video import Staging, write_game
 
-    players_under(args.profile, args.players)
+    players = players_from(args)
     staging = Staging(clutter=args.clutter, tilt_deg=args.tilt, glare=args.glare, distortion=args.distortion)
     summary = write_game(
-        Path(args.out), players=args.players, seed=args.seed, violation_rate=args.violations, profile=args.profile,
+        Path(args.out), players=players, seed=args.seed, violation_rate=args.violations, profile=args.profile,
         minutes=args.minutes, size=args.size, fps=args.fps, progress=not args.json, staging=staging,
     )  # fmt: skip
     text = (
@@ -78,52 +78,54 @@ def cmd_synth_game(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    synth = add_command(
-        commands,
-        "synth",
-        cmd_synth,
-        "Render a synthetic YOLO dataset of Rummikub tables with exact ground truth.",
-        "rummikub-referee synth --out cache/synth --images 200 --seed 1 --recipe datasets/synth-train.yaml --preview",
-    )
-    synth.add_argument("--out", required=True, help="output folder (created)")
-    synth.add_argument("--images", type=COUNT, help="how many images (default: the recipe's)")
-    synth.add_argument("--seed", type=SEED, default=0, help="the same seed gives the same dataset")
-    synth.add_argument("--recipe", default="synth-train", help="a recipe name in datasets/ or a YAML path")
-    synth.add_argument("--size", type=_size, help="image size WIDTHxHEIGHT (default: the recipe's)")
-    synth.add_argument("--workers", type=COUNT, help="processes (default: one per core)")
-    synth.add_argument("--label-format", choices=["detect", "obb"], help="YOLO boxes or oriented boxes")
-    synth.add_argument("--preview", action="store_true", help="also write preview.png, a contact sheet")
-    add_json_option(synth)
+def _synth_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", required=True, help="output folder (created)")
+    parser.add_argument("--images", type=COUNT, help="how many images (default: the recipe's)")
+    parser.add_argument("--seed", type=SEED, default=0, help="the same seed gives the same dataset")
+    parser.add_argument("--recipe", default="synth-train", help="a recipe name in datasets/ or a YAML path")
+    parser.add_argument("--size", type=_size, help="image size WIDTHxHEIGHT (default: the recipe's)")
+    parser.add_argument("--workers", type=COUNT, help="processes (default: one per core)")
+    parser.add_argument("--label-format", choices=["detect", "obb"], help="YOLO boxes or oriented boxes")
+    parser.add_argument("--preview", action="store_true", help="also write preview.png, a contact sheet")
+    add_json_option(parser)
 
-    game = add_command(
-        commands,
-        "synth-game",
-        cmd_synth_game,
-        "Simulate a game with injected violations and film it: an MP4 and a JSONL ground truth per move.",
-        "rummikub-referee synth-game --out cache/game --players 4 --seed 1 --violations 0.1 --minutes 3",
-    )
-    game.add_argument("--out", required=True, help="output folder (created)")
-    game.add_argument(
-        "--players", type=PLAYERS, default=4, metavar="N", help="2 to the profile's most (default 4; 5-6: official-6p)"
-    )
-    game.add_argument("--seed", type=SEED, default=0)
-    game.add_argument("--violations", type=SHARE, default=0.1, help="share of moves with an injected violation")
-    add_profile_option(game)
-    game.add_argument(
+
+def _synth_game_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", required=True, help="output folder (created)")
+    add_players_option(parser)
+    parser.add_argument("--seed", type=SEED, default=0)
+    parser.add_argument("--violations", type=SHARE, default=0.1, help="share of moves with an injected violation")
+    add_profile_option(parser)
+    parser.add_argument(
         "--minutes", type=POSITIVE, default=10.0, help="stop the game after this much game time (default 10)"
     )
-    game.add_argument("--size", type=_size, default=(1920, 1080), help="video size (default 1920x1080)")
-    game.add_argument("--fps", type=FRAME_RATE, default=30.0, help="frames per second of the video (default 30)")
-    game.add_argument(
+    parser.add_argument("--size", type=_size, default=(1920, 1080), help="video size (default 1920x1080)")
+    parser.add_argument("--fps", type=FRAME_RATE, default=30.0, help="frames per second of the video (default 30)")
+    parser.add_argument(
         "--clutter", action="store_true",
         help="what real tables have: a cup, a score sheet, a phone, a tablecloth, resting sleeves, the next table",
     )  # fmt: skip
-    game.add_argument(
+    parser.add_argument(
         "--tilt", type=TILT, metavar="DEG", help="camera tilt from straight down, 0-45 (default: 0-12 from the seed)"
     )
-    game.add_argument("--glare", action="store_true", help="a strong glare spot over the play area")
-    game.add_argument(
+    parser.add_argument("--glare", action="store_true", help="a strong glare spot over the play area")
+    parser.add_argument(
         "--distortion", type=DISTORTION, default=0.0, metavar="K1", help="radial lens distortion, -0.3 to 0.3"
     )
-    add_json_option(game)
+    add_json_option(parser)
+
+
+SYNTH = Command(
+    "synth",
+    "Render a synthetic YOLO dataset of Rummikub tables with exact ground truth.",
+    "rummikub-referee synth --out cache/synth --images 200 --seed 1 --recipe datasets/synth-train.yaml --preview",
+    _synth_arguments,
+    cmd_synth,
+)
+SYNTH_GAME = Command(
+    "synth-game",
+    "Simulate a game with injected violations and film it: an MP4 and a JSONL ground truth per move.",
+    "rummikub-referee synth-game --out cache/game --players 4 --seed 1 --violations 0.1 --minutes 3",
+    _synth_game_arguments,
+    cmd_synth_game,
+)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from referee import cli as rules_cli
+from referee.cli import Command
 
 if TYPE_CHECKING:
     import numpy as np
@@ -98,47 +99,51 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    markers = rules_cli.add_command(
-        commands,
-        "markers",
-        cmd_markers,
-        "Write a printable PDF of the four ArUco corner markers (ids 0-3) with a scale bar, at 300 dpi.",
-        f"{PROG} markers --out markers.pdf --size-mm 60",
-    )
-    markers.add_argument("--out", required=True, type=Path, metavar="PDF", help="the PDF to write")
-    markers.add_argument(
+def _markers_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", required=True, type=Path, metavar="PDF", help="the PDF to write")
+    parser.add_argument(
         "--size-mm", type=_millimetres, default=60.0, metavar="MM", help="printed marker width (default 60)"
     )
-    markers.add_argument("--page", choices=["A4", "Letter"], default="A4", help="paper size (default A4)")
-    rules_cli.add_json_option(markers)
+    parser.add_argument("--page", choices=["A4", "Letter"], default="A4", help="paper size (default A4)")
+    rules_cli.add_json_option(parser)
 
-    calibrate = rules_cli.add_command(
-        commands,
-        "calibrate",
-        cmd_calibrate,
-        "Find the play area in a photo of the table: corner markers; auto (the table top less racks, pool, cups and"
-        " sheets at its edges); four corners; or the whole frame. --preview draws what was chosen.",
-        f"{PROG} calibrate table.jpg --method markers --out calibration.json",
-    )
-    calibrate.add_argument("image", metavar="IMAGE", help="a photo or video frame from the referee camera")
-    calibrate.add_argument(
+
+def _calibrate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("image", metavar="IMAGE", help="a photo or video frame from the referee camera")
+    parser.add_argument(
         "--method", choices=["markers", "auto", "frame", "corners"], default="markers", help="default: markers"
     )
-    calibrate.add_argument("--out", type=Path, metavar="JSON", help="write the calibration to this file")
-    calibrate.add_argument(
+    parser.add_argument("--out", type=Path, metavar="JSON", help="write the calibration to this file")
+    parser.add_argument(
         "--preview", type=Path, metavar="IMAGE", help="write the photo with the play area drawn on it (PNG or JPEG)"
     )
-    calibrate.add_argument(
+    parser.add_argument(
         "--area-mm", type=_area, metavar="WxH", help="play area size in mm (default: measured from the markers)"
     )
-    calibrate.add_argument(
+    parser.add_argument(
         "--marker-mm", type=_millimetres, default=60.0, metavar="MM", help="printed marker width (default 60)"
     )
-    calibrate.add_argument(
+    parser.add_argument(
         "--corners", type=_point, nargs=4, metavar="X,Y", help="with --method corners: TL TR BR BL in pixels"
     )
-    calibrate.add_argument(
+    parser.add_argument(
         "--margin", type=_margin, default=0.0, help="with --method frame: share cut off each side (0 to 0.49)"
     )
-    rules_cli.add_json_option(calibrate)
+    rules_cli.add_json_option(parser)
+
+
+MARKERS = Command(
+    "markers",
+    "Write a printable PDF of the four ArUco corner markers (ids 0-3) with a scale bar, at 300 dpi.",
+    f"{PROG} markers --out markers.pdf --size-mm 60",
+    _markers_arguments,
+    cmd_markers,
+)
+CALIBRATE = Command(
+    "calibrate",
+    "Find the play area in a photo of the table: corner markers; auto (the table top less racks, pool, cups and"
+    " sheets at its edges); four corners; or the whole frame. --preview draws what was chosen.",
+    f"{PROG} calibrate table.jpg --method markers --out calibration.json",
+    _calibrate_arguments,
+    cmd_calibrate,
+)

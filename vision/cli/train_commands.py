@@ -8,7 +8,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from referee.cli import COUNT, SEED, NumberArg, add_command, add_json_option, emit
+from referee.cli import COUNT, SEED, Command, NumberArg, add_json_option, emit
 
 TRAIN_EXTRA_HINT = "training needs the train extra: pip install -e '.[train]'"
 
@@ -87,52 +87,58 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    train = add_command(
-        commands,
-        "train",
-        cmd_train,
-        "Train the tile detector or the tile classifier from a recipe in models/ (needs the train extra).",
-        "rummikub-referee train --recipe models/detector.yaml --out runs/detector",
-    )
-    train.add_argument("--recipe", required=True, help="models/detector.yaml or models/classifier.yaml")
-    train.add_argument("--out", help="folder for the run (default runs/RECIPE)")
-    train.add_argument("--models", help="write the ONNX model here (default: the run folder)")
-    add_json_option(train)
+def _train_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--recipe", required=True, help="models/detector.yaml or models/classifier.yaml")
+    parser.add_argument("--out", help="folder for the run (default runs/RECIPE)")
+    parser.add_argument("--models", help="write the ONNX model here (default: the run folder)")
+    add_json_option(parser)
 
-    export = add_command(
-        commands,
-        "export",
-        cmd_export,
-        "Export trained detector weights (Ultralytics .pt) to ONNX for the runtime.",
-        "rummikub-referee export --weights runs/detector/run/weights/best.pt --out models/tile-detector.onnx",
-    )
-    export.add_argument("--weights", required=True)
-    export.add_argument("--out", required=True)
-    export.add_argument(
+
+def _export_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--weights", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument(
         "--imgsz", type=NumberArg(whole=True, minimum=32, maximum=4096), default=640, help="input side (default 640)"
     )
-    add_json_option(export)
+    add_json_option(parser)
 
-    quantize = add_command(
-        commands,
-        "quantize",
-        cmd_quantize,
-        "Quantize the FP32 detector to INT8, calibrated on real training photos and a synthetic game's frames.",
-        "rummikub-referee quantize --model runs/tile-detector-fp32.onnx --out models/tile-detector.onnx"
-        " --game cache/calib-game --card models/tile-detector.json",
-    )
-    quantize.add_argument("--model", required=True, help="the FP32 detector (ONNX)")
-    quantize.add_argument("--out", required=True, help="the INT8 detector to write")
-    quantize.add_argument(
+
+def _quantize_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="the FP32 detector (ONNX)")
+    parser.add_argument("--out", required=True, help="the INT8 detector to write")
+    parser.add_argument(
         "--photos",
         type=NumberArg(whole=True, minimum=0),
         default=60,
         help="real training photos to calibrate on (default 60)",
     )
-    quantize.add_argument("--seed", type=SEED, default=0, help="draws the photos (default 0)")
-    quantize.add_argument("--game", help="a synth-game folder whose play area frames calibrate too")
-    quantize.add_argument("--frames", type=COUNT, default=20, help="evenly spaced frames of --game (default 20)")
-    quantize.add_argument("--card", help="model card JSON to record the quantization in")
-    quantize.add_argument("--models", help="folder of the classifier the reader uses (default: models/)")
-    add_json_option(quantize)
+    parser.add_argument("--seed", type=SEED, default=0, help="draws the photos (default 0)")
+    parser.add_argument("--game", help="a synth-game folder whose play area frames calibrate too")
+    parser.add_argument("--frames", type=COUNT, default=20, help="evenly spaced frames of --game (default 20)")
+    parser.add_argument("--card", help="model card JSON to record the quantization in")
+    parser.add_argument("--models", help="folder of the classifier the reader uses (default: models/)")
+    add_json_option(parser)
+
+
+TRAIN = Command(
+    "train",
+    "Train the tile detector or the tile classifier from a recipe in models/ (needs the train extra).",
+    "rummikub-referee train --recipe models/detector.yaml --out runs/detector",
+    _train_arguments,
+    cmd_train,
+)
+EXPORT = Command(
+    "export",
+    "Export trained detector weights (Ultralytics .pt) to ONNX for the runtime.",
+    "rummikub-referee export --weights runs/detector/run/weights/best.pt --out models/tile-detector.onnx",
+    _export_arguments,
+    cmd_export,
+)
+QUANTIZE = Command(
+    "quantize",
+    "Quantize the FP32 detector to INT8, calibrated on real training photos and a synthetic game's frames.",
+    "rummikub-referee quantize --model runs/tile-detector-fp32.onnx --out models/tile-detector.onnx"
+    " --game cache/calib-game --card models/tile-detector.json",
+    _quantize_arguments,
+    cmd_quantize,
+)

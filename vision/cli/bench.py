@@ -1,0 +1,88 @@
+"""``bench`` with every suite: the rules' (``rules``) and the camera's (``recognition``, ``colour``, ``pipeline``,
+``live``, ``station``). Each suite imports its benchmark when it runs."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from referee import cli as rules_cli
+from referee.commands import bench as rules_bench
+
+
+def bench_recognition(args: argparse.Namespace) -> tuple[Any, str]:
+    from vision.eval.benchmark import bench_suite
+
+    return bench_suite(args)
+
+
+def bench_colour(args: argparse.Namespace) -> tuple[Any, str]:
+    from vision.eval.colour_bench import bench_suite
+
+    return bench_suite(args)
+
+
+def bench_pipeline(args: argparse.Namespace) -> tuple[Any, str]:
+    from vision.eval.pipeline_bench import format_pipeline_benchmark, generate_games, run_pipeline_benchmark
+
+    if args.games:
+        folders = [Path(p) for p in args.games]
+    else:
+        root = Path("cache") / "bench-pipeline"
+        folders = generate_games(root, args.inputs or 3, 1000 + args.seed, args.minutes, staged=True)
+    result = run_pipeline_benchmark(folders, Path("cache") / "bench-pipeline-out", progress=not args.json)
+    return result, format_pipeline_benchmark(result)
+
+
+def bench_live(args: argparse.Namespace) -> tuple[Any, str]:
+    from vision.eval.live_bench import format_live_benchmark, run_live_benchmark
+    from vision.eval.pipeline_bench import generate_games
+    from vision.game.pipeline import pipeline_reader
+
+    folders = [Path(p) for p in args.games] if args.games else []
+    if not folders:
+        folders = generate_games(Path("cache") / "bench-pipeline", args.inputs or 1, 1000 + args.seed, args.minutes)
+    reader = pipeline_reader(None)
+    results = [
+        run_live_benchmark(folder, Path("cache") / "bench-live-out" / folder.name, reader, minutes=args.play_minutes)
+        for folder in folders
+    ]
+    return results, "\n\n".join(format_live_benchmark(r) for r in results)
+
+
+def bench_station(args: argparse.Namespace) -> tuple[Any, str]:
+    # looked up when `bench station` runs: it needs the browser clients
+    suite: tuple[Any, str] = importlib.import_module("vision.eval.station_bench").bench_suite(args)
+    return suite
+
+
+SUITES: Mapping[str, rules_bench.Suite] = {
+    **rules_bench.SUITES,
+    "recognition": bench_recognition,
+    "colour": bench_colour,
+    "pipeline": bench_pipeline,
+    "live": bench_live,
+    "station": bench_station,
+}
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--games", nargs="+", metavar="DIR", help="pipeline: synth-game folders (default: generate)")
+    parser.add_argument(
+        "--minutes", type=rules_cli.POSITIVE, default=6.0, help="pipeline, live: minutes per generated game (default 6)"
+    )
+    parser.add_argument(
+        "--play-minutes", type=rules_cli.POSITIVE, metavar="M", help="live: play only the first M minutes of each game"
+    )
+
+
+BENCH = rules_bench.command(
+    SUITES,
+    "Benchmark a part of the referee: rules (the solver against an ILP reference in the same run); recognition,"
+    " colour, pipeline (rulings against synthetic games' truth), live (real-time playback), station (browser-like"
+    " clients).",
+    _arguments,
+)

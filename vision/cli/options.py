@@ -1,0 +1,82 @@
+"""The option bundles of the camera commands, defined once: the models (``--models``, ``--one-pass``), a game
+(``--profile``, ``--players``, ``--first-player``, ``--time-limit``, ``--calibration``, ``--models``) and how the models
+run (``--threads``, ``--provider``). The rules options they build on are :mod:`referee.cli`'s."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from referee import cli as rules_cli
+from referee.profiles import Profile
+
+FIRST_PLAYER = rules_cli.COUNT
+"""``--first-player``: a whole number from 1 when parsed; at most ``--players``, checked by :func:`game_from`."""
+
+
+def add_models_options(parser: argparse.ArgumentParser) -> None:
+    """``--models`` and ``--one-pass``: the models that read a photo, and how."""
+    parser.add_argument(
+        "--models", metavar="DIR", type=Path, help="folder with tile-detector.onnx and tile-classifier.onnx"
+    )
+    parser.add_argument(
+        "--one-pass", action="store_true",
+        help="read each photo once at the detector's input size (faster; by default a photo of small tiles, such as"
+        " a whole table, is read again at tile scale)",
+    )  # fmt: skip
+    parser.add_argument("--tiled", action="store_true", help=argparse.SUPPRESS)  # the default since 2026-11-25
+
+
+def add_game_options(parser: argparse.ArgumentParser) -> None:
+    """What a filmed game is played under and how its camera is calibrated (``analyze``, ``live``)."""
+    rules_cli.add_profile_option(parser)
+    rules_cli.add_players_option(parser)
+    parser.add_argument(
+        "--first-player", type=FIRST_PLAYER, default=1, metavar="K", help="who moves first, 1-N (default 1)"
+    )
+    rules_cli.add_time_limit_option(parser)
+    parser.add_argument(
+        "--calibration", default="auto", metavar="HOW",
+        help="markers, auto (markers, else the play area found on the table: racks, pool, cups at its edges left out),"
+        " frame, or a calibration JSON file",
+    )  # fmt: skip
+    parser.add_argument("--models", type=Path, metavar="DIR", help="folder with the ONNX models (default: shipped)")
+
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """``--threads`` and ``--provider``: how ONNX Runtime runs the models (``analyze``, ``live``, ``batch``)."""
+    parser.add_argument(
+        "--threads", type=rules_cli.COUNT, metavar="N",
+        help="ONNX Runtime threads per model (default: analyze and live 2; batch the cores per worker, 1 on Ray)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--provider", choices=("cpu", "cuda"), default="cpu", help="ONNX Runtime execution provider (default cpu)"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GameChoice:
+    """A game as the command line set it up: the rules (``--profile`` with ``--time-limit`` applied), the number
+    of players (bounded by the profile) and who moves first (0-based, as the game counts players)."""
+
+    rules: Profile
+    players: int
+    first_player: int
+
+    @property
+    def session_time_limit(self) -> float | str:
+        """The time limit as the game drivers' ``GameOptions`` and the game log's start line take it: seconds, or
+        ``"none"`` for no limit (the profile's own limit is passed as its seconds, never left implicit)."""
+        return "none" if self.rules.time_limit_s is None else self.rules.time_limit_s
+
+
+def game_from(args: argparse.Namespace) -> GameChoice:
+    """The game :func:`add_game_options` parsed, checked: ``--players`` within the profile's ``max_players`` and
+    ``--first-player`` within ``--players`` (one-line :class:`referee.cli.CommandError` otherwise)."""
+    players = rules_cli.players_from(args)
+    if not 1 <= args.first_player <= players:
+        raise rules_cli.CommandError(
+            f"--first-player is 1 to {players} at a {players}-player table, not {args.first_player}"
+        )
+    return GameChoice(rules_cli.rules_from(args), players, args.first_player - 1)
