@@ -20,7 +20,7 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +80,13 @@ class Row:
     """Matched boxes read as another label with confidence >= ``CONFIDENT``."""
     colour_flipped: bool = False
     """Half or more of some colour's matched tiles read as number tiles of another colour."""
+    left_out: int = 0
+    """Boxes the reader left out as most likely not tiles (:attr:`vision.runtime.reader.Reading.left_out`)."""
+    detect_ms: float = 0.0
+    classify_ms: float = 0.0
+    colour_ms: float = 0.0
+    familiarity_ms: float = 0.0
+    """The reading's own timings by step (:class:`vision.runtime.reader.ReadTimings`); ``ms`` is the whole read."""
 
     def to_csv(self) -> dict[str, Any]:
         data = asdict(self)
@@ -241,8 +248,17 @@ def evaluate(
     for sample in samples:
         image = load_image(sample.path)
         start = time.perf_counter()
-        predicted = reader.read(image).detections
-        row = score_image(sample, predicted, (time.perf_counter() - start) * 1e3, iou=match_iou)
+        reading = reader.read(image)
+        row = score_image(sample, reading.detections, (time.perf_counter() - start) * 1e3, iou=match_iou)
+        timings = reading.timings
+        row = replace(
+            row,
+            left_out=len(reading.left_out),
+            detect_ms=round(timings.detect_ms, 2),
+            classify_ms=round(timings.classify_ms, 2),
+            colour_ms=round(timings.colour_ms, 2),
+            familiarity_ms=round(timings.familiarity_ms, 2),
+        )
         rows.append(row)
         if progress is not None:
             progress(row)
@@ -250,6 +266,14 @@ def evaluate(
 
 
 # -- from the rows ---------------------------------------------------------------------------------------
+
+
+STEPS = ("detect", "classify", "colour", "familiarity")
+"""The steps of a reading, timed by the reader itself (each row's ``<step>_ms``)."""
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return round(statistics.median(values), 2) if values else None
 
 
 def _ratio(numerator: float, denominator: float) -> float | None:
@@ -297,6 +321,8 @@ def summarize(rows: Sequence[Row]) -> dict[str, Any]:
             "mean": round(statistics.fmean(times), 2) if times else None,
             "median": round(statistics.median(times), 2) if times else None,
         },
+        "step_ms_median": {step: _median([getattr(row, f"{step}_ms") for row in rows]) for step in STEPS},
+        "left_out": sum(row.left_out for row in rows),
         "confident_wrong": {
             "count": confident_wrong,
             "share_of_tiles": round(confident_wrong / total["n_true"], 5) if total["n_true"] else None,
@@ -390,6 +416,9 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"perfect images {pct(summary['perfect_images'])}; impossible readings {summary['impossible_reads']}",
         f"time per image: mean {summary['ms']['mean']} ms, median {summary['ms']['median']} ms",
     ]
+    if "step_ms_median" in summary:
+        steps = ", ".join(f"{step} {ms}" for step, ms in summary["step_ms_median"].items())
+        lines.append(f"median ms by step: {steps}; boxes left out as not tiles {summary['left_out']}")
     if summary["top_confusions"]:
         lines.append("top confusions: " + ", ".join(
             f"{c['true']}->{c['predicted']} x{c['count']}" for c in summary["top_confusions"][:8]
