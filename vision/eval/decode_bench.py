@@ -60,6 +60,7 @@ def h264_copy(video: Path, out: Path, *, crf: int = 23) -> Path:
         encoder.options = {"preset": "veryfast", "crf": str(crf), "g": gop, "keyint_min": gop}
         for number, frame in enumerate(source.decode(stream)):
             frame.pts, frame.time_base = number, Fraction(1) / rate
+            frame.pict_type = 0  # the source's own I-frames would force keyframes (x264 honours a frame's type)
             target.mux(encoder.encode(frame))
         target.mux(encoder.encode(None))
     partial.replace(out)
@@ -138,6 +139,7 @@ def bench_video(
         )
         summary, timing = timed(lambda: analyze_video(video, out, options, reader, overwrite=True))  # noqa: B023
         scores = score_game(truth, read_log(out / "game-log.jsonl"))
+        moves = json.loads((out / "moves.json").read_text())
         scored = summarise([scores])
         row["analyze"][decoder] = {
             **timing,
@@ -150,22 +152,28 @@ def bench_video(
             "false_reverts": scored["false_reverts"],
             "phantom_moves": scored["phantom_moves"],
             "verdicts": scored["verdicts"],
-            "moves": [_move_key(m) for m in json.loads((out / "moves.json").read_text())],
+            "moves": [_move_key(m) for m in moves],
+            "uncertain": [_uncertain(m) for m in moves],
         }
     _ratios(row)
     return row
 
 
 def _move_key(move: dict[str, Any]) -> list[Any]:
-    """What must not change with the decoder: each move's player, tables and verdict (not its time to the frame)."""
+    """What must not change with the decoder: each move's player, tables (tiles and sets, not the boxes' pixels)
+    and verdict with its codes (not its time to the frame)."""
+    from referee.table import Table
+
     ruling = move["ruling"]
-    return [
-        move["player"],
-        move["before"],
-        move["after"],
-        ruling["verdict"],
-        sorted(v["code"] for v in ruling["violations"]),
-    ]
+    tables = [str(Table.from_json(move[side])) for side in ("before", "after")]
+    return [move["player"], tables, ruling["verdict"], sorted(v["code"] for v in ruling["violations"])]
+
+
+def _uncertain(move: dict[str, Any]) -> list[list[str]]:
+    """The tiles each of a move's tables marks uncertain (a reading of another frame may differ there)."""
+    from referee.table import Table
+
+    return [sorted(map(str, Table.from_json(move[side]).uncertain)) for side in ("before", "after")]
 
 
 def _ratios(row: dict[str, Any]) -> None:
@@ -180,6 +188,7 @@ def _ratios(row: dict[str, Any]) -> None:
             timing[f"share_of_decode_{clock}"] = round(base / seconds, 3) if seconds else None
     analyses = row["analyze"]
     row["same_moves"] = len({json.dumps(a["moves"]) for a in analyses.values()}) == 1
+    row["same_uncertain_tiles"] = len({json.dumps(a["uncertain"]) for a in analyses.values()}) == 1
 
 
 def run_decode_benchmark(
@@ -219,7 +228,10 @@ def format_decode_benchmark(result: dict[str, Any]) -> str:
                 f" {timing['right_tables']}, false reverts {timing['false_reverts']},"
                 f" phantoms {timing['phantom_moves']}"
             )
-        lines.append(f"  same moves, tables and verdicts with both decoders: {'yes' if row['same_moves'] else 'NO'}")
+        lines.append(
+            f"  same moves, tables and verdicts with both decoders: {'yes' if row['same_moves'] else 'NO'}"
+            f" (tiles marked uncertain: {'the same' if row['same_uncertain_tiles'] else 'not the same'})"
+        )
     return "\n".join(lines)
 
 
