@@ -94,6 +94,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     options = AnalyzeOptions(
         profile=game.rules.name, players=game.players, first_player=game.first_player,
         time_limit_s=game.session_time_limit, calibration=args.calibration, progress=not args.quiet and not args.json,
+        decoder=args.decoder,
     )  # fmt: skip
     with StopSignals() as signals:  # Ctrl-C, SIGTERM: the analysis ends between frames, everything written
         summary = analyze_video(
@@ -369,6 +370,11 @@ def _analyze_arguments(parser: argparse.ArgumentParser) -> None:
         "--overwrite", action="store_true", help="replace an analysis already in DIR (other files there are kept)"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--decoder", choices=("auto", "pyav", "opencv"), default="auto",
+        help="pyav: decode only what the analysis needs (keyframes while the table is still; the decode extra);"
+        " opencv: every frame; auto (default): pyav where it is installed",
+    )  # fmt: skip
     add_game_options(parser)
     add_engine_options(parser)
     rules_cli.add_json_option(parser)

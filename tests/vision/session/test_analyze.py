@@ -428,3 +428,14 @@ def test_a_video_with_a_few_undecodable_frames_is_analysed_with_a_warning(
     damage = json.loads(captured.out)["damage"]
     assert 0 < damage["unreadable_frames"] <= 85
     assert captured.err.count("\n") == 1 and "warning: " in captured.err and "moves there may be missed" in captured.err
+
+
+@pytest.mark.parametrize("decoder", ["opencv", "pyav"])
+def test_either_decoder_gives_the_same_moves(
+    game_video: Path, tmp_path: Path, stand_in_reader: None, capsys: pytest.CaptureFixture[str], decoder: str
+) -> None:
+    pytest.importorskip("av")  # the decode extra (in dev)
+    assert main(analyze_command(game_video, tmp_path / decoder, "--json", "--decoder", decoder)) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["decode"]["decoder"] == decoder
+    assert summary["moves"] == 3 and summary["verdicts"] == {"ok": 2, "revert": 1}  # as the library call finds
