@@ -15,9 +15,11 @@ from referee.cli import (
     add_json_option,
     add_players_option,
     add_profile_option,
+    add_time_limit_option,
     emit,
     players_from,
 )
+from vision.synth.game import LATE_MOVES
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -65,9 +67,13 @@ def cmd_synth_game(args: argparse.Namespace) -> int:
 
     players = players_from(args)
     staging = Staging(clutter=args.clutter, tilt_deg=args.tilt, glare=args.glare, distortion=args.distortion)
+    agreed = args.time_limit
+    if agreed is not None and agreed.seconds is None:
+        raise ValueError("synth-game films games played with a time limit: --time-limit none is not one")
     summary = write_game(
         Path(args.out), players=players, seed=args.seed, violation_rate=args.violations, profile=args.profile,
         minutes=args.minutes, size=args.size, fps=args.fps, progress=not args.json, staging=staging,
+        time_limit_s=None if agreed is None else agreed.seconds, late_move=args.late_move,
     )  # fmt: skip
     text = (
         f"wrote {summary['video']} ({summary['frames']} frames, {summary['duration_s']:.0f} s of game,"
@@ -112,6 +118,12 @@ def _synth_game_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--distortion", type=DISTORTION, default=0.0, metavar="K1", help="radial lens distortion, -0.3 to 0.3"
     )
+    add_time_limit_option(parser)
+    parser.add_argument(
+        "--late-move", choices=LATE_MOVES,
+        help="the game's first play goes over the time limit (valid when it passes and untouched after; touched"
+        " after it; unfinished at it) and the game ends there: filmed around the moment analyze sees the limit pass",
+    )  # fmt: skip
     add_json_option(parser)
 
 

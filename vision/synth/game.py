@@ -50,6 +50,8 @@ MAX_REARRANGE_SETS = 4
 MAX_RACK_SUBSET = 3
 
 
+MIN_AGREED_LIMIT_S = 6.0
+"""The shortest limit a simulated game agrees: its moves last a few seconds (a draw 2-8 s, at least 1 s under it)."""
 LATE_OVERRUN_S = 1.5
 """How long after the time limit a scripted late move ends (its ``duration_s`` is the limit plus this)."""
 
@@ -374,8 +376,8 @@ class _Simulator:
             raise ValueError(f"{self.rules.name} is played by 2 to {self.rules.max_players} players, not {players}")
         if not 0.0 <= violation_rate <= 1.0:
             raise ValueError(f"violation_rate must lie in [0, 1], got {violation_rate}")
-        if time_limit_s is not None and not 1.0 <= time_limit_s < 3600:
-            raise ValueError(f"a time limit is 1 to 3600 seconds, not {time_limit_s}")
+        if time_limit_s is not None and not MIN_AGREED_LIMIT_S <= time_limit_s <= 3600:
+            raise ValueError(f"a synthetic game's time limit is {MIN_AGREED_LIMIT_S:g} to 3600 s, not {time_limit_s:g}")
         if late_move is not None and late_move not in LATE_MOVES:
             raise ValueError(f"a late move is one of {', '.join(LATE_MOVES)}, not {late_move!r}")
         self.agreed_limit_s = time_limit_s

@@ -121,3 +121,40 @@ def test_analysing_each_film_gives_the_profiles_ruling(
         assert move["touched_after_limit"] is late["touched_after_limit"], kind
         verdicts.append(move["ruling"]["verdict"])
     assert tuple(verdicts) == RULINGS[profile]
+
+
+def test_synth_game_films_a_late_move(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from vision.cli import main
+
+    seed = late_game("touched-after-limit", "przasnysz").seed
+    out = tmp_path / "game"
+    code = main(["synth-game", "--out", str(out), "--players", "2", "--seed", str(seed), "--violations", "0",
+                 "--profile", "przasnysz", "--time-limit", "6", "--late-move", "touched-after-limit",
+                 "--size", "320x180", "--fps", "6", "--json"])  # fmt: skip
+    assert code == 0
+    header, *lines = [json.loads(line) for line in (out / "truth.jsonl").read_text().splitlines()]
+    assert header["late_move"] == "touched-after-limit" and header["time_limit_s"] == 6.0
+    assert header["ending"] == "late-move"
+    late = lines[-1]
+    assert late["late"]["touched_after_limit"] is True and late["limit_at_s"] > 6.0
+    assert late["expected"]["verdict"] == "revert"  # przasnysz rule 20
+    assert json.loads(capsys.readouterr().out)["moves"] == len(lines)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--time-limit", "none"], "--time-limit none is not one"),
+        (["--fps", "10"], "10 frames a second is not"),  # analyze's samples would not keep to one grid
+        (["--time-limit", "3"], "time limit is 6 to 3600 s, not 3"),  # shorter than a draw
+    ],
+)
+def test_a_late_move_that_cannot_be_filmed_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    from vision.cli import main
+
+    code = main(["synth-game", "--out", str(tmp_path / "game"), "--players", "2", "--violations", "0",
+                 "--late-move", "valid-at-limit", "--size", "320x180", *options])  # fmt: skip
+    error = capsys.readouterr().err.strip()
+    assert code == 2 and message in error and "\n" not in error
