@@ -7,7 +7,7 @@ from typing import Any
 
 from referee.cli import PROG, Command, add_json_option, emit, read_json
 from referee.profiles import DEFAULT_PROFILE, PROFILES
-from referee.scoring import Game, ScoreError, score_game, tournament_sheet
+from referee.scoring import Game, ScoreError, read_game_log, replay_log, score_game, tournament_sheet
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,6 +21,11 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         help="NAME said \"I'll open next round\" (Wyłożę się w następnej rundzie): no -200 if the opening came in"
         " the last round (repeatable; a game file records it as an announced-opening event)",
     )  # fmt: skip
+    parser.add_argument(
+        "--log", action="append", default=[], metavar="LOG",
+        help="the game's log (JSONL, as live/analyze write it; one per game, in order): the ending the referee"
+        " recorded (out, pool-empty), who opened and who declared the opening for next round come from it",
+    )  # fmt: skip
     add_json_option(parser)
 
 
@@ -29,10 +34,20 @@ def run(args: argparse.Namespace) -> int:
     games = data if isinstance(data, list) else [data]
     if not games:
         raise ScoreError(f"{args.game}: no games to score")
+    if args.log and len(args.log) != len(games):
+        raise ScoreError(
+            f"--log: {len(args.log)} game log(s) for {len(games)} game(s) in {args.game} (one each, in order)"
+        )
     scored = []
     for index, game_data in enumerate(games):
+        played = replay_log(read_game_log(args.log[index]), where=args.log[index]) if args.log else None
+        profile = args.profile
+        if played is not None and profile is None and not (isinstance(game_data, dict) and "profile" in game_data):
+            profile = played.profile  # the log's, for a file that names none
         try:
-            game = Game.from_json(game_data, profile=args.profile)
+            game = Game.from_json(game_data, profile=profile)
+            if played is not None:
+                game = game.with_log(played)
         except ScoreError as error:
             where = f"game {index + 1}: " if len(games) > 1 else ""
             raise ScoreError(f"{args.game}: {where}{error}") from None

@@ -1,4 +1,12 @@
-"""The full ``rummikub-referee`` command line: the rules commands of :mod:`referee.cli` plus the camera side.
+"""The full ``rummikub-referee`` command line: the rules commands (:mod:`referee.commands`) and the camera's, one
+static list, :func:`all_commands`, in the order ``--help`` lists them (a function, so that the command modules load
+inside the error boundary: a broken install is one line too).
+
+The command modules: ``commands`` (``check`` reading photos, ``detect``, ``read``, ``eval``, ``enrol``),
+``synth_commands``, ``train_commands``, ``game_commands`` (``analyze``, ``live``, ``demo``), ``table_commands``
+(``markers``, ``calibrate``), ``draw_commands``, ``batch_command``, ``bench`` (every suite); the option bundles
+they share are ``options`` and :mod:`referee.cli`. Nothing here changes the rules package's tables while the
+program runs.
 
 Each command imports what it needs when it runs, so ``rummikub-referee validate`` stays instant.
 """
@@ -11,6 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from referee import cli as rules_cli
+from referee.cli import Command
 from vision.runtime.imagefile import MAX_IMAGE_PIXELS
 
 INPUT_ERROR_NAMES = ("yaml.YAMLError", "cv2.error", "PIL.Image.DecompressionBombError")
@@ -24,33 +33,64 @@ DECODER_LIMITS = {"OPENCV_IO_MAX_IMAGE_PIXELS": str(MAX_IMAGE_PIXELS)}
 PIL cannot read for us (``vision.runtime.imagefile``). OpenCV reads it once, when it is imported."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = rules_cli.build_parser()
-    commands = rules_cli.subcommands(parser)
-    from vision.cli import commands as recognition_commands
-    from vision.cli import draw_commands, game_commands, live_commands, record_command
-    from vision.session import batch as batch_commands
-    from vision.synth import commands as synth_commands
-    from vision.train import commands as training_commands
+def all_commands() -> tuple[Command, ...]:
+    """Every command, in the order ``--help`` lists them (the modules are imported here, not at import)."""
+    from referee.commands import profiles, score, tournament, validate
+    from vision.cli import (
+        batch_command,
+        bench,
+        draw_commands,
+        game_commands,
+        record_command,
+        synth_commands,
+        table_commands,
+        train_commands,
+    )
+    from vision.cli import commands as recognition
 
-    synth_commands.register(commands)
-    recognition_commands.register(commands)
-    training_commands.register(commands)
-    game_commands.register(commands)
-    live_commands.register(commands)
-    draw_commands.register(commands)
-    record = record_command
-    record.arguments(rules_cli.add_command(commands, record.NAME, record.run, record.HELP, record.EXAMPLE))
-    batch_commands.register(commands)
-    return parser
+    return (
+        validate.COMMAND,
+        recognition.CHECK,
+        score.COMMAND,
+        tournament.COMMAND,
+        profiles.COMMAND,
+        bench.BENCH,
+        game_commands.DEMO,
+        synth_commands.SYNTH,
+        synth_commands.SYNTH_GAME,
+        recognition.DETECT,
+        recognition.READ,
+        recognition.EVAL,
+        recognition.ENROL,
+        train_commands.TRAIN,
+        train_commands.EXPORT,
+        train_commands.QUANTIZE,
+        game_commands.ANALYZE,
+        game_commands.LIVE,
+        draw_commands.command(),
+        Command(
+            record_command.NAME,
+            record_command.HELP,
+            record_command.EXAMPLE,
+            record_command.arguments,
+            record_command.run,
+        ),
+        table_commands.MARKERS,
+        table_commands.CALIBRATE,
+        batch_command.BATCH,
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    return rules_cli.build_parser(all_commands())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    rules_cli.INPUT_ERROR_NAMES.update(INPUT_ERROR_NAMES)
     for name, value in DECODER_LIMITS.items():
         os.environ.setdefault(name, value)
     _quiet_native_logs()
-    return rules_cli.run(build_parser, argv)  # Ctrl-C or a broken install while importing: no traceback either
+    # building the parser inside the boundary: Ctrl-C or a broken install while importing gives no traceback either
+    return rules_cli.run(build_parser, argv, input_error_names=INPUT_ERROR_NAMES)
 
 
 def _quiet_native_logs() -> None:

@@ -11,6 +11,7 @@ real console script to prove that it behaves the same, native libraries' own std
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -41,6 +42,16 @@ def assert_one_line(code: int, err: str, statuses: frozenset[int] = frozenset({2
     assert code in statuses, f"exit status {code}, stderr: {err!r}"
     assert err.count("\n") == 1 and err.endswith("\n"), f"not one line: {err!r}"
     assert "Traceback" not in err and err.startswith(rules_cli.PROG), err
+
+
+def crashing(monkeypatch: pytest.MonkeyPatch, name: str, run: rules_cli.Handler) -> None:
+    """The command ``name`` of the full command line runs ``run`` instead."""
+    import vision.cli
+
+    commands = vision.cli.all_commands()
+    patched = tuple(dataclasses.replace(c, run=run) if c.name == name else c for c in commands)
+    assert patched != commands
+    monkeypatch.setattr(vision.cli, "all_commands", lambda: patched)
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -318,6 +329,8 @@ CASES = [
     case("calibrate", "{blank.png}", "--method", "markers", name="no-markers"),
     case("calibrate", "{blank.png}", "--method", "corners", "--corners", "0,0", "0,0", "0,0", "0,0"),
     case("calibrate", "{blank.png}", "--method", "frame", "--out", "{under-file}.json"),
+    *[case("draw", f"{{{name}}}", "--players", "4") for name in ("garbage.png", "strip-3000x2", "bomb.png")],
+    case("draw", "{blank.png}", "--players", "6", "--profile", "official", name="more-players-than-the-profile"),
 ]
 # fmt: on
 
@@ -346,23 +359,9 @@ def test_every_command_is_swept() -> None:
 # -- numeric options, listed from the parser ------------------------------------------------------------
 
 
-def parser_at_collection() -> argparse.ArgumentParser:
-    """The full parser, built while the tests are collected, leaving the rules CLI's registries as they were:
-    building it registers the photo readers and bench suites in ``referee.cli``, which the rules-only tests, run
-    after every module is collected, must not see."""
-    readers, suites = dict(rules_cli.TABLE_READERS), dict(rules_cli.BENCH_SUITES)
-    try:
-        return build_parser()
-    finally:
-        rules_cli.TABLE_READERS.clear()
-        rules_cli.TABLE_READERS.update(readers)
-        rules_cli.BENCH_SUITES.clear()
-        rules_cli.BENCH_SUITES.update(suites)
-
-
 def numeric_cases() -> list:
     cases = []
-    for command, option, _ in numeric_options(parser_at_collection()):
+    for command, option, _ in numeric_options(build_parser()):
         for bad in BAD_NUMBERS:
             if option in ANY_INTEGER and bad == "-1":
                 continue
@@ -425,7 +424,7 @@ def test_library_input_errors_no_reader_caught_are_exit_2(error, monkeypatch, ca
         error()
         return 0
 
-    monkeypatch.setattr(rules_cli, "cmd_profiles", raising)
+    crashing(monkeypatch, "profiles", raising)
     code, _, err = run(["profiles"], capsys)
     assert_one_line(code, err)
     assert "traceback in" in err
@@ -482,8 +481,9 @@ def test_the_console_script_behaves_the_same(
 @pytest.mark.skipif(not CONSOLE_SCRIPT.is_file(), reason="the console script is not installed beside this Python")
 def test_a_bug_in_the_console_script_is_one_line_and_a_crash_file(tmp_path: Path) -> None:
     code = (
-        "import sys; from referee import cli; from vision import cli as full\n"
-        "cli.cmd_profiles = lambda args: 1 / 0\n"
+        "import sys, dataclasses; from vision import cli as full\n"
+        "commands = full.all_commands()\n"
+        "full.all_commands = lambda: tuple(dataclasses.replace(c, run=lambda args: 1 / 0) for c in commands)\n"
         "sys.exit(full.main(['profiles']))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != rules_cli.DEBUG_ENV} | {"TMPDIR": str(tmp_path)}
