@@ -1,5 +1,5 @@
 """``bench batch`` (vision/eval/batch_bench.py): the rows, ratios and targets it reports, on one tiny synthetic game
-(0.2 min, 480x270, 10 fps) with the shipped models; Ray's row where Ray is installed. No timing is checked here:
+(0.2 min, 480x270, 12 fps) with the shipped models; Ray's row where Ray is installed. No timing is checked here:
 the numbers are whatever this machine gives, and they must be consistent with each other."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from vision.eval.batch_bench import RUNS, Run, format_batch_benchmark, run_batch
 def game(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("bench-batch") / "g5"
     args = ["--players", "3", "--profile", "official", "--seed", "5", "--minutes", "0.2", "--size", "480x270"]
-    assert main(["synth-game", "--out", str(folder), *args, "--fps", "10", "--json"]) == 0
+    assert main(["synth-game", "--out", str(folder), *args, "--fps", "12", "--json"]) == 0
     return folder
 
 

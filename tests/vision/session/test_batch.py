@@ -1,6 +1,6 @@
 """``batch``: a manifest of game videos analysed as ``analyze`` does, each in its folder, on a process pool (or
-Ray), resumable, with batch.json, moves.csv and archive.html. Two tiny synthetic games (0.2 min, 480x270, 10 fps)
-and a corrupt video; the shipped models."""
+Ray), resumable, with batch.json, moves.csv and archive.html. Two tiny synthetic games (0.2 min, 480x270, 12 fps:
+synth-game asks for a frame rate on the pipeline's sampling grid) and a corrupt video; the shipped models."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def season(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("season")
     for seed in (3, 4):
         game = ["--players", "2", "--profile", "official", "--seed", str(seed), "--minutes", "0.2"]
-        status = main(["synth-game", "--out", str(folder / f"g{seed}"), *game, "--size", "480x270", "--fps", "10"])
+        status = main(["synth-game", "--out", str(folder / f"g{seed}"), *game, "--size", "480x270", "--fps", "12"])
         assert status == 0
     (folder / "broken.mp4").write_bytes(b"this is not a video")
     manifest = folder / "season.csv"
