@@ -102,6 +102,16 @@ def test_moves_csv_has_every_move_and_the_archive_links_every_report(first_run: 
         assert [r["verdict"] for r in mine] == [m["ruling"]["verdict"] for m in moves]
         assert [int(r["player"]) for r in mine] == [m["player"] + 1 for m in moves]
         assert {r["event"] for r in mine} == {"Open 2026"} and {r["round"] for r in mine} == {"1"}
+    import importlib.util
+
+    has_pyarrow = importlib.util.find_spec("pyarrow") is not None
+    assert (out / "moves.parquet").is_file() == has_pyarrow  # beside moves.csv exactly where pyarrow is installed
+    if has_pyarrow:
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(out / "moves.parquet")
+        assert table.column("label").to_pylist() == [r["label"] for r in rows]
+        assert table.column("move").to_pylist() == [int(r["move"]) for r in rows]
     page = (out / "archive.html").read_text()
     assert 'href="Open-2026_1_1/report.html"' in page and 'href="Open-2026_1_2/report.html"' in page
     assert "<svg" in page and "<script" not in page and "http" not in page.split("<body>", 1)[1]
