@@ -214,8 +214,8 @@ class TablePipeline:
             return []
         table = self.keeper.table if self.phase == "stable" else None
         if self.limit is not None and self.limit.due(time_s) and table is not None:
-            self.limit.reached(None, table)  # pressed after the limit, before any sample saw it pass: still
-        at_limit, touched = self._limit_evidence(table)
+            self.limit.reached(None, table, time_s)  # pressed after the limit, before any sample saw it pass: still
+        at_limit, touched = self._limit_evidence(table, None)
         events = self.keeper.clock(
             time_s=time_s, frame=frame, table=table, table_at_limit=at_limit, touched_after_limit=touched
         )
@@ -276,7 +276,7 @@ class TablePipeline:
             self.disagreement = table
             return [{"event": "reading-disagrees", **at, "table": table.to_json()}]
         self.disagreement = None
-        at_limit, touched = self._limit_evidence(table)
+        at_limit, touched = self._limit_evidence(table, None)
         events = self.keeper.settled(
             table, **at, start_s=None, seat=None, hands=False, left_out=len(reading.left_out), table_at_limit=at_limit,
             touched_after_limit=touched,
@@ -324,7 +324,7 @@ class TablePipeline:
         self.latest["table"], self.latest["left_out"] = table, reading.left_out
         self.stats.settles += 1
         seat = self.seats.most_common(1)[0][0] if self.seats else None
-        at_limit, touched = self._limit_evidence(table)
+        at_limit, touched = self._limit_evidence(table, seat)
         events = self.keeper.settled(
             table, time_s=time_s, frame=frame, start_s=self.activity_start, seat=seat, hands=self.hands,
             left_out=left_out, table_at_limit=at_limit, touched_after_limit=touched,
@@ -387,12 +387,23 @@ class TablePipeline:
                 table = self.keeper.table
             elif quiet:  # hands just left: this frame (and the quiet ones before it) is the table at the limit
                 table = read_table(fuse([*self.readings, self._read(image)])).table
-            self.limit.reached(activity, table)
+            self.limit.reached(activity, table, time_s, self._arm_seat(activity))
         elif self.limit.passed:
-            self.limit.sample(activity)
+            self.limit.sample(activity, self._arm_seat(activity))
 
-    def _limit_evidence(self, settled: Table | None) -> tuple[Table | None, bool | None]:
-        return (None, None) if self.limit is None else self.limit.evidence(settled)
+    def _limit_evidence(self, settled: Table | None, hands_seat: int | None) -> tuple[Table | None, bool | None]:
+        """What the camera saw of the limit, for a move ending on ``settled`` by the player whose hands were seen
+        at ``hands_seat`` (None: not located, a clock press: the player on move, as the game takes it)."""
+        if self.limit is None:
+            return None, None
+        mover = hands_seat if hands_seat is not None else self.keeper.seat_of(self.keeper.player)
+        return self.limit.evidence(settled, mover)
+
+    def _arm_seat(self, activity: Activity) -> int | None:
+        """The seat number an arm over the table reaches in from (None: no arm, or its side not found)."""
+        if not activity.arm or activity.edge is None:
+            return None
+        return seat_at(self.keeper.players, activity.edge, activity.along).number
 
     # -- helpers --------------------------------------------------------------------------------
     def _read(self, image: np.ndarray) -> Detections:

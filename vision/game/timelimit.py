@@ -16,7 +16,8 @@ depends on it: never a false REVERT).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
 from referee.table import Table
 from vision.runtime.motion import Activity
@@ -36,7 +37,9 @@ class LimitWatch:
     table: Table | None = None
     """The table when the limit passed (None: not passed yet, or not readable then: hands or motion over it)."""
     hands: bool = False
-    """An arm was over the table at or after the limit."""
+    """An arm was over the table at or after the limit..."""
+    arm_seats: Counter[int | None] = field(default_factory=Counter)
+    """...from these seats (samples by seat number; None: its side not found)."""
     unsure: bool = False
     """Something moved over the table at or after the limit with no arm seen: whether tiles were touched is unknown."""
     moved: bool = False
@@ -46,34 +49,43 @@ class LimitWatch:
         """The limit passes at this sample (the first one at or after it)."""
         return not self.passed and time_s >= self.at_s
 
-    def reached(self, activity: Activity | None, table: Table | None, time_s: float) -> None:
+    def reached(
+        self, activity: Activity | None, table: Table | None, time_s: float, arm_seat: int | None = None
+    ) -> None:
         """The first sample at or after the limit, at ``time_s`` (``activity`` None: a clock press on a still table,
         between samples): ``table`` is the table read there, kept unless ``activity`` shows hands or motion over it,
-        or the sample came over :data:`MAX_GAP_S` after the limit."""
+        or the sample came over :data:`MAX_GAP_S` after the limit. ``arm_seat``: where an arm reaches in from."""
         self.passed = True
         if time_s - self.at_s > MAX_GAP_S:
             self.unsure = True
         if activity is not None and activity.arm:
             self.hands = True
+            self.arm_seats[arm_seat] += 1
         elif activity is not None and (activity.busy or activity.global_change):
             self.unsure = True
         elif not self.unsure:
             self.table = table
 
-    def sample(self, activity: Activity) -> None:
-        """A sample after the limit."""
+    def sample(self, activity: Activity, arm_seat: int | None = None) -> None:
+        """A sample after the limit (``arm_seat``: where an arm reaches in from)."""
         if activity.arm:
             self.hands = self.moved = True
+            self.arm_seats[arm_seat] += 1
         elif activity.busy or activity.global_change:
             self.unsure = self.moved = True
 
-    def evidence(self, settled: Table | None) -> tuple[Table | None, bool | None]:
-        """``(table_at_limit, touched_after_limit)`` for a move ending now on the table ``settled``; ``(None, None)``
-        before the limit. With nothing over the table since the limit, the settled table *is* the table at the limit
-        (read by more frames: the better reading)."""
+    def evidence(self, settled: Table | None, mover_seat: int | None = None) -> tuple[Table | None, bool | None]:
+        """``(table_at_limit, touched_after_limit)`` for a move ending now on the table ``settled``, made from seat
+        ``mover_seat``; ``(None, None)`` before the limit. With nothing over the table since the limit, the settled
+        table *is* the table at the limit (read by more frames: the better reading). Hands seen after the limit touched
+        the tiles when one arm came from the mover's seat (or the mover is not known); arms from other seats only, or
+        from a side not found, are another player's or may be: not known (None), never a touch that voids a move."""
         if not self.passed:
             return None, None
-        touched = True if self.hands else None if self.unsure else False
+        if self.hands:
+            touched: bool | None = True if mover_seat is None or self.arm_seats[mover_seat] else None
+        else:
+            touched = None if self.unsure else False
         table = self.table
         if table is not None and not self.moved and settled is not None:
             table = settled

@@ -192,3 +192,18 @@ def test_a_limit_first_sampled_long_after_it_passed_is_not_known(scenes: Any) ->
     assert move["elapsed_s"] > LIMIT_S
     assert "table_at_limit" not in move and "touched_after_limit" not in move
     assert move["ruling"]["verdict"] == "review"  # przasnysz: valid now, but at the limit nobody saw
+
+
+def test_another_players_arm_after_the_limit_is_no_touch_of_the_move(scenes: Any) -> None:
+    # player 1 (bottom) finishes just before the limit; player 2 (top) reaches over the table after it, the table
+    # unchanged: not known to be the mover's touch, so przasnysz's rule 20 does not void the move
+    late = LateMove(scenes, "przasnysz")
+    _valid_at_limit(late)
+    late.until(+0.25)
+    late.scene.arm = "top"
+    late.until(+0.9)
+    move = late.move()
+    assert move["player"] == 0 and move["elapsed_s"] > LIMIT_S
+    assert Table.from_json(move["table_at_limit"]).same_layout(Table.parse(VALID))
+    assert "touched_after_limit" not in move  # not known
+    assert move["ruling"]["verdict"] == "ok"
