@@ -55,6 +55,21 @@ def _image(source: str) -> Any:
     return image
 
 
+def _play_area(choice: str, image: Any) -> tuple[Any, str]:
+    """The play area whose edges the seats sit at, and how it was found: ``auto`` (the table found in the picture;
+    the whole picture when none is), ``frame`` (the whole picture) or a calibration file (``calibrate --out``)."""
+    from vision.runtime.calibrate import Calibration, CalibrationError
+
+    if choice == "frame":
+        return None, "the picture"
+    if choice == "auto":
+        try:
+            return Calibration.auto(image), "the play area found in the picture"
+        except CalibrationError:
+            return None, "the picture (no play area found)"
+    return Calibration.load(choice), f"the play area of {choice}"
+
+
 def cmd_draw(args: argparse.Namespace) -> int:
     from vision.game.draw import assign_tiles, rule_camera_draw
     from vision.runtime.recognition import TileReader, default_models_dir
@@ -77,9 +92,10 @@ def cmd_draw(args: argparse.Namespace) -> int:
     reader = TileReader((args.models or default_models_dir()).resolve(), rescale=not args.one_pass)
     reader.check_models()
     height, width = image.shape[:2]
-    reading = assign_tiles(reader.read(image), (width, height), players)
+    play_area, where = _play_area(args.play_area, image)
+    reading = assign_tiles(reader.read(image), (width, height), players, play_area)
     result = rule_camera_draw(reading, args.profile, orientation=Orientation(mirrored=args.mirrored), among=among)
-    lines = [result.describe()]
+    lines = [f"seats at the edges of {where}", result.describe()]
     if result.first_player is not None:
         command = ["live", "--source", "SOURCE", "--players", str(players), "--profile", args.profile]
         lines.append(
@@ -94,7 +110,7 @@ def cmd_draw(args: argparse.Namespace) -> int:
         )
     if args.notes:
         lines += [f"note: {note}" for note in result.ruling.notes]
-    rules_cli.emit(args, result.to_json(), "\n".join(lines))
+    rules_cli.emit(args, {**result.to_json(), "seats_at": where}, "\n".join(lines))
     return 0 if result.ruling.decided else EXIT_DRAW_AGAIN
 
 
@@ -122,6 +138,11 @@ def arguments(draw: argparse.ArgumentParser) -> None:
     draw.add_argument(
         "--mirrored", action="store_true", help="the camera's picture is mirrored (the order of play turns round)"
     )
+    draw.add_argument(
+        "--play-area", default="auto", metavar="auto|frame|FILE",
+        help="where the seats are: at the edges of the play area found in the picture (auto, the default), of the"
+        " whole picture (frame), or of a calibration file (calibrate --out); tiles off the play area are not counted",
+    )  # fmt: skip
     draw.add_argument("--notes", action="store_true", help="also print the seed's rule and where it is silent")
     draw.add_argument(
         "--models", metavar="DIR", type=Path, help="folder with tile-detector.onnx and tile-classifier.onnx"

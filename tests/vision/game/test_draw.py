@@ -97,6 +97,44 @@ def test_a_tile_in_the_middle_is_nobody_s() -> None:
     assert rule_camera_draw(reading, "official").ruling.starter == 0
 
 
+@pytest.mark.parametrize(
+    ("up", "certain"),
+    [
+        (10.0, True),  # read from the bottom seat, slightly askew
+        (80.0, False),  # sideways: maybe the left seat's tile
+        (185.0, False),  # upside down for its seat: a 9 may be a 6
+    ],
+)
+def test_a_tile_turned_away_from_its_seat_is_uncertain(up: float, certain: bool) -> None:
+    found = _tiles(("blue-9", 0.5, 0.8, 0.99), ("red-7", 0.5, 0.2, 0.99))
+    found = found.with_(angle_deg=np.array([up, 180.0]))
+    draw = rule_camera_draw(assign_tiles(found, SIZE, 2), "official")
+    assert draw.reading.tiles[0].turned == (not certain)
+    assert (draw.ruling.starter == 0) == certain
+    assert (dict(draw.ruling.redraw) == {0: Redraw.UNCERTAIN}) == (not certain)
+
+
+class _PlayArea:
+    """A stand-in calibration: the play area is the picture's middle (x 200-1080, y 100-620 px), 880 x 520 mm."""
+
+    size_mm = (880.0, 520.0)
+
+    def to_table(self, points: np.ndarray) -> np.ndarray:
+        return np.asarray(points, np.float64) - np.array([200.0, 100.0])
+
+
+def test_seats_sit_at_the_play_area_s_edges_and_tiles_off_it_do_not_count() -> None:
+    # A tile at the picture's x 0.12 (px 154, 46 mm left of it) is off the play area (the next table); the left
+    # player's tile lies just inside it (px 250).
+    found = _tiles(("red-13", 0.12, 0.5, 0.99), ("blue-4", 0.195, 0.5, 0.99), ("black-2", 0.5, 0.8, 0.99),
+                   ("orange-5", 0.8, 0.5, 0.99), ("red-3", 0.5, 0.2, 0.99))  # fmt: skip
+    reading = assign_tiles(found, SIZE, 4, _PlayArea())
+    assert reading.tiles[0].seats == ()
+    assert {seat: str(d) for seat, d in reading.drawn.items()} == {0: "black-2", 1: "orange-5", 2: "red-3",
+                                                                    3: "blue-4"}  # fmt: skip
+    assert rule_camera_draw(reading, "official").ruling.starter == 1
+
+
 def test_a_play_off_reads_only_the_tied_players() -> None:
     found = _tiles(("red-4", 0.5, 0.8, 0.99), ("blue-13", 0.78, 0.5, 0.98), ("black-2", 0.5, 0.2, 0.97),
                    ("orange-9", 0.22, 0.5, 0.99))  # fmt: skip
