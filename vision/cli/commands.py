@@ -8,13 +8,16 @@ from __future__ import annotations
 import argparse
 from functools import cache, partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee import cli as rules_cli
 from referee.cli import Command
 from referee.commands import check as rules_check
 from referee.table import LOOSE, Table
 from vision.cli.options import add_models_options
+
+if TYPE_CHECKING:  # the models load when a command runs, never at import
+    from vision.runtime.reader import TileReader
 
 PROG = rules_cli.PROG
 
@@ -23,14 +26,14 @@ def _add_annotate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--annotate", metavar="OUT.png", type=Path, help="write the photo with boxes and labels")
 
 
-def _reader(models: Path | None, one_pass: bool = False) -> Any:
+def _reader(models: Path | None, one_pass: bool = False) -> TileReader:
     from vision.runtime.recognition import default_models_dir
 
     return _cached_reader((models or default_models_dir()).resolve(), one_pass)
 
 
 @cache
-def _cached_reader(models: Path, one_pass: bool) -> Any:
+def _cached_reader(models: Path, one_pass: bool) -> TileReader:
     """One reader per models folder, so ``check`` loads the models once for both photos."""
     from vision.runtime.reader import TileReader
     from vision.runtime.tables import PHOTO
