@@ -2,7 +2,8 @@
 is one line naming its crash file and exit status 1, and nothing ever prints a traceback.
 
 The sweep covers every command of the rules-only parser (listed from the parser, so a new command fails
-:func:`test_every_command_is_swept` until it has cases); the full CLI's sweep is ``tests/vision/cli/test_cli_hostile.py``.
+:func:`test_every_command_is_swept` until it has cases); the full CLI's sweep is
+``tests/vision/cli/test_cli_hostile.py``.
 """
 
 from __future__ import annotations

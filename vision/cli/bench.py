@@ -1,5 +1,5 @@
 """``bench`` with every suite: the rules' (``rules``) and the camera's (``recognition``, ``colour``, ``pipeline``,
-``live``, ``station``). Each suite imports its benchmark when it runs."""
+``live``, ``station``, ``batch``). Each suite imports its benchmark when it runs."""
 
 from __future__ import annotations
 
@@ -59,6 +59,12 @@ def bench_station(args: argparse.Namespace) -> tuple[Any, str]:
     return suite
 
 
+def bench_batch(args: argparse.Namespace) -> tuple[Any, str]:
+    # batch's throughput with 1 and 2 workers and on a local Ray (vision/eval/batch_bench.py)
+    suite: tuple[Any, str] = importlib.import_module("vision.eval.batch_bench").bench_suite(args)
+    return suite
+
+
 SUITES: Mapping[str, rules_bench.Suite] = {
     **rules_bench.SUITES,
     "recognition": bench_recognition,
@@ -66,6 +72,7 @@ SUITES: Mapping[str, rules_bench.Suite] = {
     "pipeline": bench_pipeline,
     "live": bench_live,
     "station": bench_station,
+    "batch": bench_batch,
 }
 
 
@@ -83,6 +90,6 @@ BENCH = rules_bench.command(
     SUITES,
     "Benchmark a part of the referee: rules (the solver against an ILP reference in the same run); recognition,"
     " colour, pipeline (rulings against synthetic games' truth), live (real-time playback), station (browser-like"
-    " clients).",
+    " clients), batch (games per hour with 1 and 2 workers and on Ray).",
     _arguments,
 )
