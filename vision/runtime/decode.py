@@ -60,6 +60,10 @@ MAX_PROBE_GAP_S = 1.0
 """Keyframes further apart than this are not probed: the video is decoded in full."""
 DECODERS = ("auto", "pyav", "opencv")
 """``auto``: PyAV where installed, else OpenCV."""
+RegionOf = Callable[[], tuple[float, float, float, float] | None] | None
+"""Asked before each sample: the part of the frame the analysis looks at, in pixels (None: all of it)."""
+
+
 _LUMA_FIRST = {"yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "nv12", "nv21", "gray"}
 """8-bit pixel formats whose first plane is the luma."""
 
@@ -140,6 +144,8 @@ class SparseVideo:
         self._last_index = -1
         """The last frame handed out: frames up to it are dropped when decoded again."""
         self._closed = False
+        self._region: tuple[float, float, float, float] | None = None
+        """Where the analysis looks (pixels), as ``region()`` last said."""
         first = self._next_decoded()
         if first is None:
             self.close()
@@ -160,11 +166,16 @@ class SparseVideo:
             self.decode_stats.delivered += 1
         return frame
 
-    def frames(self, after: Frame, *, busy_step: int, still_step: int, still: Callable[[], bool]) -> Iterator[Frame]:
+    def frames(
+        self, after: Frame, *, busy_step: int, still_step: int, still: Callable[[], bool], region: RegionOf = None
+    ) -> Iterator[Frame]:
         """The samples after ``after``: the first decodable frame at or after ``busy_step`` frames on, or
-        ``still_step`` while ``still()`` (asked after each sample has been looked at)."""
+        ``still_step`` while ``still()`` (asked after each sample has been looked at). ``region()``: the part of the
+        frame the analysis looks at (``x0, y0, x1, y1`` in pixels; the whole frame when None): a probe compares
+        only there, so players sorting their racks beside the play area change nothing."""
         last = after.index
         while True:
+            self._region = region() if region is not None else None
             is_still = still()
             due = last + (still_step if is_still else busy_step)
             decoded = self._probe_until(due) if is_still and self.probe else self._dense_until(due)
@@ -219,12 +230,20 @@ class SparseVideo:
                 kept.append(packet)
                 continue
             self.decode_stats.probes += 1
-            if _changed(_luma_small(frame, self.size), self._last_small):
+            if _changed(_luma_small(frame, self.size), self._last_small, self._probe_box()):
                 self.decode_stats.probes_changed += 1
                 return self._replay([*kept, packet], due)
             if self._index(frame) >= due:
                 return frame
             kept = [packet]
+
+    def _probe_box(self) -> tuple[int, int, int, int] | None:
+        """:attr:`_region` in the probe image's pixels, a pixel wider on each side; None: the whole frame."""
+        if self._region is None:
+            return None
+        scale = PROBE_WIDTH / self.size[0]
+        x0, y0, x1, y1 = (float(v) * scale for v in self._region)
+        return max(0, math.floor(x0) - 1), max(0, math.floor(y0) - 1), math.ceil(x1) + 1, math.ceil(y1) + 1
 
     def _replay(self, packets: list[Any], due: int) -> Any:
         """Decode ``packets`` (from a keyframe on: the last of them is the newest packet read) in full, then on;
@@ -364,11 +383,17 @@ def _luma_small(frame: Any, size: tuple[int, int]) -> np.ndarray:
     return cv2.resize(luma, shape, interpolation=cv2.INTER_AREA).astype(np.int16)
 
 
-def _changed(current: np.ndarray, previous: np.ndarray | None) -> bool:
-    """More than :data:`PROBE_PIXELS` pixels brighter than the brightest, or darker than the darkest, of their
-    3x3 neighbourhood before by :data:`PROBE_LEVEL`: a camera shaking by a pixel or two changes nothing."""
+def _changed(current: np.ndarray, previous: np.ndarray | None, box: tuple[int, int, int, int] | None = None) -> bool:
+    """More than :data:`PROBE_PIXELS` pixels (inside ``box``: ``x0, y0, x1, y1``) brighter than the brightest, or
+    darker than the darkest, of their 3x3 neighbourhood before by :data:`PROBE_LEVEL`: a camera shaking by a pixel
+    or two changes nothing."""
     if previous is None or current.shape != previous.shape:
         return True
+    if box is not None:
+        x0, y0, x1, y1 = box
+        current, previous = current[y0:y1, x0:x1], previous[y0:y1, x0:x1]
+        if current.size == 0:
+            return True
     kernel = np.ones((3, 3), np.uint8)
     brighter = current > cv2.dilate(previous, kernel) + PROBE_LEVEL
     darker = current < cv2.erode(previous, kernel) - PROBE_LEVEL
@@ -391,13 +416,20 @@ def open_video(path: str | Path, *, decoder: str = "auto", probe: bool = True) -
 
 
 def sample(
-    source: VideoSource, first: Frame, *, busy_step: int, still_step: int, still: Callable[[], bool]
+    source: VideoSource,
+    first: Frame,
+    *,
+    busy_step: int,
+    still_step: int,
+    still: Callable[[], bool],
+    region: RegionOf = None,
 ) -> Iterator[Frame]:
     """The frames after ``first`` at the analysis's pace: ``busy_step`` frames apart, ``still_step`` while
     ``still()`` (asked after each frame has been looked at); OpenCV skips the frames in between without converting
-    them, PyAV without decoding what it need not."""
+    them, PyAV without decoding what it need not (its probes compare ``region()`` only: see
+    :meth:`SparseVideo.frames`)."""
     if isinstance(source, SparseVideo):
-        yield from source.frames(first, busy_step=busy_step, still_step=still_step, still=still)
+        yield from source.frames(first, busy_step=busy_step, still_step=still_step, still=still, region=region)
         return
     while True:
         step = still_step if still() else busy_step

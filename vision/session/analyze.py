@@ -243,9 +243,15 @@ def _sampled(
     still_step = max(busy_step, round(fps / STILL_SAMPLE_HZ))
     yield first
     done = 0
-    for frame in sample(
-        source, first, busy_step=busy_step, still_step=still_step, still=lambda: pipeline.phase == "stable"
-    ):
+
+    def looked_at() -> tuple[float, float, float, float]:  # the play area's box: racks beside it are no change
+        box = pipeline.region
+        return (box.x0, box.y0, box.x1, box.y1)
+
+    def still() -> bool:
+        return pipeline.phase == "stable"
+
+    for frame in sample(source, first, busy_step=busy_step, still_step=still_step, still=still, region=looked_at):
         if bar is not None:
             bar.advance(frame.index - done)
             done = frame.index

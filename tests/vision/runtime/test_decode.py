@@ -88,6 +88,24 @@ def test_a_change_between_keyframes_is_decoded_after_all_and_sampled_as_a_full_d
     assert everything[:4] == [0, 5, 10, 15] and 25 in everything  # OpenCV decodes all, samples every 5th
 
 
+def test_a_change_outside_the_region_looked_at_is_no_change(tmp_path: Path) -> None:
+    def racks_sorted(index: int) -> np.ndarray:  # a player sorts the rack beside the table from frame 23 on
+        image = table(index)
+        image[:, 140:][:, :, :] = 60 if index < 23 else 200
+        return image
+
+    video = write_video(tmp_path / "rack.mp4", 40, racks_sorted)
+    with SparseVideo(video) as source:  # the whole frame: keyframe 30 changed
+        walk(source, lambda _: True)
+        assert source.decode_stats.probes_changed == 1
+    with SparseVideo(video) as source:  # the play area only (x < 130): nothing changed
+        first = source.read()
+        assert first is not None
+        frames = sample(source, first, busy_step=2, still_step=5, still=lambda: True, region=lambda: (0, 0, 130, 120))
+        assert [f.index for f in frames] == [10, 20, 30, 35]
+        assert source.decode_stats.probes_changed == 0
+
+
 def test_a_camera_shaking_by_a_pixel_is_no_change() -> None:
     rng = np.random.default_rng(1)
     scene = cv2.GaussianBlur(rng.integers(0, 255, (180, 320), np.uint8), (7, 7), 0).astype(np.int16)
