@@ -1,5 +1,5 @@
 """``bench`` with every suite: the rules' (``rules``) and the camera's (``recognition``, ``colour``, ``pipeline``,
-``live``, ``station``, ``batch``). Each suite imports its benchmark when it runs."""
+``live``, ``station``, ``batch``, ``decode``). Each suite imports its benchmark when it runs."""
 
 from __future__ import annotations
 
@@ -65,6 +65,12 @@ def bench_batch(args: argparse.Namespace) -> tuple[Any, str]:
     return suite
 
 
+def bench_decode(args: argparse.Namespace) -> tuple[Any, str]:
+    # plain decoding vs analyze with each decoder, same run (vision/eval/decode_bench.py)
+    suite: tuple[Any, str] = importlib.import_module("vision.eval.decode_bench").bench_suite(args)
+    return suite
+
+
 SUITES: Mapping[str, rules_bench.Suite] = {
     **rules_bench.SUITES,
     "recognition": bench_recognition,
@@ -73,6 +79,7 @@ SUITES: Mapping[str, rules_bench.Suite] = {
     "live": bench_live,
     "station": bench_station,
     "batch": bench_batch,
+    "decode": bench_decode,
 }
 
 
@@ -90,6 +97,7 @@ BENCH = rules_bench.command(
     SUITES,
     "Benchmark a part of the referee: rules (the solver against an ILP reference in the same run); recognition,"
     " colour, pipeline (rulings against synthetic games' truth), live (real-time playback), station (browser-like"
-    " clients), batch (games per hour with 1 and 2 workers and on Ray).",
+    " clients), batch (games per hour with 1 and 2 workers and on Ray), decode (analyze against plain decoding of"
+    " the same video, and its H.264 copy).",
     _arguments,
 )

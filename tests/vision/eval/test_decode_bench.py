@@ -4,12 +4,13 @@ are whatever this machine gives, and they must be consistent with each other."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from vision.cli import main
-from vision.eval.decode_bench import DECODERS, format_decode_benchmark, h264_copy, run_decode_benchmark
+from vision.eval.decode_bench import DECODERS, format_decode_benchmark, h264_copy
 
 av = pytest.importorskip("av")
 
@@ -35,8 +36,13 @@ def test_the_h264_copy_has_a_keyframe_each_second(game: Path, tmp_path: Path) ->
     assert h264_copy(game / "game.mp4", tmp_path / "copy.mp4") == copy  # made once
 
 
-def test_decoding_and_both_analyses_in_one_run(game: Path, tmp_path: Path) -> None:
-    result = run_decode_benchmark([game], tmp_path, h264=True)
+def test_decoding_and_both_analyses_in_one_run(
+    game: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the suite writes its analyses and copies in cache/bench-decode
+    assert main(["bench", "decode", "--games", str(game), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (tmp_path / "cache" / "bench-decode" / "h264" / "g5.mp4").is_file()
     assert [row["video"] for row in result["rows"]] == ["mp4", "h264"]
     for row in result["rows"]:
         frames = row["frames"]
