@@ -304,6 +304,12 @@ def format_batch_benchmark(result: dict[str, Any]) -> str:
         f" ({_yes(t['ray_within_10pct_per_cpu_h'])}); every game done once: {_yes(t['every_game_done_once'])};"
         f" same moves in every run: {_yes(t['same_moves_everywhere'])}"
     )
+    most_workers = max((r["workers"] for r in rows), default=1)
+    if len(result["games"]) < 2 * most_workers:
+        lines.append(
+            f"note: {len(result['games'])} games for up to {most_workers} workers: a worker idles once the games run"
+            " out (a game is never split), so the runs with more workers are measured on a tail, not on throughput"
+        )
     least = t["least_busy_worker"]
     if least is not None and least < BUSY_ENOUGH:
         lines.append(

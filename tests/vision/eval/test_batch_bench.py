@@ -46,6 +46,7 @@ def test_one_and_two_workers_analyse_the_same_games_the_same_way(
     assert result["constants"]["model_load_s"] > 0 and result["constants"]["decode"]["frames"] > 0
     text = format_batch_benchmark(result)
     assert "pool x1" in text and "ray local x2  skipped: Ray is not installed" in text and "scaling model" in text
+    assert "note: 1 games for up to 2 workers" in text  # one game cannot keep two workers busy
 
 
 def test_a_local_ray_row_where_ray_is_installed(game: Path, tmp_path: Path) -> None:
