@@ -71,7 +71,7 @@ def _play_area(choice: str, image: Any) -> tuple[Any, str]:
 
 
 def cmd_draw(args: argparse.Namespace) -> int:
-    from vision.game.draw import assign_tiles, rule_camera_draw
+    from vision.game.draw import ZOOM, read_draw, rule_camera_draw
     from vision.runtime.recognition import TileReader, default_models_dir
     from vision.runtime.seats import Orientation, seating
 
@@ -91,9 +91,8 @@ def cmd_draw(args: argparse.Namespace) -> int:
     image = _image(args.source)
     reader = TileReader((args.models or default_models_dir()).resolve(), rescale=not args.one_pass)
     reader.check_models()
-    height, width = image.shape[:2]
     play_area, where = _play_area(args.play_area, image)
-    reading = assign_tiles(reader.read(image), (width, height), players, play_area)
+    reading = read_draw(reader, image, players, play_area, zoom=1.0 if args.one_pass else ZOOM)
     result = rule_camera_draw(reading, args.profile, orientation=Orientation(mirrored=args.mirrored), among=among)
     lines = [f"seats at the edges of {where}", result.describe()]
     if result.first_player is not None:
@@ -147,7 +146,10 @@ def arguments(draw: argparse.ArgumentParser) -> None:
     draw.add_argument(
         "--models", metavar="DIR", type=Path, help="folder with tile-detector.onnx and tile-classifier.onnx"
     )
-    draw.add_argument("--one-pass", action="store_true", help="read the photo once at the detector's input size")
+    draw.add_argument(
+        "--one-pass", action="store_true",
+        help="read the photo once at the detector's input size (no second reading, at tile scale or zoomed)",
+    )  # fmt: skip
     rules_cli.add_json_option(draw)
 
 

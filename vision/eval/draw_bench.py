@@ -27,7 +27,7 @@ from typing import Any
 
 from referee.draw import rule_draw
 from referee.tiles import ALL_LABELS
-from vision.game.draw import assign_tiles, rule_camera_draw
+from vision.game.draw import ZOOM, read_draw, rule_camera_draw
 from vision.runtime.calibrate import Calibration, CalibrationError
 from vision.runtime.recognition import TileReader
 from vision.runtime.seats import seating
@@ -43,23 +43,25 @@ PROFILE = "official-6p"
 """Played by 2 to 6: every table size, the box rules' draw (highest number, ties played off)."""
 
 
-def bench_row(reader: Any, index: int, staging: str, play_area: str, size: tuple[int, int]) -> dict[str, Any]:
+def bench_row(
+    reader: Any, index: int, staging: str, play_area: str, size: tuple[int, int], zoom: float = ZOOM
+) -> dict[str, Any]:
     rng = random.Random(index)
     players = rng.choice([2, 3, 4, 5, 6])
     seats = [seat.number for seat in seating(players)]
     tiles = {seat: rng.choice(ALL_LABELS) for seat in seats}
     truth = rule_draw(tiles, PROFILE)
     photo = draw_photo(tiles, players, seed=1000 + index, size=size, staging=STAGINGS[staging])
-    started = time.perf_counter()
-    reading = reader.read(photo.image)
-    read_s = time.perf_counter() - started
     area = None
     if play_area == "auto":
         try:
             area = Calibration.auto(photo.image)
         except CalibrationError:
             area = None
-    draw = rule_camera_draw(assign_tiles(reading, size, players, area), PROFILE)
+    started = time.perf_counter()
+    reading = read_draw(reader, photo.image, players, area, zoom=zoom)
+    read_s = time.perf_counter() - started
+    draw = rule_camera_draw(reading, PROFILE)
     ruling = draw.ruling
     if ruling.starter is not None:
         outcome = "right" if ruling.starter == truth.starter else "WRONG"
@@ -69,7 +71,8 @@ def bench_row(reader: Any, index: int, staging: str, play_area: str, size: tuple
                if str(draw.reading.drawn[seat]) != tiles[seat]}  # fmt: skip
     return {
         "index": index, "players": players, "staging": staging, "play_area": play_area,
-        "play_area_found": area is not None, "outcome": outcome, "seats_read_right": len(seats) - len(misread),
+        "play_area_found": area is not None, "zoom": zoom, "outcome": outcome,
+        "seats_read_right": len(seats) - len(misread),
         "seats": len(seats), "misread": json.dumps(misread), "read_s": round(read_s, 3),
     }  # fmt: skip
 
@@ -90,6 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--first", type=int, default=0, help="the first photo's index")
     parser.add_argument("--staging", choices=list(STAGINGS), default="plain")
     parser.add_argument("--play-area", choices=["auto", "frame"], default="auto")
+    parser.add_argument("--zoom", type=float, default=ZOOM, help="read again this much larger when a seat is unsure")
     parser.add_argument("--csv", type=Path, help="write one row per photo")
     args = parser.parse_args(argv)
     if not 1 <= args.photos <= 10_000:
@@ -97,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     reader = TileReader()
     reader.check_models()
     rows = [
-        bench_row(reader, index, args.staging, args.play_area, (1280, 720))
+        bench_row(reader, index, args.staging, args.play_area, (1280, 720), args.zoom)
         for index in range(args.first, args.first + args.photos)
     ]
     if args.csv:
@@ -105,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             writer = csv.DictWriter(out, fieldnames=list(rows[0]))
             writer.writeheader()
             writer.writerows(rows)
-    print(json.dumps({"staging": args.staging, "play_area": args.play_area, **summary(rows)}))
+    print(json.dumps({"staging": args.staging, "play_area": args.play_area, "zoom": args.zoom, **summary(rows)}))
     return 0
 
 

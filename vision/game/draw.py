@@ -21,11 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from referee.draw import Drawn, DrawRuling, rule_draw, starting_order
+from referee.draw import Drawn, DrawRuling, Redraw, rule_draw, starting_order
 from referee.profiles import get_profile
 from referee.tiles import Tile
 from vision.runtime.detections import Detections
 from vision.runtime.layout import MIN_CONFIDENCE
+from vision.runtime.recognition import Region
 from vision.runtime.seats import Edge, Orientation, Seat, seating, turn_order
 
 NEAR_TIE = 1.3
@@ -131,7 +132,7 @@ def assign_tiles(reading: Any, image_size: tuple[int, int], players: int, play_a
     seats = seating(players)
     points = np.array([seat_point(seat) for seat in seats])
     by_seat: dict[int, list[DrawnTile]] = {seat.number: [] for seat in seats}
-    tiles = []
+    tiles: list[DrawnTile] = []
     ups = found.data.get("angle_deg")
     angles: list[float | None] = [None] * len(found) if ups is None else [float(a) for a in ups]
     for label, confidence, box, up in zip(
@@ -166,6 +167,47 @@ def _turned(up: float | None, seat: Seat) -> bool:
     if up is None:
         return False
     return abs((up - READING_UP_DEG[seat.edge] + 180.0) % 360.0 - 180.0) > TURNED_DEG
+
+
+ZOOM = 2.0
+"""A draw with a seat unsure is read again with the picture this many times larger: a draw has too few tiles for the
+reader's own second reading at tile scale (it needs 3 tiles found first), and a tilted camera's far tiles are small."""
+
+
+def read_draw(
+    reader: Any, image: np.ndarray, players: int, play_area: Any = None, *, zoom: float = ZOOM
+) -> DrawReading:
+    """The seats' tiles in ``image`` read by ``reader``; when a seat is unsure, read again ``zoom`` times larger and
+    combined seat by seat (:func:`combine`): a tile one reading missed is taken from the other, a tile the two
+    readings name differently is uncertain."""
+    height, width = image.shape[:2]
+    first = assign_tiles(reader.read(image), (width, height), players, play_area)
+    if zoom <= 1 or all(_sure(drawn) for drawn in first.drawn.values()):
+        return first
+    region = Region(0, 0, width, height, width_px=round(width * zoom))
+    again = assign_tiles(reader.read(image, region=region), (width, height), players, play_area)
+    return combine(first, again)
+
+
+def _sure(drawn: Drawn) -> bool:
+    """One tile read with confidence (a joker too: it is sure, and draws again by the rules)."""
+    return drawn.problem in (None, Redraw.JOKER)
+
+
+def combine(first: DrawReading, again: DrawReading) -> DrawReading:
+    """Two readings of one draw, seat by seat: the same sure tile stands; a sure tile where the other reading saw
+    nothing is taken; sure tiles that differ become one uncertain reading of both; otherwise the more doubtful."""
+    drawn: dict[int, Drawn] = {}
+    for seat, one in first.drawn.items():
+        other = again.drawn[seat]
+        if _sure(one) and _sure(other):
+            drawn[seat] = one if one == other else Drawn(one.tiles + other.tiles, certain=False)
+        elif _sure(one) or _sure(other):
+            sure, unsure = (one, other) if _sure(one) else (other, one)
+            drawn[seat] = sure if unsure.problem is Redraw.NO_TILE else unsure
+        else:
+            drawn[seat] = one if one.problem is not Redraw.NO_TILE else other
+    return DrawReading(first.players, drawn, first.tiles + again.tiles)
 
 
 def _tile(label: str) -> Tile | None:

@@ -193,3 +193,48 @@ def test_a_synthetic_joker_draws_again(reader) -> None:  # type: ignore[no-untyp
     photo = draw_photo({0: "red-12", 1: "joker", 2: "black-4"}, 3, seed=3)
     draw = rule_camera_draw(_read(reader, photo, 3), "wejherowo")
     assert dict(draw.ruling.redraw) == {1: Redraw.JOKER}
+
+
+@pytest.mark.parametrize(
+    ("first", "again", "combined"),
+    [
+        ("red-7", "red-7", "red-7"),  # the same sure tile stands
+        ("-", "red-7", "red-7"),  # the first reading missed it
+        ("red-7", "-", "red-7"),  # the zoomed one missed it
+        ("red-7", "red-1", "red-7+red-1?"),  # named differently: uncertain, never a pick
+        ("red-7", "red-7?", "red-7?"),  # one reading doubts it: the doubt stands
+        ("-", "red-7?", "red-7?"),
+        ("joker", "-", "joker"),  # a sure joker (drawn again by the rules)
+    ],
+)
+def test_two_readings_combine_seat_by_seat(first: str, again: str, combined: str) -> None:
+    from referee.draw import Drawn
+    from vision.game.draw import DrawReading, combine
+
+    merged = combine(DrawReading(2, {0: Drawn.parse(first)}), DrawReading(2, {0: Drawn.parse(again)}))
+    assert str(merged.drawn[0]) == combined
+
+
+def test_a_draw_with_an_unsure_seat_is_read_again_larger(reader) -> None:  # type: ignore[no-untyped-def]
+    import random
+
+    from referee.tiles import Tile
+    from vision.game.draw import read_draw
+    from vision.runtime.calibrate import Calibration
+    from vision.runtime.seats import seating
+    from vision.synth.draw import draw_photo
+    from vision.synth.video import Staging
+
+    # Photo 17 of `python -m vision.eval.draw_bench --staging tilt`: 6 players, a camera tilted 25 degrees, 1280 x
+    # 720; at the first reading the tiles are too small to be found at all.
+    rng = random.Random(17)
+    players = rng.choice([2, 3, 4, 5, 6])
+    tiles = {seat.number: rng.choice(ALL_LABELS) for seat in seating(players)}
+    photo = draw_photo(tiles, players, seed=1017, staging=Staging(tilt_deg=25.0))
+    area = Calibration.auto(photo.image)  # as the bench and `draw` do: seats at the play area's edges
+    once = read_draw(reader, photo.image, players, area, zoom=1.0)
+    assert all(not drawn.tiles for drawn in once.drawn.values())
+    twice = read_draw(reader, photo.image, players, area)
+    sure = {seat: drawn.tiles for seat, drawn in twice.drawn.items() if drawn.problem is None}
+    assert len(sure) >= players - 1
+    assert all(found == (Tile.parse(tiles[seat]),) for seat, found in sure.items())  # nothing sure and wrong
