@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from referee.events import GameStateError, describe, event_from_json
 from referee.sets import TileSet
 from referee.tiles import Tile, TileError
 from vision.game.gamelog import GameLogError, read_log
@@ -47,6 +48,8 @@ WARNINGS = {
     "corrupt-frames": "corrupt frames",
 }
 """Events that are not moves but tell the reader to look at the video (what the report calls them)."""
+TABLE_WORDS = ("pool-empty", "redeal", "announced-opening", "out")
+"""The referee's words on the table (the station's Table… dialog, ``record``), listed as the station says them."""
 BEFORE_EVENTS = ("move", "restore", "table")
 """Events whose picture shows the table as the next move finds it."""
 IMAGE_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".webp": "image/webp"}
@@ -196,6 +199,7 @@ class Report:
             self.timeline(),
             self.problems(),
             self.restores(),
+            self.words(),
             self.move_list(),
             f"<footer>rummikub-referee · report written {html.escape(time.strftime('%Y-%m-%d %H:%M'))}</footer>",
         ]
@@ -345,6 +349,29 @@ class Report:
                 text += '<br><span class="muted">the layout still differs from the one to restore</span>'
             cards.append(self._figure(event.get("snapshot"), _clock(event.get("time_s", 0)), text, f"event-{index}"))
         return f'<section id="restores"><h2>Restores</h2><div class="gallery">{"".join(cards)}</div></section>'
+
+    def words(self) -> str:
+        """The referee's words on the table in the order they came, with the seed rule each follows; a word taken
+        back by the undo says so."""
+        items: list[list[str]] = []
+        for index, event in enumerate(self.events):
+            kind = event["event"]
+            undoes = event.get("undoes") if kind == "override" and event.get("action") == "undo" else None
+            if isinstance(undoes, Mapping) and undoes.get("event") in TABLE_WORDS:
+                taken = next((item for item in reversed(items) if len(item) == 2), None)
+                if taken is not None:
+                    taken.append(" <b>(taken back)</b>")
+            if kind not in TABLE_WORDS:
+                continue
+            try:
+                text = describe(event_from_json(event))
+            except GameStateError:
+                text = kind
+            items.append([f'<li id="event-{index}">{_e(_clock(event.get("time_s", 0)))} ', _e(text)])
+        if not items:
+            return ""
+        listed = "".join("".join(item) + "</li>" for item in items)
+        return f'<section id="words"><h2>The referee\'s words on the table</h2><ul>{listed}</ul></section>'
 
     def move_list(self) -> str:
         if not self.moves:

@@ -405,3 +405,20 @@ def test_the_filters_and_the_zoom_work_in_a_browser(filmed_dir: Path) -> None:
             assert errors == []
         finally:
             browser.close()
+
+
+def test_the_referee_s_words_on_the_table_are_listed(game_dir: Path) -> None:
+    # Recorded after the video (as `record` does): a declaration, an empty pool said and taken back, then went out.
+    with GameLog.resume(game_dir / "game-log.jsonl")[0] as log:
+        for event in (
+            {"event": "announced-opening", "time_s": 95.0, "player": 1, "rule": "official: seeds/003, ZAKOŃCZENIE"},
+            {"event": "pool-empty", "time_s": 96.0, "player": 1, "cause": "pool"},
+            {"event": "override", "action": "undo", "time_s": 97.0, "undoes": {"event": "pool-empty"}},
+            {"event": "out", "time_s": 98.0, "player": 0},
+        ):
+            log.append(event)
+    page = write_report(game_dir).read_text(encoding="utf-8")
+    words = page[page.index('id="words"') : page.index('id="moves"')]
+    assert "player 2 will open next round" in words
+    assert "the pool is empty (player 2 drew the last tile) <b>(taken back)</b>" in words
+    assert "player 1 went out: the game is over" in words and words.count("taken back") == 1
