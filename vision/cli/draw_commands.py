@@ -71,12 +71,13 @@ def _play_area(choice: str, image: Any) -> tuple[Any, str]:
 
 
 def cmd_draw(args: argparse.Namespace) -> int:
-    from vision.game.draw import ZOOM, read_draw, rule_camera_draw
+    from vision.game.draw import ZOOM, player_seats, read_draw, rule_camera_draw
     from vision.runtime.recognition import TileReader, default_models_dir
-    from vision.runtime.seats import Orientation, seating
+    from vision.runtime.seats import Orientation
 
     players = rules_cli.players_under(args.profile, args.players)
-    numbers = [seat.number for seat in seating(players)]
+    orientation = Orientation.parse(args.seat1, args.mirrored)
+    numbers = player_seats(players, args.profile, orientation)
     among = None
     if args.among is not None:
         wrong = [k for k in args.among if k > players]
@@ -93,20 +94,22 @@ def cmd_draw(args: argparse.Namespace) -> int:
     reader.check_models()
     play_area, where = _play_area(args.play_area, image)
     reading = read_draw(reader, image, players, play_area, zoom=1.0 if args.one_pass else ZOOM)
-    result = rule_camera_draw(reading, args.profile, orientation=Orientation(mirrored=args.mirrored), among=among)
+    result = rule_camera_draw(reading, args.profile, orientation=orientation, among=among)
     lines = [f"seats at the edges of {where}", result.describe()]
     if result.first_player is not None:
         command = ["live", "--source", "SOURCE", "--players", str(players), "--profile", args.profile]
+        command += ["--seat1", orientation.first.label] + (["--mirrored"] if orientation.mirrored else [])
         lines.append(
             f"start the game with: {PROG} {shlex.join(command)} --first-player {result.first_player}"
-            f" (analyze: the same --first-player; a batch manifest: first_player {result.first_player})"
+            " (analyze: the same options)"
         )
     else:
         again = [numbers.index(seat) + 1 for seat in result.ruling.next_among]
-        lines.append(
-            f"after the draw again: {PROG} draw PHOTO --players {players} --profile {args.profile}"
-            + ("" if len(again) == players else f" --among {','.join(map(str, again))}")
+        options = ["--players", str(players), "--profile", args.profile, "--seat1", orientation.first.label]
+        options += (["--mirrored"] if orientation.mirrored else []) + (
+            [] if len(again) == players else ["--among", ",".join(map(str, again))]
         )
+        lines.append(f"after the draw again: {PROG} draw PHOTO {shlex.join(options)}")
     if args.notes:
         lines += [f"note: {note}" for note in result.ruling.notes]
     rules_cli.emit(args, {**result.to_json(), "seats_at": where}, "\n".join(lines))
@@ -126,6 +129,8 @@ EXAMPLE = (
 
 
 def arguments(draw: argparse.ArgumentParser) -> None:
+    from vision.runtime.seats import Edge
+
     draw.add_argument("source", metavar="SOURCE", help="a photo, or a camera index, stream URL or video file")
     draw.add_argument(
         "--players", type=rules_cli.PLAYERS, required=True, metavar="N", help="players at the table (2 to 6)"
@@ -135,7 +140,12 @@ def arguments(draw: argparse.ArgumentParser) -> None:
         "--among", type=_players_list, metavar="K,K", help="a play-off: only these players (1 to N) draw again"
     )
     draw.add_argument(
-        "--mirrored", action="store_true", help="the camera's picture is mirrored (the order of play turns round)"
+        "--seat1", choices=[edge.label for edge in Edge], default=Edge.BOTTOM.label, metavar="EDGE",
+        help="the edge of the picture player 1 sits at (default bottom): the others follow round the table the"
+        " profile's way, as live and analyze number them with the same --seat1 and --mirrored",
+    )  # fmt: skip
+    draw.add_argument(
+        "--mirrored", action="store_true", help="the camera's picture is mirrored (play runs the other way in it)"
     )
     draw.add_argument(
         "--play-area", default="auto", metavar="auto|frame|FILE",

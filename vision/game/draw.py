@@ -27,7 +27,7 @@ from referee.tiles import Tile
 from vision.runtime.detections import Detections
 from vision.runtime.layout import MIN_CONFIDENCE
 from vision.runtime.recognition import Region
-from vision.runtime.seats import Edge, Orientation, Seat, seating, turn_order
+from vision.runtime.seats import SEATS, Edge, Orientation, Seat, seating, turn_order
 
 NEAR_TIE = 1.3
 """A tile less than this many times further from its second-nearest seat than from its nearest is between them: it
@@ -223,29 +223,25 @@ class CameraDraw:
 
     reading: DrawReading
     ruling: DrawRuling
+    players: tuple[int, ...]
+    """The seat of player 1, 2, ... as the game numbers them (:func:`player_seats`)."""
     order: tuple[int, ...] = ()
     """Seat numbers in the order they play, from the starter (empty until someone starts)."""
 
     @property
     def first_player(self) -> int | None:
-        """The starter as ``live``/``analyze``/``batch`` count players (``--first-player``: 1 to N, in the order of
-        :func:`vision.runtime.seats.seating`), or None."""
-        if self.ruling.starter is None:
-            return None
-        return [seat.number for seat in seating(self.reading.players)].index(self.ruling.starter) + 1
+        """The starter as ``live``/``analyze``/``batch`` count players (``--first-player``, 1 to N), or None."""
+        return None if self.ruling.starter is None else self.players.index(self.ruling.starter) + 1
 
     def seat_names(self) -> dict[int, str]:
-        numbers = [seat.number for seat in seating(self.reading.players)]
-        return {
-            seat.number: f"player {numbers.index(seat.number) + 1} ({seat.name})"
-            for seat in seating(self.reading.players)
-        }
+        return {number: f"player {k + 1} ({SEATS[number].name})" for k, number in enumerate(self.players)}
 
     def to_json(self) -> dict[str, Any]:
         names = self.seat_names()
         return {
             **self.ruling.to_json(),
             "first_player": self.first_player,
+            "players": [{"player": k + 1, "seat": seat, "name": names[seat]} for k, seat in enumerate(self.players)],
             "order": [{"seat": seat, "name": names[seat]} for seat in self.order],
             "reading": self.reading.to_json(),
         }
@@ -259,6 +255,13 @@ class CameraDraw:
         return "\n".join(lines)
 
 
+def player_seats(players: int, profile: str, orientation: Orientation = OVERHEAD) -> tuple[int, ...]:
+    """The seat of player 1, 2, ... as ``live`` and ``analyze`` number them when given the camera's orientation
+    (``--seat1``, ``--mirrored``; :class:`vision.game.moves.GameKeeper`): player 1 at ``orientation.first``, the
+    others round the table the profile's way (:func:`vision.runtime.seats.turn_order`)."""
+    return tuple(seat.number for seat in turn_order(players, get_profile(profile).direction, orientation))
+
+
 def rule_camera_draw(
     reading: DrawReading,
     profile: str,
@@ -266,11 +269,9 @@ def rule_camera_draw(
     orientation: Orientation = OVERHEAD,
     among: Iterable[int] | None = None,
 ) -> CameraDraw:
-    """The rules on the seats' tiles (``among``: the seat numbers still in the draw, for a play-off)."""
-    seats = [seat.number for seat in seating(reading.players)]
-    ruling = rule_draw(reading.drawn, profile, among=seats if among is None else among)
-    order: tuple[int, ...] = ()
-    if ruling.starter is not None:
-        play = turn_order(reading.players, get_profile(profile).direction, orientation)
-        order = starting_order([seat.number for seat in play], ruling.starter)
-    return CameraDraw(reading, ruling, order)
+    """The rules on the seats' tiles (``among``: the seat numbers still in the draw, for a play-off); players
+    numbered as :func:`player_seats` does."""
+    numbering = player_seats(reading.players, profile, orientation)
+    ruling = rule_draw(reading.drawn, profile, among=numbering if among is None else among)
+    order = () if ruling.starter is None else starting_order(numbering, ruling.starter)
+    return CameraDraw(reading, ruling, numbering, order)

@@ -28,12 +28,24 @@ def photos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_draw_names_the_first_player_and_the_order(photos: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["draw", str(photos["decided"]), "--players", "4", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["starter"] == 1 and result["first_player"] == 2
+    assert result["starter"] == 1 and result["first_player"] == 4  # players 1-4 clockwise from the bottom
     assert [item["seat"] for item in result["order"]] == [1, 0, 3, 2]  # clockwise from above (pl-championship)
     assert main(["draw", str(photos["decided"]), "--players", "4"]) == 0
     text = capsys.readouterr().out
-    assert "player 2 (right) starts (highest number: 13)" in text
-    assert "--first-player 2" in text
+    assert "player 4 (right) starts (highest number: 13)" in text
+    assert "--seat1 bottom --first-player 4" in text
+
+
+def test_players_are_numbered_from_seat1_as_live_numbers_them(
+    photos: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Player 1 at the right edge: the right seat's blue 13 is player 1's; the live command says --seat1 right.
+    assert main(["draw", str(photos["decided"]), "--players", "4", "--seat1", "right", "--mirrored"]) == 0
+    text = capsys.readouterr().out
+    assert "player 1 (right) starts" in text
+    assert "--seat1 right --mirrored --first-player 1" in text
+    # Mirrored, clockwise from above is counter-clockwise in the picture: right, top, left, bottom.
+    assert "order of play: player 1 (right), player 2 (top), player 3 (left), player 4 (bottom)" in text
 
 
 def test_a_tie_exits_1_and_names_the_play_off(photos: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:

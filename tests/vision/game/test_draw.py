@@ -30,8 +30,9 @@ def test_each_tile_goes_to_the_seat_in_front_of_it() -> None:
                                                                     3: "orange-12"}  # fmt: skip
     draw = rule_camera_draw(reading, "pl-championship")
     assert draw.ruling.starter == 1
-    assert draw.first_player == 2  # live's --first-player counts players in seating order: bottom, right, top, left
-    # Clockwise seen from above (seed 004), from the right: bottom, left, top.
+    # live --seat1 bottom numbers players clockwise seen from above (seed 004): bottom, left, top, right.
+    assert draw.players == (0, 3, 2, 1)
+    assert draw.first_player == 4
     assert draw.order == (1, 0, 3, 2)
 
 
@@ -56,7 +57,7 @@ def test_six_players_two_on_each_long_edge() -> None:
     assert {seat: str(d) for seat, d in reading.drawn.items()} == expected
     draw = rule_camera_draw(reading, "official-6p")
     assert draw.ruling.starter == 7  # top left
-    assert draw.first_player == 5  # seating (4, 5, 1, 6, 7, 3)
+    assert draw.first_player == 4  # clockwise from the bottom edge: (5, 4, 3, 7, 6, 1)
 
 
 @pytest.mark.parametrize(
@@ -162,10 +163,10 @@ def _read(reader, photo, players: int):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(
     ("players", "tiles", "first_player"),
     [
-        # Four players, blue 13 on the right: player 2 starts.
-        (4, {0: "red-7", 1: "blue-13", 2: "black-2", 3: "orange-12"}, 2),
-        # Six players; black 11 on the right edge (seat 1) is the third in seating order.
-        (6, {4: "red-3", 5: "blue-9", 1: "black-11", 6: "orange-5", 7: "red-10", 3: "blue-1"}, 3),
+        # Four players, blue 13 on the right: player 4 (clockwise from the bottom) starts.
+        (4, {0: "red-7", 1: "blue-13", 2: "black-2", 3: "orange-12"}, 4),
+        # Six players; black 11 on the right edge (seat 1) is the last clockwise from the bottom edge.
+        (6, {4: "red-3", 5: "blue-9", 1: "black-11", 6: "orange-5", 7: "red-10", 3: "blue-1"}, 6),
     ],
 )
 def test_a_synthetic_draw_photo_gives_the_right_first_player(reader, players, tiles, first_player) -> None:  # type: ignore[no-untyped-def]
