@@ -289,7 +289,8 @@ class PixelReader:
 
 
 class SceneFeed:
-    """Feeds a scene to a pipeline, ``hz`` samples per second of scene time; keeps every event."""
+    """Feeds a scene to a pipeline, ``hz`` samples per second of scene time; keeps every event as the game log
+    writes it (the game's typed events as their ``to_json`` lines)."""
 
     def __init__(self, pipeline: object, scene: TableScene, hz: float = 6.0) -> None:
         self.pipeline, self.scene, self.hz = pipeline, scene, hz
@@ -304,7 +305,7 @@ class SceneFeed:
         """Samples for ``seconds`` of the scene as it is; the events they produced."""
         new: list[dict] = []
         for _ in range(max(1, round(seconds * self.hz))):
-            new += self.pipeline.process(self.scene.frame(), self.time_s, self.frame)
+            new += map(log_line, self.pipeline.process(self.scene.frame(), self.time_s, self.frame))
             self.time_s += 1 / self.hz
         self.events += new
         return new
@@ -320,12 +321,17 @@ class SceneFeed:
         return new
 
     def clock(self) -> list[dict]:
-        new = self.pipeline.clock(self.time_s, self.frame)
+        new = [log_line(e) for e in self.pipeline.clock(self.time_s, self.frame)]
         self.events += new
         return new
 
     def of_kind(self, kind: str) -> list[dict]:
         return [e for e in self.events if e["event"] == kind]
+
+
+def log_line(event: object) -> dict:
+    """An event as the game log writes it: a typed game event's ``to_json``, a warning's line as it is."""
+    return event if isinstance(event, dict) else event.to_json()
 
 
 @pytest.fixture(scope="session")

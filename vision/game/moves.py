@@ -3,8 +3,9 @@
 The game itself (whose turn it is, who has opened, what must be restored, the referee's overrides and their undo)
 is :class:`referee.game.Game`, a pure state machine. :class:`GameKeeper` holds the current ``Game`` for the live
 loop and the analysis: it maps the side of the table the hands came from to a seat (:mod:`vision.runtime.seats`), hands
-the game what the pipeline saw (:meth:`GameKeeper.settled`, :meth:`GameKeeper.clock`, ...) and returns the events
-to log as JSON-ready dictionaries, the game log's format (``vision.game.gamelog``). Every state change goes through
+the game what the pipeline saw (:meth:`GameKeeper.settled`, :meth:`GameKeeper.clock`, ...) and returns the typed
+events of :mod:`referee.events` that happened (each written to the game log as its ``to_json`` line, the only place
+they are dictionaries: ``vision.game.gamelog``, ``vision.session.driver``). Every state change goes through
 :meth:`GameKeeper.apply`, for new events and for events replayed from a game log alike, so a game resumed after a
 crash is exactly the game that was interrupted.
 
@@ -13,7 +14,7 @@ No imaging here: tables in, events out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import replace
 from typing import Any
 
@@ -22,6 +23,7 @@ from referee.game import (
     Event,
     Game,
     GameStateError,
+    Move,
     Pending,
     event_from_json,
     looks_restored,
@@ -115,9 +117,9 @@ class GameKeeper:
         return None if pending is None or pending.overruled else pending
 
     @property
-    def last_move(self) -> dict[str, Any] | None:
-        """The last move's event as ruled now (after corrections), as the log writes it."""
-        return None if self.game.last_move is None else self.game.last_move.to_json()
+    def last_move(self) -> Move | None:
+        """The last move as ruled now (after corrections)."""
+        return self.game.last_move
 
     @property
     def active_since_move(self) -> bool:
@@ -174,7 +176,7 @@ class GameKeeper:
         left_out: int = 0,
         table_at_limit: Table | None = None,
         touched_after_limit: bool | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Event]:
         """The table is still again after activity (``hands``: an arm was seen over it, from ``seat``;
         ``left_out``: boxes left out of the reading as most likely not tiles; ``table_at_limit``: the table read
         when the turn's time limit passed, None where hands were over it; ``touched_after_limit``: hands over the
@@ -186,11 +188,11 @@ class GameKeeper:
             )
         )  # fmt: skip
 
-    def refine(self, table: Table, *, time_s: float, frame: int) -> list[dict[str, Any]]:
+    def refine(self, table: Table, *, time_s: float, frame: int) -> list[Event]:
         """The same table read with more certainty (more readings of the still table agree)."""
         return self._take(self.game.on_refined(table, time_s=time_s, frame=frame))
 
-    def activity(self, *, time_s: float, frame: int) -> list[dict[str, Any]]:
+    def activity(self, *, time_s: float, frame: int) -> list[Event]:
         """Hands came over the table: logged once per move, so a resumed game knows it too."""
         return self._take(self.game.on_activity(time_s=time_s, frame=frame))
 
@@ -203,7 +205,7 @@ class GameKeeper:
         left_out: int = 0,
         table_at_limit: Table | None = None,
         touched_after_limit: bool | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Event]:
         """The clock key: the move of the player on move ends now (``table``: the settled table, if newer;
         ``table_at_limit``, ``touched_after_limit``: as for :meth:`settled`)."""
         return self._take(
@@ -213,29 +215,30 @@ class GameKeeper:
             )
         )  # fmt: skip
 
-    def _take(self, step: tuple[Game, list[Event]]) -> list[dict[str, Any]]:
+    def _take(self, step: tuple[Game, list[Event]]) -> list[Event]:
         self.game, events = step
-        return [event.to_json() for event in events]
+        return events
 
     # -- state ----------------------------------------------------------------------------------------------
-    def apply(self, event: dict[str, Any]) -> None:
-        """Update the game by one logged event (new, or replayed from a log).
+    def apply(self, event: Event | Mapping[str, Any]) -> Event:
+        """Update the game by one event (new, or replayed from a log: a game log's line is read with
+        :func:`referee.events.event_from_json`); the event as the game took it, to log.
 
         An event this game cannot take is a :class:`GameStateError` naming it, and the game stays as it was. An
-        override is completed before it is logged: a correction gets the move's new ruling (``ruling``), an undo
-        the override it takes back (``undoes``), a word on the table its seed rule (``rule``; an empty pool also the
-        player who drew the last tile), written into ``event``, so a replay uses them as they were.
+        event is completed before it is logged (:meth:`referee.game.Game.complete`): a correction gets the move's
+        new ruling, an undo the override it takes back, a word on the table its seed rule (an empty pool also the
+        player who drew the last tile); so a replay uses them as they were. A log line given as a dictionary is
+        completed in place too (the fields it lacked are added: the line being written).
         """
-        typed = event_from_json(event)
+        typed = event_from_json(event) if isinstance(event, Mapping) else event
         completed = self.game.complete(typed)
         self.game = self.game.apply(completed)
-        if completed is not typed:
-            written = completed.to_json()
-            for key in ("ruling", "undoes", "rule", "player"):  # a word on the table: its seed rule, the drawer
-                if key in written and key not in event:
-                    event[key] = written[key]
+        if completed is not typed and isinstance(event, MutableMapping):
+            for key, value in completed.to_json().items():
+                event.setdefault(key, value)
+        return completed
 
-    def replay(self, events: Iterable[dict[str, Any]]) -> None:
+    def replay(self, events: Iterable[Event | Mapping[str, Any]]) -> None:
         for event in events:
             self.apply(event)
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from referee.events import Event as GameEvent
 from referee.table import Table
 from vision.game.moves import GameKeeper
 from vision.game.timelimit import LimitWatch
@@ -46,7 +47,10 @@ from vision.runtime.track import fuse, unanimous
 if TYPE_CHECKING:
     from vision.runtime.calibrate import Calibration
 
-Event = dict[str, Any]
+Line = dict[str, Any]
+"""An event the pipeline says itself (a warning: occluded, camera-moved...), as the game log writes it."""
+Event = Line | GameEvent
+"""What the pipeline hands on: the game's typed events (from the keeper) and its own lines."""
 MAX_STATE_READINGS = 9
 READING_SPACING = 0.75
 """Share of ``1 / sample_hz`` that must pass between two readings of a settling table: a camera metered
@@ -216,8 +220,10 @@ class TablePipeline:
         if self.limit is not None and self.limit.due(time_s) and table is not None:
             self.limit.reached(None, table, time_s)  # pressed after the limit, before any sample saw it pass: still
         at_limit, touched = self._limit_evidence(table, None)
-        events = self.keeper.clock(
-            time_s=time_s, frame=frame, table=table, table_at_limit=at_limit, touched_after_limit=touched
+        events: list[Event] = list(
+            self.keeper.clock(
+                time_s=time_s, frame=frame, table=table, table_at_limit=at_limit, touched_after_limit=touched
+            )
         )
         for event in events:
             if self.on_event:
@@ -270,17 +276,17 @@ class TablePipeline:
         if current is not None and _same_tiles(table, current):
             self.disagreement = None
             if len(table.uncertain) < len(current.uncertain):
-                return self.keeper.refine(table, **at)
+                return list(self.keeper.refine(table, **at))
             return []
         if self.disagreement is None or not _same_tiles(table, self.disagreement):
             self.disagreement = table
             return [{"event": "reading-disagrees", **at, "table": table.to_json()}]
         self.disagreement = None
         at_limit, touched = self._limit_evidence(table, None)
-        events = self.keeper.settled(
+        events: list[Event] = list(self.keeper.settled(
             table, **at, start_s=None, seat=None, hands=False, left_out=len(reading.left_out), table_at_limit=at_limit,
             touched_after_limit=touched,
-        )  # fmt: skip
+        ))  # fmt: skip
         self.meter.set_background(image)
         return events
 
@@ -325,10 +331,10 @@ class TablePipeline:
         self.stats.settles += 1
         seat = self.seats.most_common(1)[0][0] if self.seats else None
         at_limit, touched = self._limit_evidence(table, seat)
-        events = self.keeper.settled(
+        events: list[Event] = list(self.keeper.settled(
             table, time_s=time_s, frame=frame, start_s=self.activity_start, seat=seat, hands=self.hands,
             left_out=left_out, table_at_limit=at_limit, touched_after_limit=touched,
-        )  # fmt: skip
+        ))  # fmt: skip
         if self.clock_pressed is not None:
             pressed_s, pressed_frame = self.clock_pressed
             self.clock_pressed = None
@@ -357,7 +363,7 @@ class TablePipeline:
             self.activity_start = time_s
             self.seats = Counter()
             self.hands = False
-        events = self.keeper.activity(time_s=time_s, frame=frame) if self.phase == "stable" else []
+        events: list[Event] = list(self.keeper.activity(time_s=time_s, frame=frame)) if self.phase == "stable" else []
         self.phase, self.readings, self.state_readings, self.busy_s = "active", [], [], time_s
         self._count_hands(activity)
         return events
@@ -453,7 +459,7 @@ class TablePipeline:
         result = self.motion_check.check(image)
         if not result.moved:
             return []
-        event: Event = {"event": "camera-moved", "time_s": round(time_s, 3), "frame": frame,
+        event: Line = {"event": "camera-moved", "time_s": round(time_s, 3), "frame": frame,
                         "shift_px": round(float(result.shift_px), 1)}  # fmt: skip
         shift = getattr(result, "shift", None)
         # A translation moves the play area with it (tiles near its edge stay on it); a view no translation

@@ -34,10 +34,9 @@ import numpy as np
 
 from vision.game.gamelog import GameLog, GameLogError, GameSetup
 from vision.game.moves import GameKeeper, GameStateError
-from vision.game.pipeline import Event
 from vision.runtime.capture import CaptureError, Frame, FrameSource, open_source, parse_spec, redact
 from vision.session.common import END_OF_VIDEO, GameOptions, calibrate_for
-from vision.session.driver import GameSession, Listener, new_keeper
+from vision.session.driver import GameSession, Line, Listener, new_keeper
 from vision.session.pacing import CAUGHT_UP_S, LAG_BOUND_S, WATCH_EVERY_S, KeepingUp, LatestFrame
 
 __all__ = [
@@ -123,7 +122,7 @@ class LoggedGame:
         return cls(log, keeper, setup, resume)
 
 
-def resume_point(events: list[Event], source: str) -> Resumption:
+def resume_point(events: list[Line], source: str) -> Resumption:
     """Where the game in ``events`` goes on when it is resumed on ``source``."""
     times = [t for e in events if isinstance(t := e.get("time_s"), int | float) and math.isfinite(t)]
     logged = next((e for e in reversed(events) if e.get("event") in ("start", "resume")), {})
@@ -401,13 +400,12 @@ class LiveSession(GameSession):
             if kind == "clock":
                 self.pipeline.clock(self.latest_time_s, frame)
             elif kind == "override":
-                event = {"event": "override", "time_s": round(self.latest_time_s, 3), **details}
+                line = {"event": "override", "time_s": round(self.latest_time_s, 3), **details}
                 try:
-                    self.keeper.apply(event)
+                    self.record(self.keeper.apply(line))  # completed: a correction's ruling, an undo's override
                 except GameStateError as error:  # the game cannot take it: said, logged, and the game goes on
-                    event = {"event": "override-refused", "time_s": event["time_s"], "reason": str(error),
-                             "override": details}  # fmt: skip
-                self.record(event)
+                    self.record({"event": "override-refused", "time_s": line["time_s"], "reason": str(error),
+                                 "override": details})  # fmt: skip
 
     def _source_event(self, kind: str, info: dict[str, Any]) -> None:
         at = float(info["time_s"]) + self.clock_offset_s if "time_s" in info else self.latest_time_s

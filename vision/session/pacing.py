@@ -8,8 +8,10 @@ import math
 import threading
 from typing import Any
 
-from vision.game.pipeline import Event
 from vision.runtime.capture import Frame
+
+Line = dict[str, Any]
+"""An event as the game log writes it (these are the source's and reading's warnings, never the game's)."""
 
 LAG_BOUND_S = 0.8
 """Reading is *behind* when the frame the pipeline looks at is more than this older than the camera's picture, or
@@ -50,7 +52,7 @@ class KeepingUp:
         self.warned_after_s: list[float] = []
         """How far behind reading was when each ``behind`` warning was recorded."""
 
-    def looking_at(self, time_s: float, dropped: int, *, source_back_s: float = -math.inf) -> list[Event]:
+    def looking_at(self, time_s: float, dropped: int, *, source_back_s: float = -math.inf) -> list[Line]:
         """The pipeline looks at the frame of camera time ``time_s`` (``dropped``: frames dropped so far): an
         ``unread`` event for the stretch since the frame before when it is longer than the bound (a ``behind``
         warning first, unless said already or the stretch began before the source came back from a dropout at
@@ -61,7 +63,7 @@ class KeepingUp:
             if previous is None:
                 return []
             gap = time_s - previous
-            events: list[Event] = []
+            events: list[Line] = []
             if gap > self.bound_s:
                 self.windows += 1
                 self.unread_s += gap
@@ -78,7 +80,7 @@ class KeepingUp:
                                "behind_s_max": state["behind_s"], "unread_s": state["unread_s"]})  # fmt: skip
             return events
 
-    def check(self, now_s: float, dropped: int) -> Event | None:
+    def check(self, now_s: float, dropped: int) -> Line | None:
         """The camera's clock reads ``now_s``: a ``behind`` warning the moment the frame being looked at is older
         than the bound (once per incident; later checks only update :attr:`state`)."""
         with self._lock:
@@ -101,7 +103,7 @@ class KeepingUp:
             self.state = {**self.state, "behind_s": round(behind, 3), "unread_s": round(unread, 3),
                           "frames_dropped": dropped}  # fmt: skip
 
-    def _open(self, time_s: float, lag: float, dropped: int) -> Event:
+    def _open(self, time_s: float, lag: float, dropped: int) -> Line:
         self.incidents += 1
         self.warned_after_s.append(round(lag, 3))
         self.state = {"since_s": round(time_s - lag, 3), "behind_s": round(lag, 3), "unread_s": 0.0,

@@ -357,8 +357,8 @@ def test_an_old_log_resumes_to_the_game_it_held(tmp_path: Path) -> None:
         assert keeper.clock_mode and keeper.table is not None and len(keeper.table) == 6
         # the game goes on: player 1 draws at the clock key
         (_, move) = keeper.clock(time_s=50.0, frame=1500)
-        assert (move["number"], move["player"], move["kind"], move["ruling"]["verdict"]) == (3, 0, "draw", "ok")
-        log.append(move)
+        assert (move.number, move.player, move.kind, move.ruling.verdict.value) == (3, 0, "draw", "ok")
+        log.append(move.to_json())
     again = GameKeeper("official", 2)
     again.replay(read_log(path))
     assert again.status() == keeper.status()

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from referee.events import ClockPress, Event, Move, Override, Undo, event_from_json
+from referee.moves import Verdict
 from referee.profiles import ProfileError
 from referee.table import LOOSE, Table
 from vision.game.moves import GameKeeper, GameStateError
@@ -24,16 +26,21 @@ def T(text: str) -> Table:
     return Table.parse(text)
 
 
+def lines(events: list[Event]) -> list[dict[str, Any]]:
+    """The keeper's typed events as the game log writes them (what most of these tests check)."""
+    return [event.to_json() for event in events]
+
+
 def new_keeper(first: str = "", players: int = 2, **options: Any) -> GameKeeper:
     """A keeper that has read its first table at t=0."""
     keeper = GameKeeper("official", players, **options)
-    events = keeper.settled(T(first), time_s=0.0, frame=0, start_s=None, seat=None, hands=False)
+    events = lines(keeper.settled(T(first), time_s=0.0, frame=0, start_s=None, seat=None, hands=False))
     assert [e["event"] for e in events] == ["table"]
     return keeper
 
 
 def settle(keeper: GameKeeper, text: str, t: float, *, seat: int | None = 0, hands: bool = True) -> list[dict]:
-    return keeper.settled(T(text), time_s=t, frame=round(t * 30), start_s=t - 3, seat=seat, hands=hands)
+    return lines(keeper.settled(T(text), time_s=t, frame=round(t * 30), start_s=t - 3, seat=seat, hands=hands))
 
 
 def only_move(events: list[dict]) -> dict:
@@ -50,10 +57,33 @@ def layout(table_json: dict) -> Table:
 
 def test_the_first_settled_table_is_the_games_starting_table_not_a_move() -> None:
     keeper = GameKeeper("official", 2)
-    events = keeper.settled(T("[black-5 blue-5 orange-5]"), time_s=1.5, frame=45, start_s=None, seat=None, hands=True)
+    events = lines(
+        keeper.settled(T("[black-5 blue-5 orange-5]"), time_s=1.5, frame=45, start_s=None, seat=None, hands=True)
+    )
     assert len(events) == 1 and events[0]["event"] == "table" and events[0]["reason"] == "first reading"
     assert keeper.table is not None and keeper.table.same_layout(T("[black-5 blue-5 orange-5]"))
     assert (keeper.moves, keeper.player, keeper.opened) == (0, 0, [False, False])
+
+
+def test_the_keeper_hands_out_typed_events_and_the_log_line_is_their_json() -> None:
+    keeper = new_keeper()
+    [move] = keeper.settled(T(OPENING), time_s=10.0, frame=300, start_s=7.0, seat=0, hands=True)
+    assert isinstance(move, Move) and keeper.last_move == move
+    assert (move.number, move.player, move.kind, move.ruling.verdict) == (1, 0, "play", Verdict.OK)
+    assert event_from_json(json.loads(json.dumps(move.to_json()))) == move  # what a resumed game reads back
+    [clock] = keeper.clock(time_s=11.0, frame=330, table=T(OPENING))
+    assert isinstance(clock, ClockPress) and clock.confirms == 1
+
+
+def test_apply_returns_the_event_completed_and_completes_a_log_line_in_place() -> None:
+    keeper = new_keeper()
+    keeper.settled(T("[red-1 red-2 red-3]"), time_s=10.0, frame=300, start_s=7.0, seat=0, hands=True)  # a revert
+    line: dict[str, Any] = {"event": "override", "time_s": 12.0, "action": "ok", "move": 1}
+    taken = keeper.apply(line)
+    assert isinstance(taken, Override) and taken.action == "ok" and line == taken.to_json()
+    undo = keeper.apply(Undo(time_s=13.0))
+    assert isinstance(undo, Undo) and undo.undoes == {"action": "ok", "move": 1, "time_s": 12.0}
+    assert keeper.last_move is not None and keeper.last_move.ruling.verdict is Verdict.REVERT
 
 
 def test_an_opening_is_ruled_ok_and_the_player_has_opened() -> None:
@@ -224,7 +254,7 @@ def with_uncertain(text: str, label: str) -> Table:
 def test_an_uncertain_tile_makes_a_bad_looking_move_a_review_never_a_revert() -> None:
     keeper = new_keeper(OPENING)
     after = with_uncertain(f"{OPENING} [blue-3 blue-4 blue-6]", "blue-6")  # blue-6 may really be blue-5
-    move = only_move(keeper.settled(after, time_s=10.0, frame=300, start_s=7.0, seat=0, hands=True))
+    move = only_move(lines(keeper.settled(after, time_s=10.0, frame=300, start_s=7.0, seat=0, hands=True)))
     ruling = move["ruling"]
     assert ruling["verdict"] == "review" and ruling["penalty_tiles"] == 0
     assert [u["tile"] for u in ruling["uncertain"]] == ["blue-6"]
@@ -283,7 +313,7 @@ def test_a_limit_agreed_at_the_table_replaces_the_profiles(limit: float | None, 
 def test_the_first_clock_press_right_after_a_settled_move_confirms_it() -> None:
     keeper = new_keeper()
     settle(keeper, OPENING, 10.0)
-    events = keeper.clock(time_s=11.0, frame=330, table=T(OPENING))
+    events = lines(keeper.clock(time_s=11.0, frame=330, table=T(OPENING)))
     assert events == [{"event": "clock", "time_s": 11.0, "frame": 330, "confirms": 1}]
     assert (keeper.moves, keeper.player, keeper.clock_mode) == (1, 1, True)
 
@@ -297,7 +327,7 @@ def test_in_clock_mode_changes_are_one_turn_and_the_press_ends_it() -> None:
     assert [(e["event"], e["reason"]) for e in step] == [("table", "changed during the turn")]
     step = settle(keeper, f"{SECOND_OPENING} [black-1 black-2 black-3]", 25.0, seat=2)
     assert [e["event"] for e in step] == ["table"] and keeper.moves == 1 and keeper.player == 1
-    events = keeper.clock(time_s=30.0, frame=900)
+    events = lines(keeper.clock(time_s=30.0, frame=900))
     assert [e["event"] for e in events] == ["clock", "move"]
     move = events[1]
     assert (move["number"], move["player"], move["ended_by"], move["ruling"]["verdict"]) == (2, 1, "clock", "ok")
@@ -317,7 +347,7 @@ def test_in_clock_mode_a_press_with_the_table_unchanged_is_a_draw() -> None:
     keeper.clock(time_s=11.0, frame=330)
     keeper.activity(time_s=1.0, frame=30)
     assert settle(keeper, OPENING, 15.0, seat=2) == []  # hands came and went; the table is as it was
-    events = keeper.clock(time_s=16.0, frame=480, table=T(OPENING))
+    events = lines(keeper.clock(time_s=16.0, frame=480, table=T(OPENING)))
     assert [e["event"] for e in events] == ["clock", "move"]
     assert (events[1]["kind"], events[1]["player"], events[1]["ruling"]["verdict"]) == ("draw", 1, "ok")
 
@@ -327,7 +357,7 @@ def test_a_clock_press_with_a_newer_table_logs_it_and_rules_on_it() -> None:
     settle(keeper, OPENING, 10.0)
     keeper.clock(time_s=11.0, frame=330)
     keeper.activity(time_s=1.0, frame=30)
-    events = keeper.clock(time_s=20.0, frame=600, table=T(SECOND_OPENING))
+    events = lines(keeper.clock(time_s=20.0, frame=600, table=T(SECOND_OPENING)))
     assert [e["event"] for e in events] == ["clock", "table", "move"]
     assert layout(events[2]["after"]).same_layout(T(SECOND_OPENING)) and events[2]["ruling"]["verdict"] == "ok"
 
@@ -336,7 +366,7 @@ def test_a_clock_press_after_hands_were_over_the_table_does_not_confirm_the_old_
     keeper = new_keeper()
     settle(keeper, OPENING, 10.0)
     keeper.activity(time_s=12.0, frame=360)  # player 1 reached over the table, then pressed without changing anything
-    events = keeper.clock(time_s=14.0, frame=420)
+    events = lines(keeper.clock(time_s=14.0, frame=420))
     assert [e["event"] for e in events] == ["clock", "move"] and "confirms" not in events[0]
     assert (events[1]["number"], events[1]["player"], events[1]["kind"]) == (2, 1, "draw")
 
@@ -349,8 +379,8 @@ def test_a_more_certain_reading_of_the_same_table_refines_it_and_a_different_one
     unsure = with_uncertain(OPENING, "red-11")
     keeper.settled(unsure, time_s=1.0, frame=30, start_s=None, seat=None, hands=False)
     assert keeper.table is not None and keeper.table.uncertain
-    assert keeper.refine(T(SECOND_OPENING), time_s=4.0, frame=120) == []
-    events = keeper.refine(T(OPENING), time_s=4.0, frame=120)
+    assert lines(keeper.refine(T(SECOND_OPENING), time_s=4.0, frame=120)) == []
+    events = lines(keeper.refine(T(OPENING), time_s=4.0, frame=120))
     assert [(e["event"], e["reason"]) for e in events] == [("table", "refined")]
     assert not keeper.table.uncertain and keeper.moves == 0
 
@@ -358,7 +388,7 @@ def test_a_more_certain_reading_of_the_same_table_refines_it_and_a_different_one
 def play_a_game(keeper: GameKeeper) -> list[dict]:
     """Moves, a revert and its restore, a review, draws, then clock mode: every event, as a log would hold it."""
     log: list[dict] = [{"event": "start", "profile": "official", "players": 3}]
-    log += keeper.settled(T(""), time_s=0.0, frame=0, start_s=None, seat=None, hands=False)
+    log += lines(keeper.settled(T(""), time_s=0.0, frame=0, start_s=None, seat=None, hands=False))
     log.append({"event": "calibration", "time_s": 0.0})  # events the keeper does not know are ignored
     log += settle(keeper, OPENING, 10.0)
     log += settle(keeper, f"{OPENING} [blue-1 blue-2 blue-3]", 20.0, seat=1)  # reverted
@@ -367,11 +397,11 @@ def play_a_game(keeper: GameKeeper) -> list[dict]:
     log += settle(keeper, OPENING, 27.0, seat=2)  # restored (whoever's hands: the layout is what counts)
     unsure = with_uncertain(f"{OPENING} [black-1 black-2 black-4]", "black-4")
     keeper.activity(time_s=1.0, frame=30)
-    log += keeper.settled(unsure, time_s=40.0, frame=1200, start_s=35.0, seat=2, hands=True)  # review
-    log += keeper.clock(time_s=41.0, frame=1230)  # confirms the review
+    log += lines(keeper.settled(unsure, time_s=40.0, frame=1200, start_s=35.0, seat=2, hands=True))  # review
+    log += lines(keeper.clock(time_s=41.0, frame=1230))  # confirms the review
     keeper.activity(time_s=1.0, frame=30)
     log += settle(keeper, f"{OPENING} [black-1 black-2 black-4] [orange-9 orange-10 orange-11]", 50.0, seat=0)
-    log += keeper.clock(time_s=52.0, frame=1560)  # ends player 0's turn
+    log += lines(keeper.clock(time_s=52.0, frame=1560))  # ends player 0's turn
     nxt = f"{OPENING} [black-1 black-2 black-4] [orange-9 orange-10 orange-11] loose: joker"
     log += settle(keeper, nxt, 60.0, seat=1)
     return log
@@ -385,7 +415,7 @@ def state(keeper: GameKeeper) -> dict[str, Any]:
         "turn_table": keeper.turn_table.to_json(with_extras=True) if keeper.turn_table else None,
         "uncertain": sorted(keeper.table.uncertain) if keeper.table else None,
         "pending": None if pending is None else (pending.table.to_json(), pending.player, pending.after_move),
-        "last_move": keeper.last_move,
+        "last_move": None if keeper.last_move is None else keeper.last_move.to_json(),
     }
 
 
@@ -415,7 +445,7 @@ def test_a_resumed_game_goes_on_where_it_stopped() -> None:
     resumed.replay([json.loads(json.dumps(event)) for event in log])
     nxt = "[red-9 red-10 red-11 red-12] [black-1 black-2 black-4] [orange-9 orange-10 orange-11] loose: joker"
     assert settle(resumed, nxt, 70.0) == settle(played, nxt, 70.0)  # clock mode: the same table event
-    assert resumed.clock(time_s=75.0, frame=2250) == played.clock(time_s=75.0, frame=2250)
+    assert lines(resumed.clock(time_s=75.0, frame=2250)) == lines(played.clock(time_s=75.0, frame=2250))
 
 
 @pytest.mark.parametrize(
@@ -442,9 +472,9 @@ def test_loose_tiles_after_a_move_are_an_invalid_set() -> None:
 def test_a_reviewed_move_put_back_completely_is_a_restore_and_gives_back_the_opening_status() -> None:
     keeper = new_keeper(OPENING)
     after = with_uncertain(f"{OPENING} [blue-3 blue-4 blue-6]", "blue-6")
-    move = only_move(keeper.settled(after, time_s=10.0, frame=300, start_s=7.0, seat=0, hands=True))
+    move = only_move(lines(keeper.settled(after, time_s=10.0, frame=300, start_s=7.0, seat=0, hands=True)))
     assert move["ruling"]["verdict"] == "review" and keeper.opened[0]
-    events = keeper.settled(Table.parse(OPENING), time_s=20.0, frame=600, start_s=15.0, seat=0, hands=True)
+    events = lines(keeper.settled(Table.parse(OPENING), time_s=20.0, frame=600, start_s=15.0, seat=0, hands=True))
     assert [e["event"] for e in events] == ["restore"] and events[0]["complete"]
     assert keeper.pending is None and not keeper.opened[0] and keeper.moves == 1
 
@@ -452,13 +482,13 @@ def test_a_reviewed_move_put_back_completely_is_a_restore_and_gives_back_the_ope
 def test_hands_over_the_table_are_logged_once_and_a_resumed_game_remembers_them() -> None:
     keeper = new_keeper()
     logged = settle(keeper, OPENING, 10.0)
-    first = keeper.activity(time_s=12.0, frame=360)
-    assert [e["event"] for e in first] == ["activity"] and keeper.activity(time_s=12.5, frame=375) == []
+    first = lines(keeper.activity(time_s=12.0, frame=360))
+    assert [e["event"] for e in first] == ["activity"] and lines(keeper.activity(time_s=12.5, frame=375)) == []
     resumed = new_keeper()
     resumed.replay([*logged, *first])
     assert resumed.active_since_move  # so a clock press after the restart is a move, not a confirmation
-    events = resumed.clock(time_s=14.0, frame=420)
-    assert "confirms" not in events[0] and events[1]["kind"] == "draw"
+    press, move = resumed.clock(time_s=14.0, frame=420)
+    assert isinstance(press, ClockPress) and press.confirms is None and isinstance(move, Move) and move.kind == "draw"
 
 
 def test_a_table_put_back_but_read_with_a_stray_unsure_tile_is_still_the_restore() -> None:
@@ -467,17 +497,19 @@ def test_a_table_put_back_but_read_with_a_stray_unsure_tile_is_still_the_restore
     # read back: the opening, one of its tiles unsure, plus a weak detection (glare) as an unsure loose tile
     table = T(f"{OPENING} loose: joker")
     read = Table(table.sets, table.loose, frozenset({(0, 2), (LOOSE, 0)}))
-    events = keeper.settled(read, time_s=20.0, frame=600, start_s=15.0, seat=0, hands=True)
+    events = lines(keeper.settled(read, time_s=20.0, frame=600, start_s=15.0, seat=0, hands=True))
     assert [(e["event"], e["complete"]) for e in events] == [("restore", True)] and keeper.pending is None
     # a tile read for sure that is not in the layout is not a restore
-    events = keeper.settled(T(f"{OPENING} [blue-7 blue-8]"), time_s=30.0, frame=900, start_s=25.0, seat=2, hands=True)
+    events = lines(
+        keeper.settled(T(f"{OPENING} [blue-7 blue-8]"), time_s=30.0, frame=900, start_s=25.0, seat=2, hands=True)
+    )
     assert only_move(events)["player"] == 1
 
 
 def test_after_a_review_the_player_taking_tiles_back_is_restoring_not_moving() -> None:
     keeper = new_keeper(OPENING)
     after = with_uncertain(f"{OPENING} [blue-3 blue-4 blue-6] [black-1 black-2 black-3]", "blue-6")
-    move = only_move(keeper.settled(after, time_s=10.0, frame=300, start_s=7.0, seat=0, hands=True))
+    move = only_move(lines(keeper.settled(after, time_s=10.0, frame=300, start_s=7.0, seat=0, hands=True)))
     assert move["ruling"]["verdict"] == "review"
     events = settle(keeper, f"{OPENING} [blue-3 blue-4 blue-6]", 20.0, seat=0)  # the same player takes a set back
     assert [(e["event"], e["complete"]) for e in events] == [("restore", False)] and keeper.moves == 1

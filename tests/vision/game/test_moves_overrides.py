@@ -27,7 +27,8 @@ class Game:
     def settle(self, text: str | Table, *, hands: bool = True) -> list[dict[str, Any]]:
         table = Table.parse(text) if isinstance(text, str) else text
         self.time_s += 10.0
-        events = self.keeper.settled(table, time_s=self.time_s, frame=0, start_s=None, seat=None, hands=hands)
+        events = [e.to_json() for e in self.keeper.settled(table, time_s=self.time_s, frame=0, start_s=None,
+                                                           seat=None, hands=hands)]  # fmt: skip
         self.events += events
         return events
 
@@ -35,9 +36,8 @@ class Game:
         return self.settle(Table.from_json(table))
 
     def override(self, **details: Any) -> dict[str, Any]:
-        """As the live loop does it: the keeper applies the event, then the same dictionary is logged."""
-        event = {"event": "override", "time_s": self.time_s, **details}
-        self.keeper.apply(event)
+        """As the live loop does it: the keeper applies the event, then logs it as the game took it (completed)."""
+        event = self.keeper.apply({"event": "override", "time_s": self.time_s, **details}).to_json()
         self.events.append(event)
         return event
 
@@ -48,7 +48,12 @@ class Game:
 
 
 def same_state(a: GameKeeper, b: GameKeeper) -> bool:
-    return a.status() == b.status() and (a.last_move or {}).get("ruling") == (b.last_move or {}).get("ruling")
+    return a.status() == b.status() and last_move(a).get("ruling") == last_move(b).get("ruling")
+
+
+def last_move(keeper: GameKeeper) -> dict[str, Any]:
+    """The keeper's last move as the log writes it ({} before the first)."""
+    return {} if keeper.last_move is None else keeper.last_move.to_json()
 
 
 def test_ok_lifts_a_revert_and_the_player_has_opened() -> None:
@@ -99,7 +104,7 @@ def test_a_corrected_misread_re_rules_the_last_move() -> None:
     event = game.override(action="correct", move=1, table="after", place=[1, 2], label="r12")
     assert event["ruling"]["verdict"] == "ok"  # written into the event, so the log carries it
     assert game.keeper.pending is None and game.keeper.opened == [True, False]
-    tile = game.keeper.last_move["after"]["sets"][1][2]
+    tile = last_move(game.keeper)["after"]["sets"][1][2]
     assert tile["label"] == "red-12" and tile["corrected_from"] == "blue-12"
     # The table state stays as the camera reads it (the next reading still sees blue-12).
     assert game.keeper.table is not None and "blue-12" in str(game.keeper.table)
@@ -136,7 +141,7 @@ def test_correcting_an_uncertain_tile_turns_a_review_into_a_ruling() -> None:
     assert move["ruling"]["verdict"] == "review" and move["ruling"]["uncertain"]
     event = game.override(action="correct", move=1, table="after", place=[1, 2], label="red-12")
     assert event["ruling"]["verdict"] == "ok" and not event["ruling"]["uncertain"]
-    assert game.keeper.last_move["after"]["sets"][1][2]["box"] == [0, 0, 10, 14]  # the reading's box is kept
+    assert last_move(game.keeper)["after"]["sets"][1][2]["box"] == [0, 0, 10, 14]  # the reading's box is kept
     assert same_state(game.keeper, game.replayed())
 
 
@@ -166,7 +171,7 @@ def test_a_correction_at_a_place_off_the_table_changes_nothing(place: list[int])
     event = game.override(action="correct", move=1, table="after", place=place, label="red-12")
     assert "ruling" not in event and game.keeper.status() == before
     with pytest.raises(IndexError):
-        GameKeeper.relabel(game.keeper.last_move["after"], place, "red-12")
+        GameKeeper.relabel(last_move(game.keeper)["after"], place, "red-12")
 
 
 def test_relabel_rejects_an_unknown_label() -> None:
@@ -193,7 +198,7 @@ def test_undo_walks_back_one_override_at_a_time() -> None:
     assert same_state(game.keeper, game.replayed())
     undo = game.override(action="undo")
     assert undo["undoes"]["action"] == "correct" and game.keeper.status() == reverted
-    assert game.keeper.last_move["ruling"]["verdict"] == "revert"
+    assert last_move(game.keeper)["ruling"]["verdict"] == "revert"
     assert same_state(game.keeper, game.replayed())
     undo = game.override(action="undo")  # nothing left to undo
     assert "undoes" not in undo and game.keeper.status() == reverted

@@ -137,7 +137,8 @@ def test_every_event_goes_to_the_listener_in_order(scenes: Any) -> None:
     feed.hands("bottom", OPENED)
     feed.run(2.0)
     feed.clock()
-    assert heard == feed.events and [e["event"] for e in heard] == ["table", "activity", "move", "clock"]
+    lines = [e if isinstance(e, dict) else e.to_json() for e in heard]  # the game's events are typed
+    assert lines == feed.events and [e["event"] for e in lines] == ["table", "activity", "move", "clock"]
 
 
 # -- readings --------------------------------------------------------------------------------------------------
@@ -452,6 +453,7 @@ def test_weak_boxes_alone_or_unnamed_are_left_out_and_unreadable_tiles_and_weak_
 
 
 def test_a_revert_with_boxes_left_out_of_the_reading_is_a_review() -> None:
+    from referee.moves import Verdict
     from referee.table import Table
     from vision.game.moves import GameKeeper
 
@@ -461,16 +463,17 @@ def test_a_revert_with_boxes_left_out_of_the_reading_is_a_review() -> None:
     # player 0's opening with a tile missing from the reading (left out as glare): it looks like a pair
     after = Table.parse("[red-10 red-11 red-12] [blue-7 blue-8]")
     [move] = keeper.settled(after, time_s=5.0, frame=150, start_s=3.0, seat=0, hands=True, left_out=1)
-    assert move["ruling"]["verdict"] == "review" and move["ruling"]["penalty_tiles"] == 0
-    assert move["left_out"] == 1 and "left out" in move["ruling"]["notes"][-1]
+    assert move.ruling.verdict is Verdict.REVIEW and move.ruling.penalty_tiles == 0
+    assert move.left_out == 1 and "left out" in move.ruling.notes[-1]
     # without boxes left out, the same reading is a revert
     keeper = GameKeeper("official", 2)
     keeper.settled(opening, time_s=1.0, frame=30, start_s=None, seat=None, hands=False)
     [move] = keeper.settled(after, time_s=5.0, frame=150, start_s=3.0, seat=0, hands=True)
-    assert move["ruling"]["verdict"] == "revert"
+    assert move.ruling.verdict is Verdict.REVERT
 
 
 def test_a_move_over_time_is_reverted_whatever_boxes_were_left_out() -> None:
+    from referee.moves import Verdict
     from referee.table import Table
     from vision.game.moves import GameKeeper
 
@@ -478,8 +481,8 @@ def test_a_move_over_time_is_reverted_whatever_boxes_were_left_out() -> None:
     keeper.settled(Table.parse("[red-10 red-11 red-12]"), time_s=1.0, frame=30, start_s=None, seat=None, hands=False)
     after = Table.parse("[red-10 red-11 red-12] [blue-10 blue-11 blue-12]")
     [move] = keeper.settled(after, time_s=90.0, frame=2700, start_s=80.0, seat=0, hands=True, left_out=2)
-    assert [v["code"] for v in move["ruling"]["violations"]] == ["timeout"]
-    assert move["ruling"]["verdict"] == "revert"
+    assert [v.code.value for v in move.ruling.violations] == ["timeout"]
+    assert move.ruling.verdict is Verdict.REVERT
 
 
 def test_only_boxes_on_the_play_area_are_read_and_a_row_across_its_edge_is_kept_whole() -> None:

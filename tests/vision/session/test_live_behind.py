@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from referee.events import Move
+from referee.moves import Verdict
 from referee.table import Table
 from vision.game.gamelog import GameLog, read_log
 from vision.game.moves import GameKeeper
@@ -48,14 +50,14 @@ def test_a_move_after_an_unread_stretch_is_review(after: str, hands: bool, kind:
     if seen_verdict is not None:  # the same move fully seen is ruled on its own (the case is not REVIEW anyway)
         seen = keeper_after_first_reading()
         [move] = seen.settled(Table.parse(after), time_s=9.0, frame=90, start_s=5.0, seat=0, hands=hands)
-        assert move["ruling"]["verdict"] == seen_verdict
+        assert move.ruling.verdict.value == seen_verdict
     keeper = keeper_after_first_reading()
     unread(keeper, 3.0, 5.5)
     [move] = keeper.settled(Table.parse(after), time_s=9.0, frame=90, start_s=6.0, seat=0 if hands else None,
                             hands=hands)  # fmt: skip
-    assert move["event"] == "move" and move["kind"] == kind
-    assert move["ruling"]["verdict"] == "review" and move["ruling"]["penalty_tiles"] == 0
-    assert any("not read for 2.5 s" in note for note in move["ruling"]["notes"])
+    assert isinstance(move, Move) and move.kind == kind
+    assert move.ruling.verdict is Verdict.REVIEW and move.ruling.penalty_tiles == 0
+    assert any("not read for 2.5 s" in note for note in move.ruling.notes)
     assert keeper.pending is None or not keeper.pending.owed  # nothing is owed on a REVIEW
     assert keeper.unread_s == 0.0
 
@@ -72,7 +74,7 @@ def test_the_move_after_a_review_for_unread_is_ruled_on_its_own() -> None:
     unread(keeper, 3.0, 5.5)
     keeper.settled(Table.parse(OPENED), time_s=9.0, frame=90, start_s=6.0, seat=0, hands=True)
     [draw] = keeper.settled(Table.parse(OPENED), time_s=15.0, frame=150, start_s=12.0, seat=2, hands=True)
-    assert (draw["kind"], draw["ruling"]["verdict"], draw["ruling"]["notes"]) == ("draw", "ok", [])
+    assert (draw.kind, draw.ruling.verdict, draw.ruling.notes) == ("draw", Verdict.OK, ())
 
 
 def test_a_clock_press_after_an_unread_stretch_is_review_too() -> None:
@@ -80,8 +82,8 @@ def test_a_clock_press_after_an_unread_stretch_is_review_too() -> None:
     keeper.clock(time_s=2.0, frame=20)  # the first press: a draw; from now on the clock ends moves
     unread(keeper, 3.0, 4.2)
     events = keeper.clock(time_s=8.0, frame=80, table=Table.parse(START))
-    [move] = [e for e in events if e["event"] == "move"]
-    assert (move["kind"], move["ruling"]["verdict"]) == ("draw", "review")
+    [move] = [e for e in events if isinstance(e, Move)]
+    assert (move.kind, move.ruling.verdict) == ("draw", Verdict.REVIEW)
 
 
 def test_unread_stretches_replay_from_the_log() -> None:
@@ -89,7 +91,8 @@ def test_unread_stretches_replay_from_the_log() -> None:
     first = Table.parse(START).to_json()
     log = [{"event": "table", "time_s": 1.0, "frame": 10, "reason": "first reading", "table": first}]
     log += [unread(keeper, 3.0, 4.5), unread(keeper, 6.0, 7.0)]
-    log += keeper.settled(Table.parse(OPENED), time_s=9.0, frame=90, start_s=6.0, seat=0, hands=True)
+    log += [e.to_json() for e in keeper.settled(Table.parse(OPENED), time_s=9.0, frame=90, start_s=6.0, seat=0,
+                                                hands=True)]  # fmt: skip
     log += [unread(keeper, 10.0, 11.5)]
     replayed = GameKeeper("official", 2)
     replayed.replay(log)

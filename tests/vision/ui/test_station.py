@@ -65,7 +65,7 @@ class Game:
         self.session.pipeline.phase = "stable"  # as the pipeline is once a table has settled (the clock key rules)
         for event in events:
             self.session.record(event)
-        return events
+        return [event.to_json() for event in events]  # as logged
 
     def handle(self) -> None:
         self.session._handle_commands()
