@@ -59,3 +59,34 @@ def test_five_and_six_players_are_filmed_with_the_5_6_player_edition(tmp_path: P
         assert main(argv) == 0
         header = (out / "truth.jsonl").read_text().splitlines()[0]
         assert f'"players": {players}' in header and '"profile": "official-6p"' in header
+
+
+@pytest.mark.parametrize("name", ["analyze", "live"])
+@pytest.mark.parametrize(
+    ("more", "limit", "logged"),
+    [
+        ([], 60.0, 60.0),  # not given: the profile's own (pl-championship), passed on as its seconds
+        (["--time-limit", "90"], 90.0, 90.0),
+        (["--time-limit", "none"], None, "none"),  # no limit
+        (["--profile", "official-6p", "--players", "6", "--time-limit", "45"], 45.0, 45.0),
+    ],
+)
+def test_the_game_options_give_the_profile_with_the_agreed_limit(
+    name: str, more: list[str], limit: float | None, logged: float | str, tmp_path: Path
+) -> None:
+    from dataclasses import replace
+
+    from referee.profiles import PROFILES
+    from vision.cli import build_parser
+    from vision.cli.options import game_from
+
+    args = build_parser().parse_args(command(name, tmp_path, *more, "--first-player", "2"))
+    game = game_from(args)
+    assert game.rules == replace(PROFILES[args.profile], time_limit_s=limit)
+    assert (game.players, game.first_player, game.session_time_limit) == (args.players, 1, logged)
+
+
+def test_a_first_player_beyond_the_table_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    err = refusal(command("analyze", tmp_path, "--players", "3", "--first-player", "4"), capsys)
+    assert "--first-player is 1 to 3 at a 3-player table, not 4" in err
+    assert not list(tmp_path.iterdir())
