@@ -390,7 +390,8 @@ def timeline(
     segments: list[Segment] = []
     truth: list[dict[str, Any]] = []
     now = 0.0
-    referee = _Referee(fps)
+    # Only a late move is filmed on the pipeline's sampling grid (any frame rate films the rest).
+    referee = _Referee(fps) if any(move.late is not None for move in game.moves) else None
 
     def state_of(table: Table, seat: Seat) -> int:
         if states and states[-1][0] == table:
@@ -402,7 +403,7 @@ def timeline(
     for number, move in enumerate(game.moves):
         seat = seats[move.player]
         before = state_of(move.before, seat)
-        if move.late is not None:
+        if move.late is not None and referee is not None:
             truth.append(_late_segments(move, move.late, seat, segments, state_of, now, referee.limit_at(move.late)))
             now = segments[-1].end_s
             continue
@@ -416,7 +417,8 @@ def timeline(
         after = state_of(move.after, seat)
         segments.append(Segment(switch, settled, after, seat))
         segments.append(Segment(settled, end, after))
-        referee.settles(settled)
+        if referee is not None:
+            referee.settles(settled)
         truth.append(
             {
                 "event": "move",

@@ -158,3 +158,11 @@ def test_a_late_move_that_cannot_be_filmed_is_one_line(
                  "--late-move", "valid-at-limit", "--size", "320x180", *options])  # fmt: skip
     error = capsys.readouterr().err.strip()
     assert code == 2 and message in error and "\n" not in error
+
+
+def test_a_game_without_a_late_move_is_filmed_at_any_frame_rate(tmp_path: Path) -> None:
+    from vision.cli import main
+
+    code = main(["synth-game", "--out", str(tmp_path / "game"), "--players", "2", "--violations", "0",
+                 "--minutes", "0.3", "--size", "320x180", "--fps", "10", "--json"])  # fmt: skip
+    assert code == 0 and (tmp_path / "game" / "truth.jsonl").is_file()
