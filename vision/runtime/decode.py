@@ -6,7 +6,9 @@ not the analysis, sets the pace there. :class:`SparseVideo` decodes less:
 
 - **while the table is still** it decodes keyframes only (packets in between are read from the file, kept, and not
   decoded: ``skip_frame`` ``NONKEY`` done by hand), and compares each keyframe's luma at low resolution
-  (:data:`PROBE_WIDTH` px wide) with the last frame handed out. Unchanged, the keyframe is the next sample.
+  (:data:`PROBE_WIDTH` px wide) with the last frame handed out, on the part of the frame the analysis looks at
+  (the play area's box: players sorting their racks beside it change nothing). Unchanged, the keyframe is the next
+  sample.
   Changed, the keyframes' gap is decoded after all, from the kept packets, and sampled as before: the analysis sees
   the frames it would have seen from a full decode, so the start of a move is never skipped over;
 - **while something happens** every packet is decoded (with several threads), and frames nobody refers to
@@ -21,8 +23,9 @@ probe cannot see is what leaves no trace: an arm over the table and away again b
 
 :func:`open_video` picks the decoder: PyAV where it is installed (the ``decode`` extra), else OpenCV
 (:class:`vision.runtime.capture.FrameSource`, every frame decoded). :func:`sample` walks either at the pipeline's
-pace. Frames are the capture module's :class:`~vision.runtime.capture.Frame` (index, container time
-``index / fps``, BGR image), and errors its :class:`~vision.runtime.capture.CaptureError` (one line).
+pace. Measured by ``bench decode`` (:mod:`vision.eval.decode_bench`). Frames are the capture module's
+:class:`~vision.runtime.capture.Frame` (index, container time ``index / fps``, BGR image), and errors its
+:class:`~vision.runtime.capture.CaptureError` (one line).
 """
 
 from __future__ import annotations
