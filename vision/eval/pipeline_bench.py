@@ -84,7 +84,19 @@ def _row(truth: dict[str, Any], move: dict[str, Any] | None) -> dict[str, Any]:
         player_right=move["player"] == truth["player"],
         number=move["number"],
     )
+    if ruling["verdict"] == "review":
+        row["review_causes"] = review_causes(ruling, tables_right=before_ok and after_ok)
     return row
+
+
+def review_causes(ruling: dict[str, Any], *, tables_right: bool) -> list[str]:
+    """Why a move was ruled REVIEW, from its ruling: tiles read with low confidence in what the move changed
+    (``uncertain tiles``), a finding that is not the player's fault (``not the player's: CODE``), and whether
+    the tables were misread as well (``tables misread``); ``other`` when the ruling names none of these."""
+    causes = ["uncertain tiles"] if ruling.get("uncertain") else []
+    causes += [f"not the player's: {v['code']}" for v in ruling["violations"] if not v.get("players_fault", True)]
+    causes += [] if tables_right else ["tables misread"]
+    return causes or ["other"]
 
 
 def _phantom(move: dict[str, Any]) -> dict[str, Any]:
@@ -288,6 +300,7 @@ def _summary_of(games: list[dict[str, Any]]) -> dict[str, Any]:
     clean = [r for g in games for r in g["rows"] if r["true_verdict"] == "ok"]
     summary["clean_moves_ruled_review"] = sum(1 for r in clean if r.get("verdict") == "review")
     summary["clean_moves"] = len(clean)
+    summary["clean_review_causes"] = dict(Counter(c for r in clean for c in r.get("review_causes", ())))
     return summary
 
 
@@ -339,6 +352,11 @@ def _format_summary(s: dict[str, Any]) -> str:
         + (
             f", clean moves ruled review {s['clean_moves_ruled_review']} of {s['clean_moves']}"
             if "clean_moves" in s
+            else ""
+        )
+        + (
+            " (causes: " + ", ".join(f"{c} {n}" for c, n in sorted(s["clean_review_causes"].items())) + ")"
+            if s.get("clean_review_causes")
             else ""
         ),
         f"latency from settling to ruling: median {s['latency_s_median']} s, max {s['latency_s_max']} s",

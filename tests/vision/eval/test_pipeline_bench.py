@@ -8,7 +8,13 @@ from typing import Any
 
 import pytest
 
-from vision.eval.pipeline_bench import MATCH_WINDOW_S, format_pipeline_benchmark, score_game, summarise
+from vision.eval.pipeline_bench import (
+    MATCH_WINDOW_S,
+    _summary_of,
+    format_pipeline_benchmark,
+    score_game,
+    summarise,
+)
 
 EMPTY = {"sets": [], "loose": []}
 OPENED = {"sets": [["red-10", "red-11", "red-12"]], "loose": []}
@@ -138,6 +144,28 @@ def test_the_benchmark_text_names_the_headline_numbers() -> None:
     text = format_pipeline_benchmark({"summary": summary, "games": []})
     assert "5.0x real time" in text and "recall 1.0" in text and "false reverts 0" in text and "invalid-set" in text
     assert "by the right player 1" in text
+
+
+def test_each_clean_move_ruled_review_names_its_causes() -> None:
+    uncertain = detected(1, 10.4, verdict="review")
+    uncertain["ruling"]["uncertain"] = [{"table": "after", "place": [0, 1], "tile": "red-11"}]
+    not_theirs = detected(2, 20.4, verdict="review", after=GROUP)
+    not_theirs["ruling"]["violations"] = [{"code": "unknown-tile", "players_fault": False}]
+    events = [uncertain, not_theirs, detected(3, 30.4, verdict="ok", before=GROUP, after=GROUP)]
+    truths = [truth(0, 10.0), truth(1, 20.0), truth(2, 30.0, before=GROUP, after=GROUP)]
+    game = score_game(truths, events)
+    assert [r.get("review_causes") for r in game["rows"]] == [
+        ["uncertain tiles"],
+        ["not the player's: unknown-tile", "tables misread"],  # the truth's after-table is OPENED
+        None,
+    ]
+    game.update(video_s=60.0, seconds=12.0, samples=360, frame_size=[1280, 720])
+    summary = _summary_of([game])
+    causes = {"uncertain tiles": 1, "not the player's: unknown-tile": 1, "tables misread": 1}
+    assert summary["clean_review_causes"] == causes
+    assert "(causes: not the player's: unknown-tile 1, tables misread 1, uncertain tiles 1)" in (
+        format_pipeline_benchmark({"summary": summary, "games": []})
+    )
 
 
 def one_set_game(tmp_path: Path, scenes: Any, *, frames: int) -> Path:
