@@ -12,9 +12,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from tests.vision.synth.test_synth_scene import test_polygons_match_the_drawn_faces as check_polygons
 
 from referee.tiles import ALL_LABELS
+from tests.vision.synth.test_synth_scene import test_polygons_match_the_drawn_faces as check_polygons
 from vision.synth import editions, effects, faces
 from vision.synth.recipe import RecipeError, load_recipe
 from vision.synth.scene import SceneParams, render_scene

@@ -9,8 +9,8 @@ from dataclasses import replace
 import cv2
 import numpy as np
 import pytest
-from tests.vision.synth.test_synth_scene import polygon_mask
 
+from tests.vision.synth.test_synth_scene import polygon_mask
 from vision.synth.recipe import load_recipe
 from vision.synth.scene import RenderedScene, SceneParams, render_scene
 

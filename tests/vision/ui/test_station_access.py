@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
-from tests.vision.ui.test_station import START, Game  # the station tests' game without a camera
 
+from tests.vision.ui.test_station import START, Game  # the station tests' game without a camera
 from vision.ui.station import Station, StationError, create_app, station_address, tile_view
 from vision.ui.station_access import (
     FREE_FAILURES,

@@ -28,7 +28,6 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium to drive (apt-get install chromium)")
 
 from tests.vision.ui.test_station_browser import OPENING, START, Game, eventually  # noqa: E402
-
 from vision.ui.station import StationServer, serve_in_thread  # noqa: E402
 
 REBOUND = "evil.example"

@@ -16,7 +16,6 @@ import pytest
 pytest.importorskip("wsproto")
 
 from tests.vision.ui.test_station import START, Game
-
 from vision.eval.station_bench import BrowserLikeClient
 from vision.ui.station import StationServer, serve_in_thread
 
