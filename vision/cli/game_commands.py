@@ -92,7 +92,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     reader = pipeline_reader(args.models, **engine_kwargs(args))  # a missing model fails before the video is opened
     options = AnalyzeOptions(
-        profile=game.rules.name, players=game.players, first_player=game.first_player,
+        profile=game.rules.name, players=game.players, first_player=game.first_player, orientation=game.orientation,
         time_limit_s=game.session_time_limit, calibration=args.calibration, progress=not args.quiet and not args.json,
         decoder=args.decoder,
     )  # fmt: skip
@@ -183,7 +183,8 @@ def cmd_live(args: argparse.Namespace) -> int:
     setup = game.setup
     options = LiveOptions(
         source=args.source, profile=setup.profile, players=setup.players, first_player=setup.first_player,
-        time_limit_s=setup.time_limit, calibration=args.calibration, realtime=not args.fast, resume=game.resumption,
+        orientation=setup.orientation, time_limit_s=setup.time_limit, calibration=args.calibration,
+        realtime=not args.fast, resume=game.resumption,
     )  # fmt: skip
     session = LiveSession(options, reader, game.log, game.keeper)
     heard: list[dict[str, Any]] = []
@@ -251,7 +252,9 @@ def _open_game(args: argparse.Namespace, choice: GameChoice | None) -> Any:
 
     if choice is None:
         return LoggedGame.resume(args.resume, args.source)
-    setup = GameSetup(choice.rules.name, choice.players, choice.first_player, choice.session_time_limit)
+    setup = GameSetup(
+        choice.rules.name, choice.players, choice.first_player, choice.session_time_limit, choice.orientation
+    )
     return LoggedGame.start(args.log or Path(f"game-{_stamp()}.jsonl"), args.source, setup)
 
 

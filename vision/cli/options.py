@@ -10,6 +10,7 @@ from pathlib import Path
 
 from referee import cli as rules_cli
 from referee.profiles import Profile
+from vision.runtime.seats import Edge, Orientation
 
 FIRST_PLAYER = rules_cli.COUNT
 """``--first-player``: a whole number from 1 when parsed; at most ``--players``, checked by :func:`game_from`."""
@@ -37,6 +38,15 @@ def add_game_options(parser: argparse.ArgumentParser) -> None:
     )
     rules_cli.add_time_limit_option(parser)
     parser.add_argument(
+        "--seat1", choices=[edge.label for edge in Edge], metavar="EDGE",
+        help="the edge of the picture player 1 sits at (bottom, right, top, left): the others follow round the table"
+        " the profile's way (default: bottom, the seats bottom, right, top, left as logs always had them)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--mirrored", action="store_true",
+        help="the picture is mirrored (a camera filming a mirror, a flipped preview): play runs the other way in it",
+    )  # fmt: skip
+    parser.add_argument(
         "--calibration", default="auto", metavar="HOW",
         help="markers, auto (markers, else the play area found on the table: racks, pool, cups at its edges left out),"
         " frame, or a calibration JSON file",
@@ -63,6 +73,8 @@ class GameChoice:
     rules: Profile
     players: int
     first_player: int
+    orientation: Orientation | None = None
+    """``--seat1``/``--mirrored`` (None: neither given)."""
 
     @property
     def session_time_limit(self) -> float | str:
@@ -79,4 +91,7 @@ def game_from(args: argparse.Namespace) -> GameChoice:
         raise rules_cli.CommandError(
             f"--first-player is 1 to {players} at a {players}-player table, not {args.first_player}"
         )
-    return GameChoice(rules_cli.rules_from(args), players, args.first_player - 1)
+    orientation = None
+    if getattr(args, "seat1", None) is not None or getattr(args, "mirrored", False):
+        orientation = Orientation.parse(args.seat1 or Edge.BOTTOM.label, bool(args.mirrored))
+    return GameChoice(rules_cli.rules_from(args), players, args.first_player - 1, orientation)

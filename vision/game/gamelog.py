@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from vision.runtime.seats import PLAYERS
+from vision.runtime.seats import PLAYERS, Orientation
 
 if TYPE_CHECKING:
     from referee.events import Event
@@ -206,6 +206,9 @@ class GameSetup:
     """0-based, as in the log."""
     time_limit: float | str | None = None
     """None: the profile's limit; ``"none"``: no limit; else seconds (finite, not negative)."""
+    orientation: Orientation | None = None
+    """How the camera sees the table (the start line's ``orientation``); None: player 1 at the bottom, the seats in
+    :func:`~vision.runtime.seats.seating`'s order, as logs always had it."""
 
     @classmethod
     def from_start(cls, start: dict[str, Any], path: str | Path) -> GameSetup:
@@ -233,7 +236,13 @@ class GameSetup:
             raise GameLogError(
                 f'{where}: the start line\'s time_limit_s is {_shown(limit)}, not seconds (finite, >= 0) or "none"'
             )
-        return cls(profile, players, first, limit if limit in (None, "none") else float(limit))
+        orientation = None
+        if start.get("orientation") is not None:
+            try:
+                orientation = Orientation.from_json(start["orientation"])
+            except ValueError as error:
+                raise GameLogError(f"{where}: the start line's orientation: {error}") from None
+        return cls(profile, players, first, limit if limit in (None, "none") else float(limit), orientation)
 
 
 def _is_int(value: Any) -> bool:

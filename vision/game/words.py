@@ -40,7 +40,7 @@ def record_word(
     try:
         setup = GameSetup.from_start(events[0], path)
         limit = USE_PROFILE if setup.time_limit is None else None if setup.time_limit == "none" else setup.time_limit
-        keeper = GameKeeper(setup.profile, setup.players, setup.first_player, limit)
+        keeper = GameKeeper(setup.profile, setup.players, setup.first_player, limit, orientation=setup.orientation)
         for event, number in zip(events, log.lines, strict=True):
             try:
                 keeper.apply(event)

@@ -140,6 +140,20 @@ class Orientation:
     def describe(self) -> str:
         return f"player 1 at the {self.first.label}{', mirrored picture' if self.mirrored else ''}"
 
+    def to_json(self) -> dict[str, object]:
+        """As a game log's start line writes it: ``{"first": "left", "mirrored": false}``."""
+        return {"first": self.first.label, "mirrored": self.mirrored}
+
+    @classmethod
+    def from_json(cls, data: object) -> Orientation:
+        """:meth:`to_json` read back; a ``ValueError`` in one line for anything else."""
+        if not isinstance(data, dict) or set(data) - {"first", "mirrored"}:
+            raise ValueError(f"an orientation is {{'first': EDGE, 'mirrored': true|false}}, not {str(data)[:60]}")
+        first = data.get("first", Edge.BOTTOM.label)
+        if not isinstance(first, str):
+            raise ValueError(f"the first player's side is an edge's name, not {first!r}")
+        return cls.parse(first, data.get("mirrored", False))  # type: ignore[arg-type]
+
 
 _EDGE_ANGLE = {Edge.RIGHT: 0.0, Edge.TOP: 90.0, Edge.BOTTOM: 270.0, Edge.LEFT: 180.0}
 """Each edge's middle as an angle from the table's centre in the picture, counter-clockwise from the right (y up)."""

@@ -74,7 +74,9 @@ def analyze_video(
     out = Path(out)
     check_output_folder(out, overwrite=overwrite)
     # a game that cannot be (a bad time limit) fails before the video is opened
-    keeper = new_keeper(options.profile, options.players, options.first_player, options.time_limit_s)
+    keeper = new_keeper(
+        options.profile, options.players, options.first_player, options.time_limit_s, options.orientation
+    )
     started = time.perf_counter()
     source = open_video(video, decoder=options.decoder)
     try:
@@ -90,6 +92,7 @@ def analyze_video(
             "profile": options.profile,
             "players": options.players,
             "first_player": options.first_player,
+            **({} if options.orientation is None else {"orientation": options.orientation.to_json()}),
             "mode": "analyze",
             "fps": source.fps,
             "size": list(source.size),

@@ -9,6 +9,7 @@ from typing import Any
 
 from referee import cli as rules_cli
 from vision.game.pipeline import PipelineConfig
+from vision.runtime.seats import Orientation
 
 END_OF_VIDEO = "end of the video"
 """The reason a game ends when its video file ran out."""
@@ -23,6 +24,9 @@ class GameOptions:
     first_player: int = 0
     time_limit_s: Any = None
     """None: the profile's limit; a number, or "none" for no limit (a limit agreed at the table)."""
+    orientation: Orientation | None = None
+    """How the camera sees the table (the edge player 1 sits at, mirrored or not): the players then sit round it the
+    profile's way; None: the seats in :func:`vision.runtime.seats.seating`'s order, as logs always had them."""
     calibration: str = "auto"
     """"markers", "auto" (markers if found, else the play area found on the table: racks, pool and clutter at its edges
     left out), "frame" or a JSON file."""

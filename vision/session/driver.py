@@ -24,6 +24,7 @@ from vision.game.gamelog import GameLog
 from vision.game.moves import GameKeeper
 from vision.game.pipeline import PipelineConfig, TablePipeline
 from vision.runtime.capture import Frame
+from vision.runtime.seats import Orientation
 
 Line = dict[str, Any]
 """An event as the game log writes it."""
@@ -32,11 +33,14 @@ StopCheck = Callable[[], str | None]
 """Asked before each frame: why the game must stop now (``"Ctrl-C"``), or None to go on."""
 
 
-def new_keeper(profile: str, players: int, first_player: int = 0, time_limit: Any = None) -> GameKeeper:
+def new_keeper(
+    profile: str, players: int, first_player: int = 0, time_limit: Any = None, orientation: Orientation | None = None
+) -> GameKeeper:
     """The game for a driver's options or a log's start line: ``time_limit`` None keeps the profile's limit,
-    ``"none"`` means no limit, else seconds agreed at the table."""
+    ``"none"`` means no limit, else seconds agreed at the table; ``orientation``: how the camera sees the table
+    (None: the seats as logs always had them)."""
     limit = USE_PROFILE if time_limit is None else None if time_limit == "none" else float(time_limit)
-    return GameKeeper(profile, players, first_player=first_player, time_limit_s=limit)
+    return GameKeeper(profile, players, first_player=first_player, time_limit_s=limit, orientation=orientation)
 
 
 class GameSession:

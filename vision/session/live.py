@@ -88,7 +88,7 @@ class LoggedGame:
     @classmethod
     def start(cls, path: str | Path, source: str, setup: GameSetup, *, sync: bool = True) -> LoggedGame:
         """A new game logged to ``path`` (the source's secrets stay out of the log)."""
-        keeper = new_keeper(setup.profile, setup.players, setup.first_player, setup.time_limit)
+        keeper = new_keeper(setup.profile, setup.players, setup.first_player, setup.time_limit, setup.orientation)
         start = {
             "source": redact(source),
             **_video_of(source),
@@ -97,6 +97,7 @@ class LoggedGame:
             "first_player": setup.first_player,
             "mode": "live",
             "time_limit_s": setup.time_limit,
+            **({} if setup.orientation is None else {"orientation": setup.orientation.to_json()}),
         }
         return cls(GameLog.create(path, start, sync=sync), keeper, setup)
 
@@ -107,7 +108,7 @@ class LoggedGame:
         log, events = GameLog.resume(path, sync=sync)
         try:
             setup = GameSetup.from_start(events[0], path)
-            keeper = new_keeper(setup.profile, setup.players, setup.first_player, setup.time_limit)
+            keeper = new_keeper(setup.profile, setup.players, setup.first_player, setup.time_limit, setup.orientation)
             for event, line in zip(events, log.lines, strict=True):
                 try:
                     keeper.apply(event)

@@ -97,3 +97,22 @@ def test_the_record_command(tmp_path: Path) -> None:
         refused = rummikub_referee("record", str(path), *args)
         assert refused.returncode == 2 and message in refused.stderr, refused.stderr
         assert "Traceback" not in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_the_camera_s_orientation_comes_from_the_start_line_and_the_command_line(tmp_path: Path) -> None:
+    from vision.cli import build_parser
+    from vision.cli.options import game_from
+    from vision.game.gamelog import GameSetup
+    from vision.runtime.seats import Edge, Orientation
+
+    start = {"profile": "pl-championship", "players": 4, "orientation": {"first": "left", "mirrored": True}}
+    log = GameLog.create(tmp_path / "game.jsonl", start, sync=False)
+    log.close()
+    _, keeper = record_word(tmp_path / "game.jsonl", "announced-opening", player=1)
+    assert keeper.orientation == Orientation(Edge.LEFT, mirrored=True)
+    assert [seat.name for seat in keeper.seating] == ["left", "bottom", "right", "top"]
+    with pytest.raises(GameLogError, match=r"game.jsonl:1: the start line's orientation: the first player's side"):
+        GameSetup.from_start({**start, "orientation": {"first": "north"}}, tmp_path / "game.jsonl")
+    args = build_parser().parse_args(["live", "--source", "0", "--players", "4", "--seat1", "top", "--mirrored"])
+    assert game_from(args).orientation == Orientation(Edge.TOP, mirrored=True)
+    assert game_from(build_parser().parse_args(["live", "--source", "0", "--players", "4"])).orientation is None
