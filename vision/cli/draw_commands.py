@@ -70,14 +70,31 @@ def _play_area(choice: str, image: Any) -> tuple[Any, str]:
     return Calibration.load(choice), f"the play area of {choice}"
 
 
+def _live_takes_orientation() -> bool:
+    """Whether ``live``/``analyze`` take the camera's orientation (``--seat1``): they then number players round the
+    table the profile's way (:func:`vision.game.draw.player_seats`); without it, in seating order (bottom, right,
+    top, left), and ``draw`` numbers them so too, so its ``--first-player`` is the same player."""
+    from vision.cli import options
+
+    parser = argparse.ArgumentParser(add_help=False)
+    options.add_game_options(parser)
+    return "--seat1" in parser._option_string_actions
+
+
 def cmd_draw(args: argparse.Namespace) -> int:
     from vision.game.draw import ZOOM, player_seats, read_draw, rule_camera_draw
     from vision.runtime.recognition import TileReader, default_models_dir
-    from vision.runtime.seats import Orientation
+    from vision.runtime.seats import Orientation, seating
+
+    def seating_order(players: int) -> tuple[int, ...]:
+        return tuple(seat.number for seat in seating(players))
 
     players = rules_cli.players_under(args.profile, args.players)
     orientation = Orientation.parse(args.seat1, args.mirrored)
-    numbers = player_seats(players, args.profile, orientation)
+    live_orientation = _live_takes_orientation()
+    if not live_orientation and orientation != Orientation():
+        raise rules_cli.CommandError("--seat1 and --mirrored: live and analyze take no orientation in this version")
+    numbers = player_seats(players, args.profile, orientation) if live_orientation else seating_order(players)
     among = None
     if args.among is not None:
         wrong = [k for k in args.among if k > players]
@@ -94,21 +111,22 @@ def cmd_draw(args: argparse.Namespace) -> int:
     reader.check_models()
     play_area, where = _play_area(args.play_area, image)
     reading = read_draw(reader, image, players, play_area, zoom=1.0 if args.one_pass else ZOOM)
-    result = rule_camera_draw(reading, args.profile, orientation=orientation, among=among)
+    result = rule_camera_draw(reading, args.profile, orientation=orientation, among=among, numbering=numbers)
     lines = [f"seats at the edges of {where}", result.describe()]
     if result.first_player is not None:
         command = ["live", "--source", "SOURCE", "--players", str(players), "--profile", args.profile]
-        command += ["--seat1", orientation.first.label] + (["--mirrored"] if orientation.mirrored else [])
+        if live_orientation:
+            command += ["--seat1", orientation.first.label] + (["--mirrored"] if orientation.mirrored else [])
         lines.append(
             f"start the game with: {PROG} {shlex.join(command)} --first-player {result.first_player}"
             " (analyze: the same options)"
         )
     else:
         again = [numbers.index(seat) + 1 for seat in result.ruling.next_among]
-        options = ["--players", str(players), "--profile", args.profile, "--seat1", orientation.first.label]
-        options += (["--mirrored"] if orientation.mirrored else []) + (
-            [] if len(again) == players else ["--among", ",".join(map(str, again))]
-        )
+        options = ["--players", str(players), "--profile", args.profile]
+        if live_orientation:
+            options += ["--seat1", orientation.first.label] + (["--mirrored"] if orientation.mirrored else [])
+        options += [] if len(again) == players else ["--among", ",".join(map(str, again))]
         lines.append(f"after the draw again: {PROG} draw PHOTO {shlex.join(options)}")
     if args.notes:
         lines += [f"note: {note}" for note in result.ruling.notes]

@@ -15,7 +15,7 @@ No model here: the reader's labelled detections in, seats and rulings out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -268,10 +268,12 @@ def rule_camera_draw(
     *,
     orientation: Orientation = OVERHEAD,
     among: Iterable[int] | None = None,
+    numbering: Sequence[int] | None = None,
 ) -> CameraDraw:
     """The rules on the seats' tiles (``among``: the seat numbers still in the draw, for a play-off); players
-    numbered as :func:`player_seats` does."""
-    numbering = player_seats(reading.players, profile, orientation)
+    numbered as :func:`player_seats` does, or by ``numbering`` (the seat of player 1, 2, ..., who also play in that
+    order: :func:`vision.runtime.seats.seating` for a game started without the camera's orientation)."""
+    numbering = player_seats(reading.players, profile, orientation) if numbering is None else tuple(numbering)
     ruling = rule_draw(reading.drawn, profile, among=numbering if among is None else among)
     order = () if ruling.starter is None else starting_order(numbering, ruling.starter)
     return CameraDraw(reading, ruling, numbering, order)
