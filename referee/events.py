@@ -10,7 +10,7 @@ an event in one line for the console, the station and the report. The game that 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeGuard
 
@@ -603,7 +603,43 @@ def describe(event: Event) -> str:
         )
     if isinstance(event, OpeningDeclared):
         return f"Referee: player {event.player + 1} will open next round"
-    return event.kind
+    text = NOTE_TEXTS.get(event.kind)
+    return event.kind if text is None else text(event.fields)
+
+
+def _end_text(fields: Mapping[str, Any]) -> str:
+    moves = fields.get("moves")
+    return f"Game ended after {moves} move{'' if moves == 1 else 's'}"
+
+
+NOTE_TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "start": lambda e: f"Game started ({e.get('profile')}, {e.get('players')} players)",
+    "resume": lambda e: f"Game resumed after move {e.get('moves')}",
+    "end": _end_text,
+    "calibration": lambda e: f"Play area found ({e.get('method', 'calibrated')})",
+    "occluded": lambda e: f"Something over the table for {e.get('seconds')} s: tiles hidden",
+    "camera-moved": lambda e: f"Camera moved {e.get('shift_px')} px: {e.get('action')}",
+    "dropout": lambda e: "Camera stream lost",
+    "reconnected": lambda e: "Camera stream back",
+    "gave-up": lambda e: "Camera stream gone",
+    "corrupt-frames": lambda e: "Corrupt frames in the video",
+    "reading-disagrees": lambda e: "A reading disagrees with the table: checking again",
+    "clock-waiting": lambda e: f"Clock key pressed {e.get('seconds')} s ago: waiting for the table to settle",
+    "behind": lambda e: f"Reading {e.get('behind_s')} s behind the camera: a move now may be missed",
+    "caught-up": lambda e: f"Reading caught up with the camera ({e.get('unread_s')} s never read)",
+    "override-refused": lambda e: f"Override refused: {e.get('reason')}",
+}
+"""What :func:`describe` says for the log's other lines (:class:`Note`: the game's setup, the camera's and the
+reading's warnings), one text per kind for the console, the station and the report."""
+
+
+def describe_line(line: Mapping[str, Any]) -> str:
+    """:func:`describe` for a game log's line (what listeners and the report read); a line the game cannot take
+    is named by its kind."""
+    try:
+        return describe(event_from_json(line))
+    except GameStateError:
+        return str(line.get("event", "?"))
 
 
 def describe_override(event: Override | Undo) -> str:

@@ -22,16 +22,23 @@ if TYPE_CHECKING:
 PROG = rules_cli.PROG
 
 
+CONSOLE_EVENTS = ("move", "restore", "dropout", "reconnected", "camera-moved", "occluded", "gave-up", "behind",
+                  "caught-up", "end", "override-refused")  # fmt: skip
+"""What the console says as it happens (besides the first reading of the table): in the words of
+:func:`referee.events.describe`, as the station and the report say them."""
+
+
 def format_event(event: dict[str, Any]) -> str | None:
     """One line (a few for a ruling that sends the table back) for the events a referee needs to see."""
+    from referee.events import describe_line
+
     kind, at = event["event"], f"[{_clock(event.get('time_s', 0.0))}]"
+    first_reading = kind == "table" and event.get("reason") == "first reading"
+    if kind not in CONSOLE_EVENTS and not first_reading:
+        return None
+    line = f"{at} {describe_line(event)}"
     if kind == "move":
         ruling = event["ruling"]
-        verdict = ruling["verdict"].upper()
-        what = "drew a tile" if event["kind"] == "draw" else "played " + (" ".join(ruling["played"]) or "no tile")
-        line = (
-            f"{at} move {event['number']}: player {event['player'] + 1} {what} ({event['elapsed_s']:.0f} s): {verdict}"
-        )
         details = [f"    {v['code']}: {v['detail']}" for v in ruling["violations"]]
         if ruling["verdict"] == "review" and ruling["uncertain"]:
             details.append("    uncertain: " + " ".join(u["tile"] for u in ruling["uncertain"]))
@@ -42,26 +49,14 @@ def format_event(event: dict[str, Any]) -> str | None:
                 details.append("    back to the rack: " + " ".join(plan["to_rack"]))
             details.append(f"    penalty: {ruling['penalty_tiles']} tile(s)")
         return "\n".join([line, *details])
-    if kind == "restore":
-        state = "restored" if event["complete"] else "partly restored"
-        return f"{at} table {state} after move {event['after_move']}"
-    if kind in ("dropout", "reconnected", "camera-moved", "occluded", "gave-up"):
-        extra = {k: v for k, v in event.items() if k not in ("event", "time_s", "frame")}
-        return f"{at} {kind}: {json.dumps(extra, sort_keys=True)}"
-    if kind == "behind":  # said at once (vision.session.live.KeepingUp): the referee must know moves may go unseen
-        return (
-            f"{at} WARNING: reading is {event['behind_s']:.1f} s behind the camera ({event['frames_dropped']} frames"
-            " dropped): a move now may be missed; the next move is ruled REVIEW"
-        )
-    if kind == "caught-up":
-        return f"{at} reading caught up with the camera ({event.get('unread_s', 0.0):.1f} s of it never read)"
-    if kind == "table" and event.get("reason") == "first reading":
-        return f"{at} table read: {_table_text(event['table'])}"
+    if kind == "behind":  # said at once (vision.session.pacing.KeepingUp): the referee must know moves may go unseen
+        dropped = event.get("frames_dropped")
+        return f"{at} WARNING: {describe_line(event)} ({dropped} frames dropped; the next move is REVIEW)"
     if kind == "end":
-        return f"{at} game over ({event.get('reason', 'stopped')}): {event.get('moves', 0)} moves"
-    if kind == "override-refused":
-        return f"{at} override refused: {event.get('reason')}"
-    return None
+        return f"{line} ({event.get('reason', 'stopped')})"
+    if first_reading:
+        return f"{line}\n    {_table_text(event['table'])}"
+    return line
 
 
 def _clock(seconds: float) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from referee.events import GameStateError, describe, event_from_json
+from referee.events import GameStateError, describe, describe_line, event_from_json
 from referee.sets import TileSet
 from referee.tiles import Tile, TileError
 from vision.game.gamelog import GameLogError, read_log
@@ -39,15 +39,9 @@ REPORT_NAME = "report.html"
 LOG_NAME = "game-log.jsonl"
 VERDICTS = ("ok", "revert", "review")
 VERDICT_TITLES = {"ok": "OK", "revert": "REVERT", "review": "REVIEW"}
-WARNINGS = {
-    "occluded": "table hidden for a long time",
-    "camera-moved": "camera moved",
-    "reading-disagrees": "a reading disagreed with the table",
-    "dropout": "the stream dropped out",
-    "reconnected": "the stream came back",
-    "corrupt-frames": "corrupt frames",
-}
-"""Events that are not moves but tell the reader to look at the video (what the report calls them)."""
+WARNINGS = ("occluded", "camera-moved", "reading-disagrees", "dropout", "reconnected", "corrupt-frames")
+"""Events that are not moves but tell the reader to look at the video (said as :func:`referee.events.describe`
+says them, as the console and the station do)."""
 TABLE_WORDS = ("pool-empty", "redeal", "announced-opening", "out")
 """The referee's words on the table (the station's Table… dialog, ``record``), listed as the station says them."""
 BEFORE_EVENTS = ("move", "restore", "table")
@@ -293,7 +287,7 @@ class Report:
             if kind in WARNINGS:
                 cx = x(event.get("time_s"))
                 shapes.append(
-                    f'<a href="#event-{index}"><title>{_e(_clock(event.get("time_s", 0)))} {_e(WARNINGS[kind])}'
+                    f'<a href="#event-{index}"><title>{_e(_clock(event.get("time_s", 0)))} {_e(describe_line(event))}'
                     f'</title><path class="warn" d="M{cx:.1f} {axis - 19} l-5 -9 h10 z"/></a>'
                 )
             elif kind == "restore":
@@ -328,7 +322,7 @@ class Report:
                 cards.append(self._figure(event.get("snapshot"), _clock(event["time_s"]), text, uri=crop))
             elif kind in WARNINGS:
                 details = _warning_detail(event)
-                text = f"<b>{_e(WARNINGS[kind])}</b>" + (f"<br>{_e(details)}" if details else "")
+                text = f"<b>{_e(describe_line(event))}</b>" + (f"<br>{_e(details)}" if details else "")
                 at = _clock(event.get("time_s", 0))
                 cards.append(self._figure(event.get("snapshot"), at, text, f"event-{index}"))
         title = "<h2>Frames where something went wrong</h2>"
@@ -342,9 +336,9 @@ class Report:
             return ""
         cards = []
         for index, event in restores:
-            state = "restored" if event.get("complete") else "partly restored"
             move = event.get("after_move")
-            text = f'Table {state} after <a href="#move-{_e(move)}">move {_e(move)}</a>'
+            said = _e(describe_line(event))  # "Table restored after move 3": the move links to its card
+            text = said.replace(f"move {_e(move)}", f'<a href="#move-{_e(move)}">move {_e(move)}</a>', 1)
             if not event.get("complete"):
                 text += '<br><span class="muted">the layout still differs from the one to restore</span>'
             cards.append(self._figure(event.get("snapshot"), _clock(event.get("time_s", 0)), text, f"event-{index}"))

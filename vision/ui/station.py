@@ -73,7 +73,7 @@ from referee.events import (
     RedealRequest,
     Undo,
     WentOut,
-    describe,
+    describe_line,
     describe_override,
     event_from_json,
 )
@@ -276,31 +276,8 @@ def _place_text(which: str, place: Iterable[int]) -> str:
 
 
 def event_text(event: dict[str, Any]) -> str:
-    """A short line for the page's event list."""
-    kind = event.get("event", "?")
-    if kind in ("move", "restore", "table", "clock", "override", *WORDS):
-        try:
-            return describe(event_from_json(event))
-        except GameStateError:  # a line the game refused: named, not described
-            return str(kind)
-    texts = {
-        "start": lambda e: f"Game started ({e.get('profile')}, {e.get('players')} players)",
-        "resume": lambda e: f"Game resumed after move {e.get('moves')}",
-        "end": lambda e: f"Game ended after {e.get('moves')} move{'' if e.get('moves') == 1 else 's'}",
-        "calibration": lambda e: f"Play area found ({e.get('method', 'calibrated')})",
-        "occluded": lambda e: f"Something over the table for {e.get('seconds')} s: tiles hidden",
-        "camera-moved": lambda e: f"Camera moved {e.get('shift_px')} px: {e.get('action')}",
-        "dropout": lambda e: "Camera stream lost",
-        "reconnected": lambda e: "Camera stream back",
-        "gave-up": lambda e: "Camera stream gone",
-        "reading-disagrees": lambda e: "A reading disagrees with the table: checking again",
-        "activity": lambda e: "Hands over the table",
-        "clock-waiting": lambda e: f"Clock key pressed {e.get('seconds')} s ago: waiting for the table to settle",
-        "behind": lambda e: f"Reading {e.get('behind_s')} s behind the camera: a move now may be missed",
-        "unread": lambda e: f"{e.get('seconds')} s of the camera never read: the next move is REVIEW",
-        "caught-up": lambda e: f"Reading caught up with the camera ({e.get('unread_s')} s never read)",
-    }
-    return texts[kind](event) if kind in texts else str(kind)
+    """A short line for the page's event list: :func:`referee.events.describe`, as the console and the report."""
+    return describe_line(event)
 
 
 def override_text(event: dict[str, Any]) -> str:

@@ -340,12 +340,12 @@ def test_the_console_says_when_reading_falls_behind_and_when_it_caught_up() -> N
     from vision.cli.game_commands import format_event
 
     behind = {"event": "behind", "time_s": 72.4, "behind_s": 1.04, "frames_dropped": 31, "bound_s": 0.9}
-    assert format_event(behind) == (
-        "[01:12] WARNING: reading is 1.0 s behind the camera (31 frames dropped): a move now may be missed; the next"
-        " move is ruled REVIEW"
+    assert format_event(behind) == (  # describe()'s words, as the station and the report say them
+        "[01:12] WARNING: Reading 1.04 s behind the camera: a move now may be missed (31 frames dropped; the next move"
+        " is REVIEW)"
     )
     caught_up = {"event": "caught-up", "time_s": 80.0, "since_s": 71.4, "behind_s_max": 2.8, "unread_s": 4.25}
-    assert format_event(caught_up) == "[01:20] reading caught up with the camera (4.2 s of it never read)"
+    assert format_event(caught_up) == "[01:20] Reading caught up with the camera (4.25 s never read)"
 
 
 def test_the_station_shows_the_session_behind_the_camera(tmp_path: Path) -> None:

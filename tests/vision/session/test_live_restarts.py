@@ -334,7 +334,8 @@ def test_ctrl_c_and_sigterm_end_the_game_with_an_end_event(
     assert events[-1]["event"] == "end" and events[-1]["reason"] == reason
     assert events[-1]["time_s"] < 10.0  # stopped early in the 17 s game, not at its end
     out = capsys.readouterr().out
-    assert f"game over ({reason}): {events[-1]['moves']} moves" in out  # the summary is still printed
+    moves = events[-1]["moves"]
+    assert f"Game ended after {moves} move{'' if moves == 1 else 's'} ({reason})" in out  # still printed
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers  # put back
     GameLog.resume(log)[0].close()  # closed cleanly: the lock was let go, and the log continues
 
