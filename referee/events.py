@@ -5,6 +5,10 @@ reads a line back, checked (a log is data from a file): ``event_from_json(e.to_j
 not model are kept in ``extra``, so a line from another version goes back out as it came in. :func:`describe` says
 an event in one line for the console, the station and the report. The game that takes them is
 :class:`referee.game.Game`.
+
+Size: 682 lines, one module on purpose: the event types (about 320 lines of frozen dataclasses with their ``to_json``),
+the one reader that checks a log's line back into them (with its field checkers) and :func:`describe`, the one text per
+event; together so that a new event is added in one file, its type, its JSON and its words side by side.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """The game between moves as a pure state machine: who is on move, who has opened, what must be restored.
 
-(Over 500 lines on purpose: one state machine whose parts, turn order, restore matching, re-rulings and the override
-ledger, change the same frozen value; its events and their JSON are in :mod:`referee.events`.)
-
 A :class:`Game` is a frozen value, like a chess library's board: :meth:`Game.apply` takes one typed event and
 returns the game after it, for new events and for events replayed from a game log alike, so a game resumed after
 a crash is exactly the game that was interrupted. The history the game needs is kept explicitly: the last move
@@ -29,6 +26,10 @@ it (:data:`REDEALS`) and refused elsewhere.
 Seats are the camera's business: the game knows each player's seat only as the number its moves are logged with
 (:attr:`Game.seats`). The events are typed values (:mod:`referee.events`); JSON exists only at the edge:
 :func:`~referee.events.event_from_json` and each event's ``to_json`` (the game log's format, unchanged).
+
+Size: 956 lines, over 500 on purpose: one state machine whose parts (turn order, the end of the game, restore matching,
+re-rulings and the override ledger) change the same frozen value, :class:`Game` (about 630 lines); its events and their
+JSON are in :mod:`referee.events`, the rulings in :mod:`referee.moves`.
 """
 
 from __future__ import annotations

@@ -5,6 +5,11 @@
 >>> ruling = check_move(before, after, opened=True)
 >>> ruling.verdict.value, [v.code.value for v in ruling.violations]
 ('revert', ['invalid-set'])
+
+Size: 668 lines, one module on purpose: the ruling's value types (:class:`Code`, :class:`Violation`,
+:class:`RevertPlan`, :class:`Ruling`), :func:`check_move` and the checks it runs (tile counts, sets, removed tiles, the
+opening, the time limit) with the revert plan: every check writes to the same findings with the codes defined here, so
+they are read together.
 """
 
 from __future__ import annotations

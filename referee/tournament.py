@@ -17,6 +17,11 @@ the same seating anywhere. A round is drawn once every game of the rounds before
 >>> t = Tournament.from_json({"profile": "przasnysz", "seed": 1, "players": [f"P{i}" for i in range(1, 9)]})
 >>> [len(table.players) for table in t.tables(1)]
 [4, 4]
+
+Size: 656 lines, one module on purpose: the formats (data), the value types (table plans, results, standings) and
+:class:`Tournament` (about 370 lines: draws, results read and checked, standings and score sheets) are one feature
+beside the rules core, and the helpers below the class serve only it. ``standings_html`` (about 45 lines) could move to
+a presentation module (to do).
 """
 
 from __future__ import annotations

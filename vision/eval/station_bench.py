@@ -21,6 +21,11 @@ with clients to without, measured in the same run:
   the machine even while spare cores keep the latency flat (on a busier machine that cost becomes latency).
 
 Target: the move latency with 50 clients within 10 % of no clients.
+
+Size: 528 lines, one module on purpose: one benchmark, whose parts (the browser-like client with its HTTP connection,
+WebSocket and report; the process that runs a crowd of them; the paced playback through a live session; the report's
+formatting) exist only for it. Were it to grow, the client (``HttpConnection``, ``BrowserLikeClient``, ``ClientCrowd``,
+about 270 lines) is the part to move out.
 """
 
 from __future__ import annotations

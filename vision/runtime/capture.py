@@ -13,6 +13,11 @@ and everything this module says about a source (messages, events) uses the redac
 the real address.
 
 The opener, the sleep and the clock are parameters, so tests simulate cameras without one.
+
+Size: 506 lines, one module on purpose: it is one class, :class:`FrameSource`, whose file reading (damaged frames
+counted, ``skip`` and ``seek``) and live reading (dropout, reopening with backoff, giving up) share the opener, the
+clock and the stats, plus the description and redaction of a source that every message about it uses. Were it to grow,
+the address handling (``parse_spec``, ``describe``, ``redact``) is the part to move out.
 """
 
 from __future__ import annotations

@@ -17,6 +17,10 @@ and shift of the box, blur, brightness, white balance, noise, JPEG), each simula
 53-label linear head (:mod:`vision.runtime.enrolhead`) in numpy, regularised towards the shipped head (fitted to its
 outputs) so what the classifier knew stays. The output folder holds the two ONNX models (copied), the head and a
 model card (JSON and markdown).
+
+Size: 770 lines: the layout text, the grid fit (``GridFit`` to ``grid_problems``, about 170 lines), the readings checked
+against the grid, the augmented crops, the head's fit and temperature, and the ``enrol`` driver with its model card. The
+next split is the grid fit into a module of its own (to do).
 """
 
 from __future__ import annotations

@@ -11,6 +11,11 @@ Resumable: a game whose folder holds a whole analysis (its summary says the vide
 report is there) is skipped; a game that fails is tried once more, then listed with its error; one bad video never
 stops the batch. ``DIR/batch.json`` says how every game went; the archive of every move (``moves.csv``,
 ``moves.parquet``, ``archive.html``) is :mod:`vision.ui.archive`'s.
+
+Size: 583 lines: the batch command from manifest to summary: reading and checking the manifest (CSV and YAML, about 150
+lines), running one game as ``analyze`` does and telling a finished folder, the batch loop with its records and
+progress, the two runners (process pool, Ray) and ``cmd_batch``. The next split is the manifest reader
+(``ManifestError``, ``GameSpec``, ``read_manifest`` and its helpers) into a module of its own (to do).
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@ sets the move made (new sets, the results of a split or a rearrangement) are app
 >>> game = simulate_game(players=2, seed=1, violation_rate=0.0, max_moves=6)
 >>> len(game.moves), game.ending
 (6, 'move-limit')
+
+Size: 873 lines: the simulated game's value types and their JSON (about 140 lines), the plan helpers and ``_Simulator``
+(about 500 lines), of which the violation injectors (``_inject_*`` and their helpers, about 240 lines) only read and
+change the simulator's plan. The next split is the injectors into a module of their own (to do).
 """
 
 from __future__ import annotations

@@ -5,6 +5,11 @@ seed) into an image plus its ground truth. Drawing order: table top (warped by t
 shadows, tiles far to near (sides, then the face texture warped onto the projected face), objects on the
 table, hands; then lens distortion, lighting and the sensor. Labels are the projected face outlines,
 sampled for visibility against what was actually drawn over them.
+
+Size: 638 lines, one module on purpose: one composer: the parameter and result types, :func:`render_scene` and the rack
+view, the camera sampling, :class:`Canvas` (about 200 lines, which draws and records in ``ids`` and ``occluders`` what
+covers what) and the labels, which are sampled against exactly those buffers, so drawing and labelling stay together.
+Were it to grow, the rack view (``_render_rack_view``, ``_rack_camera``) is the part to move out.
 """
 
 from __future__ import annotations

@@ -6,6 +6,11 @@ added, and a second thread encodes while the first draws. The ground truth (``tr
 line, then one line per move (the simulation's move with its frames: ``start_frame`` when hands come in,
 ``settle_frame`` when the table is still again, ``end_frame`` at the clock press) and one line per
 ``restore`` event (after a ruling that reverts, the table is put back as it was).
+
+Size: 784 lines: the staging and the layout kept across moves (:class:`LayoutKeeper`), the film's camera and play area,
+the :func:`timeline` of frames per move, the opening frame, :func:`write_game` and the frame making (the still cache,
+hands, noise, the encoding thread). The next split is the frame making (``_StillCache``, ``_frames``, ``_with_hand``,
+``_AsyncWriter``, about 150 lines) into a module of its own (to do).
 """
 
 from __future__ import annotations

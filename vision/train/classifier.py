@@ -11,6 +11,11 @@ around the tile (the image turned, as a camera would see it) composed with the c
 the rotated tile's jittered box (detector noise). At angle 0 without jitter that warp *is* ``crop_boxes``.
 
 ``torch`` is imported inside the functions that need it; this module is never imported at run time.
+
+Size: 1,171 lines: the training data (patches, crop warps, augmentation, datasets; about 380 lines), the network, its
+loss and training loop, temperature and metrics, ONNX export, inference and timing, evaluation, and the recipe driver
+:func:`train_classifier` with its command line (about 220 lines). The next split is the training data (``JitterParams``
+to ``fixed_crops``) into a module of its own (to do).
 """
 
 from __future__ import annotations

@@ -31,6 +31,12 @@ the event and wakes the server's loop, which sends the same prepared messages to
 Game events reach the station from the live loop's thread (:meth:`Station.on_event`); the station only
 reads the game state and queues the referee's actions through the session (``press_clock``, ``override``),
 so the live loop stays the one writer of the game.
+
+Size: 1,214 lines: the views the page shows (tiles, tables, the restore guide), :class:`Station` (about 460 lines: the
+state built once per event, overrides and words checked, the camera view), the WebSocket :class:`Fanout`, the drawing
+and encoding of the camera view, the app's routes (:func:`create_app`) and the server thread. The next split is the web
+app (``create_app``, ``setup_page``, ``parse_override``, ``StationServer``, ``serve_in_thread``, about 240 lines) and
+the frame drawing (``_draw`` to ``_encode``) into modules of their own (to do).
 """
 
 from __future__ import annotations

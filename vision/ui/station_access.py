@@ -27,6 +27,11 @@ nobody without the venue's secret may see anything. Every HTTP request and WebSo
 Bodies over :data:`MAX_BODY_BYTES` are refused (413); every response forbids framing by other pages and loading
 from other origins (clickjacking, cross-origin embedding). Refusals are logged (``logging.INFO``) with the client's
 address and the reason.
+
+Size: 550 lines, one module on purpose: one concern, who may use the station, in the order a request meets it: the
+station's address and secret (``station_address``, ``parse_bind``, ``read_secret``, :class:`StationAccess`), the
+throttle (:class:`LoginThrottle`) and the :class:`Guard` middleware with its refusals and security headers, so the whole
+policy is read and audited in one place; the docstring above, the imports and the limits take its first 90 lines.
 """
 
 from __future__ import annotations
