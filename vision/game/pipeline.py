@@ -65,6 +65,10 @@ QUIET_SLACK_S = 0.01
 OVERHEAD_NMS_IOU = 0.3
 """Seen from above, tiles on the table never overlap: a box overlapping another by this much is a duplicate."""
 
+LIMIT_LOOKAHEAD_S = 1.0
+"""From this long before a turn's time limit until the turn ends, every sample counts (the table at the limit, a
+touch after it): :attr:`TablePipeline.near_limit` tells a recording's sampler not to thin out samples then."""
+
 
 def pipeline_reader(
     models: str | Path | None = None, *, threads: int | None = None, provider: str = "cpu"
@@ -181,12 +185,15 @@ class TablePipeline:
         self.warned_clock = False
         self.limit: LimitWatch | None = None
         """The time limit of the turn under way, as the camera saw it pass (:mod:`vision.game.timelimit`)."""
+        self.last_time_s = -1e9
+        """Time of the last sample processed."""
         self.stats = PipelineStats()
         self.latest: dict[str, Any] = {"table": keeper.table, "detections": None, "activity": None}
 
     # -- the loop ---------------------------------------------------------------------------------
     def process(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
         self.stats.samples += 1
+        self.last_time_s = time_s
         activity = self.meter.measure(image)
         if not self.seen_still:
             # No still table seen yet, so no hand-free background: the first frame may show an arm, which would then
@@ -382,6 +389,14 @@ class TablePipeline:
             self.seats[seat_at(self.keeper.players, activity.edge, activity.along).number] += 1
 
     # -- the time limit -------------------------------------------------------------------------
+    @property
+    def near_limit(self) -> bool:
+        """The turn under way has a time limit that passes within :data:`LIMIT_LOOKAHEAD_S` of the last sample, or
+        has passed: a recording is then sampled at the full rate even on a still table (with PyAV, not only at
+        keyframes), so the first sample after the limit comes in time and a brief touch after it is seen."""
+        at_s = self.keeper.time_limit_at_s
+        return at_s is not None and self.phase != "starting" and self.last_time_s >= at_s - LIMIT_LOOKAHEAD_S
+
     def _watch_limit(self, image: np.ndarray, time_s: float, activity: Activity) -> None:
         """The turn's time limit: the table when it passes, hands over the table after it (the game rules on them
         for a move over time). Read there and then when the table is quiet but not yet settled."""

@@ -251,8 +251,8 @@ def _sampled(
         box = pipeline.region
         return (box.x0, box.y0, box.x1, box.y1)
 
-    def still() -> bool:
-        return pipeline.phase == "stable"
+    def still() -> bool:  # near a turn's time limit every sample counts, still table or not
+        return pipeline.phase == "stable" and not pipeline.near_limit
 
     for frame in sample(source, first, busy_step=busy_step, still_step=still_step, still=still, region=looked_at):
         if bar is not None:

@@ -207,3 +207,24 @@ def test_another_players_arm_after_the_limit_is_no_touch_of_the_move(scenes: Any
     assert Table.from_json(move["table_at_limit"]).same_layout(Table.parse(VALID))
     assert "touched_after_limit" not in move  # not known
     assert move["ruling"]["verdict"] == "ok"
+
+
+def test_a_recording_is_sampled_at_the_full_rate_from_just_before_the_limit_to_the_end_of_the_turn(
+    scenes: Any,
+) -> None:
+    from vision.game.pipeline import LIMIT_LOOKAHEAD_S
+
+    late = LateMove(scenes, "przasnysz")
+    pipeline = late.feed.pipeline
+    late.until(-LIMIT_LOOKAHEAD_S - 0.5)
+    assert pipeline.phase == "stable" and not pipeline.near_limit  # a still table far from the limit: sparse
+    late.until(-LIMIT_LOOKAHEAD_S + 0.3)
+    assert pipeline.near_limit
+    late.until(+1.0)
+    assert pipeline.phase == "stable" and pipeline.near_limit  # passed, the turn still under way: a touch counts
+    late.scene.arm = "bottom"
+    late.until(+1.5)
+    late.scene.show(VALID)
+    move = late.move()
+    assert move["ruling"]["verdict"] == "revert"  # przasnysz: the limit passed with nothing laid, then a play
+    assert not pipeline.near_limit  # the next turn's limit is a whole turn away

@@ -170,10 +170,11 @@ def test_the_analyze_command_prints_the_rulings_then_the_report(
     out = tmp_path / "analysis"
     assert main(analyze_command(game_video, out, "--profile", "official")) == 0
     lines = capsys.readouterr().out.splitlines()
-    moves = [i for i, line in enumerate(lines) if line.startswith("[") and "] move " in line]
-    assert [lines[i].split("] ", 1)[1].split(":")[0] for i in moves] == ["move 1", "move 2", "move 3"]
+    moves = [i for i, line in enumerate(lines) if line.startswith("[") and "] Move " in line]
+    assert [lines[i].split("] ", 1)[1].split(":")[0] for i in moves] == ["Move 1", "Move 2", "Move 3"]
     assert "player 1 played red-10 red-11 red-12" in lines[moves[0]] and lines[moves[0]].endswith(": OK")
-    assert lines[moves[2]].endswith(": REVERT") and "invalid-set" in lines[moves[2] + 1]
+    assert lines[moves[2]].endswith(": REVERT (invalid-set)") and lines[moves[2] + 1].strip().startswith("invalid-set")
+    assert lines[moves[-1] + 5] == "[00:17] Game ended after 3 moves (end of the video)"
     summary = next(line for line in lines[moves[-1] :] if line.startswith("3 moves: "))
     assert summary.startswith("3 moves: 2 OK, 1 REVERT, 0 REVIEW (17 s of video analysed in")
     assert lines[-2:] == [f"game log: {out / 'game-log.jsonl'}", f"report: {out / 'report.html'}"]
