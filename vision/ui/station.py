@@ -432,9 +432,8 @@ class Station:
             "pending_restore": None if pending is None else pending.after_move,
             **self.table_words(),
             "phase": getattr(pipeline, "phase", None),
-            "behind": getattr(
-                self.session, "behind", None
-            ),  # reading behind the camera (vision.session.live.KeepingUp)
+            # reading behind the camera (vision.session.live.KeepingUp)
+            "behind": getattr(self.session, "behind", None),
         }
 
     def table_words(self) -> dict[str, Any]:

@@ -10,16 +10,7 @@ from typing import Any
 
 import pytest
 
-from vision.cli import main
 from vision.eval.batch_bench import RUNS, Run, format_batch_benchmark, run_batch_benchmark, scaling_model, targets
-
-
-@pytest.fixture(scope="module")
-def game(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("bench-batch") / "g5"
-    args = ["--players", "3", "--profile", "official", "--seed", "5", "--minutes", "0.2", "--size", "480x270"]
-    assert main(["synth-game", "--out", str(folder), *args, "--fps", "12", "--json"]) == 0
-    return folder
 
 
 def test_one_and_two_workers_analyse_the_same_games_the_same_way(

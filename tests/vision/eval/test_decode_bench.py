@@ -15,14 +15,6 @@ from vision.eval.decode_bench import DECODERS, format_decode_benchmark, h264_cop
 av = pytest.importorskip("av")
 
 
-@pytest.fixture(scope="module")
-def game(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("bench-decode") / "g5"
-    args = ["--players", "3", "--profile", "official", "--seed", "5", "--minutes", "0.2", "--size", "480x270"]
-    assert main(["synth-game", "--out", str(folder), *args, "--fps", "12", "--json"]) == 0
-    return folder
-
-
 def test_the_h264_copy_has_a_keyframe_each_second(game: Path, tmp_path: Path) -> None:
     copy = h264_copy(game / "game.mp4", tmp_path / "copy.mp4")
     with av.open(str(copy)) as container:
