@@ -1,7 +1,7 @@
 """The enrolment head: a 53-label linear layer on the classifier's ``features``, fitted to one venue's tile set.
 
-``rummikub-referee enrol`` writes it into a model folder as :data:`HEAD_FILE`; :class:`vision.runtime.recognition.
-TileClassifier` reads the labels with it instead of the classifier's own ``probs`` when the file is there (the
+``rummikub-referee enrol`` writes it into a model folder as :data:`HEAD_FILE`; :class:`vision.runtime.classifier.
+OnnxTileClassifier` reads the labels with it instead of the classifier's own ``probs`` when the file is there (the
 up direction still comes from the classifier). Numpy only: it runs where the referee runs.
 """
 

@@ -321,12 +321,12 @@ def _merge(parts: Sequence[TileFeatures]) -> tuple[dict[str, np.ndarray], np.nda
 
 
 def fit_command(args: argparse.Namespace) -> int:
-    from vision.runtime.recognition import CLASSIFIER_FILE, TileClassifier
+    from vision.runtime.recognition import CLASSIFIER_FILE, OnnxTileClassifier
 
     started = time.perf_counter()
     models = Path(args.models)
     classifier_path = models / CLASSIFIER_FILE
-    classifier = TileClassifier(classifier_path)
+    classifier = OnnxTileClassifier(classifier_path)
     config = FitConfig(tile_quantile=args.tile_quantile, frame_margin=args.frame_margin)
     parts = [real_photo_tiles(classifier, "train")]
     parts += [synthetic_tiles(classifier, Path(root), args.synthetic_images) for root in args.synthetic]
@@ -391,9 +391,9 @@ def confident_wrong(part: TileFeatures, flagged: np.ndarray | None = None) -> di
 
 
 def evaluate(models: Path, heldout: Path, images: int | None) -> dict[str, Any]:
-    from vision.runtime.recognition import CLASSIFIER_FILE, TileClassifier
+    from vision.runtime.recognition import CLASSIFIER_FILE, OnnxTileClassifier
 
-    classifier = TileClassifier(models / CLASSIFIER_FILE)
+    classifier = OnnxTileClassifier(models / CLASSIFIER_FILE)
     familiarity = Familiarity.load(models / FAMILIARITY_FILE)
     val = real_photo_tiles(classifier, "val")
     _, val_flagged = _per_frame_check(familiarity, val)

@@ -7,8 +7,6 @@ read them, re-exported so callers need one import.
   order is checked against its model card when it loads;
 - :mod:`vision.runtime.reader`: the :class:`Reader` protocol, the :class:`Reading` it returns, :class:`TileReader`;
 - :mod:`vision.runtime.tables`: one :func:`read_table` for photos and frames (:data:`PHOTO`, :data:`FRAMES`).
-
-``TileDetector`` and ``TileClassifier`` are the adapters' former names, kept for the callers that use them.
 """
 
 from __future__ import annotations
@@ -64,9 +62,6 @@ from vision.runtime.reader import (
 )
 from vision.runtime.tables import FRAMES, PHOTO, TablePolicy, TableReading, read_table
 
-TileDetector = YoloOnnxDetector
-TileClassifier = OnnxTileClassifier
-
 __all__ = [
     "CLASSIFIER_BATCH",
     "CLASSIFIER_FEATURES",
@@ -105,8 +100,6 @@ __all__ = [
     "TableColour",
     "TablePolicy",
     "TableReading",
-    "TileClassifier",
-    "TileDetector",
     "TileReader",
     "YoloOnnxDetector",
     "check_provider",

@@ -166,14 +166,14 @@ def test_a_photo_of_small_tiles_is_read_again_at_tile_scale_unless_one_pass(
     tmp_path: Path, standin_models: Callable, make_yolo_output: Callable, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    from vision.runtime.recognition import TileDetector
+    from vision.runtime.recognition import YoloOnnxDetector
 
     models = standin(standin_models, make_yolo_output, 320)  # the 40-px tiles come out 20 px wide: small
     image = photo(tmp_path / "table.png", [RED, GREEN, BLUE])
     regions = []
-    detect_region = TileDetector.detect_region
+    detect_region = YoloOnnxDetector.detect_region
     monkeypatch.setattr(
-        TileDetector,
+        YoloOnnxDetector,
         "detect_region",
         lambda self, img, region: regions.append(region) or detect_region(self, img, region),
     )

@@ -24,7 +24,13 @@ from vision.runtime.familiarity import (
     load_familiarity,
     read_tiles,
 )
-from vision.runtime.recognition import CLASSIFIER_FILE, ModelLoadError, TileClassifier, TileReader, default_models_dir
+from vision.runtime.recognition import (
+    CLASSIFIER_FILE,
+    ModelLoadError,
+    OnnxTileClassifier,
+    TileReader,
+    default_models_dir,
+)
 
 SHIPPED = default_models_dir()
 
@@ -150,7 +156,7 @@ def _read_scene(edition: str, seed: int) -> tuple[Detections, np.ndarray]:
     scene = _scene_of(edition, seed)
     readable = [t for t in scene.tiles if t.readable]
     boxes = np.array([t.box for t in readable], np.float32)
-    tiles = read_tiles(TileClassifier(SHIPPED / CLASSIFIER_FILE), scene.image, boxes)
+    tiles = read_tiles(OnnxTileClassifier(SHIPPED / CLASSIFIER_FILE), scene.image, boxes)
     return Familiarity.load(SHIPPED / FAMILIARITY_FILE).check(tiles), np.array([t.label for t in readable])
 
 
@@ -168,7 +174,7 @@ def test_non_tiles_are_unfamiliar() -> None:
             np.full((2, 64, 64, 3), (40, 90, 140), np.uint8),  # a plain brown table
         ]
     )
-    read = TileClassifier(SHIPPED / CLASSIFIER_FILE).classify_crops(crops, Detections.of_boxes(np.zeros((6, 4))))
+    read = OnnxTileClassifier(SHIPPED / CLASSIFIER_FILE).classify_crops(crops, Detections.of_boxes(np.zeros((6, 4))))
     familiarity = Familiarity.load(SHIPPED / FAMILIARITY_FILE)
     assert (familiarity.scores(read.data["features"], read.class_id) > familiarity.tile_threshold).all()
 
@@ -179,7 +185,7 @@ def test_the_training_look_is_mostly_familiar() -> None:
 
     scene = render_scene(2, SceneParams())
     readable = [t for t in scene.tiles if t.readable]
-    tiles = read_tiles(TileClassifier(SHIPPED / CLASSIFIER_FILE), scene.image, np.array([t.box for t in readable]))
+    tiles = read_tiles(OnnxTileClassifier(SHIPPED / CLASSIFIER_FILE), scene.image, np.array([t.box for t in readable]))
     checked = Familiarity.load(SHIPPED / FAMILIARITY_FILE).check(tiles)
     assert len(checked) >= 10 and checked.data["unfamiliar"].mean() < 0.3
 
@@ -193,7 +199,7 @@ def test_real_held_out_photos_are_seldom_made_uncertain() -> None:
         realdata.load_photos(split="val")
     except FileNotFoundError:
         pytest.skip("no real photos here (../shared/data)")
-    val = real_photo_tiles(TileClassifier(SHIPPED / CLASSIFIER_FILE), "val")
+    val = real_photo_tiles(OnnxTileClassifier(SHIPPED / CLASSIFIER_FILE), "val")
     familiarity = Familiarity.load(SHIPPED / FAMILIARITY_FILE)
     a = val.arrays()
     scores = familiarity.scores(a["features"], a["pred"])

@@ -12,7 +12,7 @@ from tests.extras import TRAIN_EXTRA
 pytest.importorskip("ultralytics", reason=f"needs ultralytics, {TRAIN_EXTRA}")
 pytest.importorskip("onnx")
 
-from vision.runtime.recognition import TileDetector
+from vision.runtime.recognition import YoloOnnxDetector
 from vision.synth.dataset import write_dataset
 from vision.synth.scene import SceneParams
 from vision.train.detector import train_detector
@@ -33,7 +33,7 @@ def test_one_tiny_epoch_round_trips_through_onnx(tmp_path: Path) -> None:
     onnx_path = Path(config["onnx"])
     assert onnx_path.is_file() and config["train_args"]["imgsz"] == 128
     image = np.full((192, 256, 3), 120, np.uint8)
-    detector = TileDetector(onnx_path, confidence=0.0)
+    detector = YoloOnnxDetector(onnx_path, confidence=0.0)
     detections = detector.detect(image)
     assert len(detections) > 0  # an untrained model still proposes boxes at confidence 0
     assert (
