@@ -66,12 +66,12 @@ def cmd_quantize(args: argparse.Namespace) -> int:
         raise ValueError("--out must not overwrite --model (the FP32 source is the quantization's input)")
     game = Path(args.game) if args.game else None
     try:
-        from vision.runtime.recognition import TileDetector, TileReader
+        from vision.runtime.recognition import TileReader, YoloOnnxDetector
         from vision.train.quantize import calibration_reads, quantize_detector, record_detector_inputs, write_card_entry
 
         reads = calibration_reads(args.photos, args.seed, game, args.frames)
         reader = TileReader(args.models, rescale=False)  # its classifier; the detector read with is the FP32 source
-        reader.detector = TileDetector(source)
+        reader.detector = YoloOnnxDetector(source)
         feeds = record_detector_inputs(reader, reads)
         with tempfile.TemporaryDirectory() as work:
             entry = quantize_detector(source, target, feeds, Path(work))
