@@ -74,3 +74,4 @@ def test_a_built_wheel_holds_the_models(tmp_path):
     assert {f"{MODELS_PACKAGE}/{name}" for name in SHIPPED} <= names
     assert not any(name.startswith(f"{MODELS_PACKAGE}/") and name.endswith(".yaml") for name in names)
     assert "vision/runtime/recognition.py" in names and "vision/ui/station_static/station.js" in names
+    assert {"vision/ui/report_static/report.css", "vision/ui/report_static/report.js"} <= names  # the report's page

@@ -189,7 +189,7 @@ def _break(folder: Path, how: str) -> None:
     [
         ("garbage", "malformed JSON"),  # a line that is not JSON in the middle of the log
         ("no-start", "no start line"),  # not a game log at all
-        ("no-ruling", "has no 'ruling'"),  # a move the report cannot draw
+        ("no-ruling", "game-log.jsonl:4: move 1 lacks 'ruling'"),  # a move the report cannot draw, its line named
         ("no-log", "no game-log.jsonl (run analyze first)"),  # analyze never ran here
     ],
     ids=["garbage", "no-start", "no-ruling", "no-log"],
@@ -306,9 +306,9 @@ def _outlined(image: np.ndarray, bgr: tuple[int, int, int]) -> int:
 def test_a_move_is_shown_cut_from_the_video_at_full_resolution_with_the_offending_set_outlined(
     filmed_dir: Path, seek_frames: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import vision.ui.report
+    import vision.ui.report_crops
 
-    monkeypatch.setattr(vision.ui.report, "SEEK_FRAMES", seek_frames)
+    monkeypatch.setattr(vision.ui.report_crops, "SEEK_FRAMES", seek_frames)
     page = write_report(filmed_dir).read_text(encoding="utf-8")
     revert = _article(page, 2)
     after, before = (
