@@ -2,8 +2,9 @@
 is installed: the ``parquet`` extra), and ``archive.html``, one self-contained page of plots (inline SVG: verdicts,
 violations by code, player, profile and round, REVIEW causes, move times) with links to each game's report.
 
-Built from what ``batch`` leaves in its folder (``batch.json``'s game rows and each game's ``moves.json``); it
-imports nothing of the session layer that wrote them.
+Built from what ``batch`` leaves in its folder (``batch.json``'s game rows and each game's ``moves.json``, its moves
+read as the typed :class:`referee.events.Move` a game log's line gives); it imports nothing of the session layer that
+wrote them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from referee.events import Move, event_from_json
+from referee.moves import Ruling
 
 MOVES_CSV = "moves.csv"
 ARCHIVE_NAME = "archive.html"
@@ -33,42 +37,49 @@ class ArchiveFiles(NamedTuple):
 
 
 def archive_moves(out: str | Path, records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every move of every analysed game (done or skipped), one row each (player counted from 1)."""
+    """Every move of every analysed game (done or skipped), one row each (player counted from 1); a game whose
+    ``moves.json`` cannot be read as moves is left out."""
     rows = []
     for game in records:
         if game["status"] not in ("done", "skipped"):
             continue
-        try:
-            moves = json.loads((Path(out) / game["label"] / "moves.json").read_text())
-        except (OSError, ValueError):
-            continue
-        for move in moves:
-            ruling = move["ruling"]
+        moves = read_moves(Path(out) / game["label"] / "moves.json")
+        for move in moves or ():
+            ruling, verdict = move.ruling, move.ruling.verdict.value
             rows.append({
                 "event": game["event"], "round": game["round"], "table": game["table"], "label": game["label"],
-                "profile": game["profile"], "move": move["number"], "player": move["player"] + 1,
-                "kind": move.get("kind", ""), "verdict": ruling["verdict"],
-                "codes": " ".join(v["code"] for v in ruling["violations"]),
-                "seconds": _seconds(move.get("elapsed_s")), "time_s": _seconds(move.get("time_s")),
-                "review_cause": review_cause(ruling) if ruling["verdict"] == "review" else "",
+                "profile": game["profile"], "move": move.number, "player": move.player + 1, "kind": move.kind,
+                "verdict": verdict, "codes": " ".join(ruling.codes), "seconds": _seconds(move.elapsed_s),
+                "time_s": _seconds(move.time_s), "review_cause": review_cause(ruling) if verdict == "review" else "",
             })  # fmt: skip
     return rows
 
 
-def _seconds(value: Any) -> float | None:
+def read_moves(path: Path) -> list[Move] | None:
+    """The moves of an analysed game's ``moves.json`` (each a game log's move line); None where it cannot be read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, list):
+            return None
+        moves = [event_from_json({"event": "move", **line}) for line in data]
+    except (OSError, ValueError, TypeError):  # GameStateError is a ValueError
+        return None
+    return [m for m in moves if isinstance(m, Move)]
+
+
+def _seconds(value: float | None) -> float | None:
     """Seconds as a float (a whole number in ``moves.json`` too), so the CSV and the Parquet file agree."""
     return None if value is None else float(value)
 
 
-def review_cause(ruling: dict[str, Any]) -> str:
+def review_cause(ruling: Ruling) -> str:
     """Why a move went to a person, in a few words that group alike (numbers left out)."""
-    notes = [re.sub(r"\d+(\.\d+)?", "N", str(n)).split(":")[0] for n in ruling.get("notes", [])]
+    notes = [re.sub(r"\d+(\.\d+)?", "N", n).split(":")[0] for n in ruling.notes]
     if notes:
         return notes[0][:80]
-    if ruling.get("uncertain"):
+    if ruling.uncertain:
         return "tiles read with low confidence"
-    codes = [v["code"] for v in ruling.get("violations", [])]
-    return ", ".join(codes) if codes else "unstated"
+    return ", ".join(ruling.codes) or "unstated"
 
 
 def write_archive(out: str | Path, summary: dict[str, Any]) -> ArchiveFiles:

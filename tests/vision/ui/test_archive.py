@@ -10,14 +10,19 @@ from typing import Any
 
 import pytest
 
+from referee.events import Move
+from referee.moves import Code, Ruling, Verdict, Violation
+from referee.table import Table
 from vision.ui.archive import CSV_FIELDS, MOVES_PARQUET, SECONDS_FIELDS, WHOLE_FIELDS, write_archive
 
 
 def a_move(
     number: int, player: int, verdict: str, codes: list[str], seconds: float | None, notes: list[str]
 ) -> dict[str, Any]:
-    ruling = {"verdict": verdict, "violations": [{"code": c} for c in codes], "notes": notes, "uncertain": []}
-    return {"number": number, "player": player, "kind": "play", "elapsed_s": seconds, "time_s": 0.0, "ruling": ruling}
+    """A move as ``moves.json`` holds it (a game log's move line), with the ruling's verdict, codes and notes."""
+    violations = tuple(Violation(Code(c), c) for c in codes)
+    ruling = Ruling(Verdict(verdict), violations, (), (), 0, "official", True, notes=tuple(notes))
+    return Move(number, player, 0.0, Table(), Table(), ruling, elapsed_s=seconds).to_json()
 
 
 def a_game(out: Path, label: str, moves: list[dict[str, Any]], status: str = "done") -> dict[str, Any]:
@@ -39,7 +44,7 @@ def a_summary(games: list[dict[str, Any]]) -> dict[str, Any]:
 def test_the_archive_counts_reverts_and_reviews_apart(tmp_path: Path) -> None:
     moves = [
         a_move(1, 0, "ok", [], 12.0, []),
-        a_move(2, 1, "revert", ["invalid-set", "joker-retained"], 61.5, []),
+        a_move(2, 1, "revert", ["invalid-set", "joker-kept"], 61.5, []),
         a_move(3, 0, "review", ["invalid-set"], 30.0, ["2 tile(s) read with low confidence: a person decides"]),
         a_move(4, 1, "review", [], 8.0, ["1 tile(s) read with low confidence: a person decides"]),
     ]
@@ -48,7 +53,7 @@ def test_the_archive_counts_reverts_and_reviews_apart(tmp_path: Path) -> None:
         rows = list(csv.DictReader(handle))
     assert [(r["move"], r["player"], r["verdict"], r["codes"], r["seconds"]) for r in rows] == [
         ("1", "1", "ok", "", "12.0"),
-        ("2", "2", "revert", "invalid-set joker-retained", "61.5"),
+        ("2", "2", "revert", "invalid-set joker-kept", "61.5"),
         ("3", "1", "review", "invalid-set", "30.0"),
         ("4", "2", "review", "", "8.0"),
     ]
@@ -56,7 +61,7 @@ def test_the_archive_counts_reverts_and_reviews_apart(tmp_path: Path) -> None:
     page = files.page.read_text()
     assert "REVIEW: 2 of 4 moves (50.0 %), by cause" in page
     assert ">invalid-set</text>" in page and ">2 (1 REVIEW)</text>" in page  # one REVERT, one REVIEW
-    assert ">joker-retained</text>" in page
+    assert ">joker-kept</text>" in page
     slowest = page.split("Slowest moves", 1)[1]
     assert slowest.index("move 2,") < slowest.index("move 3,") < slowest.index("move 1,")  # 61.5 s, 30 s, 12 s
 
@@ -108,3 +113,14 @@ def test_no_pyarrow_no_parquet_and_no_stale_file(tmp_path: Path, monkeypatch: py
     files = write_archive(tmp_path, a_summary([a_game(tmp_path, "E_1_1", [a_move(1, 0, "ok", [], 5.0, [])])]))
     assert files.moves_parquet is None and not (tmp_path / MOVES_PARQUET).exists()
     assert len(typed_csv(files.moves_csv)) == 1
+
+
+def test_a_game_whose_moves_cannot_be_read_is_left_out(tmp_path: Path) -> None:
+    good = a_game(tmp_path, "E_1_1", [a_move(1, 0, "ok", [], 5.0, [])])
+    broken = a_game(tmp_path, "E_1_2", [a_move(1, 0, "ok", [], 5.0, [])])
+    line = json.loads((tmp_path / "E_1_2" / "moves.json").read_text())[0]
+    del line["ruling"]  # a move the game cannot take (what a log of another program might hold)
+    (tmp_path / "E_1_2" / "moves.json").write_text(json.dumps([line]))
+    files = write_archive(tmp_path, a_summary([good, broken]))
+    with files.moves_csv.open(newline="") as handle:
+        assert [r["label"] for r in csv.DictReader(handle)] == ["E_1_1"]
