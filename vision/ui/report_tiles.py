@@ -1,7 +1,9 @@
 """Tiles, sets and tables drawn as HTML for the report (:mod:`vision.ui.report`): a tile as a small tile (its number
 in its colour, dashed where its reading is uncertain, ringed where it was played), a table as rows of sets, the tiles
-a move played set by set. They take the typed :class:`~referee.table.Table` of a move (the reader's confidence of
-each tile from its :attr:`~referee.table.Table.extras`).
+a move played set by set. They take the typed :class:`~referee.table.Table` of a move: the reader's confidence of
+each tile from its :attr:`~referee.table.Table.extras`, uncertain where the table holds it so
+(:attr:`~referee.table.Table.uncertain`: flagged in the log, or read under 0.5), as the ruling saw it. (The report
+read the log's dicts before, and drew only the flagged ones so; logs this program writes flag every one.)
 """
 
 from __future__ import annotations
