@@ -79,7 +79,8 @@ class MoveCrops:
             if plan.before_frame is not None:
                 wanted.setdefault(plan.before_frame, []).append((number, "before"))
         images = self._frames(video, sorted(wanted))
-        crops: dict[int, dict[str, Any]] = {}
+        cut: dict[tuple[int, str], str] = {}
+        size: dict[int, tuple[int, int]] = {}
         for index, uses in wanted.items():
             image = images.get(index)
             if image is None:
@@ -91,11 +92,13 @@ class MoveCrops:
                     continue
                 crop = image[y0:y1, x0:x1].copy()
                 _outline(crop, plan.outlines if which == "after" else plan.before_outlines, (x0, y0))
-                entry = crops.setdefault(number, {})
-                entry[which] = _jpeg_uri(crop)
-                entry["width"], entry["height"] = x1 - x0, y1 - y0
-        return {n: MoveCrop(c["after"], c.get("before"), c["width"], c["height"], plans[n].offending)
-                for n, c in crops.items() if "after" in c}  # fmt: skip
+                cut[number, which] = _jpeg_uri(crop)
+                size[number] = (x1 - x0, y1 - y0)
+        return {
+            number: MoveCrop(cut[number, "after"], cut.get((number, "before")), *size[number], plans[number].offending)
+            for number in size
+            if (number, "after") in cut
+        }
 
     def _video(self) -> Path | None:
         if self.video is None or "://" in self.video:
