@@ -17,6 +17,13 @@ CLASSIFIER_FILE = "tile-classifier.onnx"
 DEFAULT_PROVIDERS: tuple[str, ...] = ("CPUExecutionProvider",)
 INTRA_OP_THREADS = 2
 """The referee station has 2 cores; more threads than cores only adds contention."""
+SPIN_WAIT = False
+"""ONNX Runtime's intra-op threads spin between operators by default, burning a core while they wait. The cores are
+shared (video decoding, the station, other games of a batch), and a spinning thread competes with the very work it
+waits for. Without spinning (and the detector's input made in one pass), reading the 1280x960 bench photo took 0.56x
+the CPU and 0.51x the wall time on the 2-core machine under a load of 13-20 (``python -m vision.eval.benchmark
+--against``, 2026-11-26), every reading of 195 frames identical. On an idle machine spinning saves a little latency
+between operators (not measured here: the machine was never idle)."""
 PROVIDERS: dict[str, tuple[str, ...]] = {
     "cpu": DEFAULT_PROVIDERS,
     "cuda": ("CUDAExecutionProvider", "CPUExecutionProvider"),
@@ -79,6 +86,7 @@ def open_session(path: Path, providers: Sequence[str], threads: int | None = Non
     options = ort.SessionOptions()
     options.intra_op_num_threads = INTRA_OP_THREADS if threads is None else threads
     options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if SPIN_WAIT else "0")
     options.log_severity_level = 3
     try:
         return ort.InferenceSession(str(path), sess_options=options, providers=list(providers))
