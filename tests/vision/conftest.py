@@ -252,7 +252,7 @@ class PixelReader:
         self.default = default
         self.calls = 0
 
-    def read(self, image: np.ndarray, region: object = None) -> object:
+    def read(self, image: np.ndarray, region: object = None, on_table: object = None) -> object:
         from vision.runtime.reader import Reading
 
         self.calls += 1

@@ -434,11 +434,17 @@ class TablePipeline:
     # -- helpers --------------------------------------------------------------------------------
     def _read(self, image: np.ndarray) -> Detections:
         started = time.perf_counter()
-        found = on_play_area(self.reader.read(image, region=self.region).detections, self.calibration)
+        # the reader judges colours and familiarity on the play area's tiles only (not the racks or the pool in
+        # its bounding box); what it returns is filtered again for readers that keep every box
+        reading = self.reader.read(image, region=self.region, on_table=self._on_table)
+        found = on_play_area(reading.detections, self.calibration)
         self.stats.readings += 1
         self.stats.reading_s += time.perf_counter() - started
         self.latest["detections"] = found
         return found
+
+    def _on_table(self, detections: Detections) -> np.ndarray:
+        return play_area_mask(detections, self.calibration)
 
     def _meter(self) -> ActivityMeter:
         corners = None if self.calibration is None else self.calibration.corners_px
@@ -514,6 +520,13 @@ def on_play_area(detections: Detections, calibration: Calibration | None) -> Det
     outside that continues a row of tiles from inside it stays: its set was laid across the edge."""
     if calibration is None or not len(detections):
         return detections
+    return detections[play_area_mask(detections, calibration)]
+
+
+def play_area_mask(detections: Detections, calibration: Calibration | None) -> np.ndarray:
+    """Which boxes :func:`on_play_area` keeps (every box without a calibration)."""
+    if calibration is None or not len(detections):
+        return np.ones(len(detections), bool)
     centres = detections.centers
     inside = calibration.contains(centres)
     near = calibration.contains(centres, margin_mm=EDGE_ROW_MM) & ~inside
@@ -523,7 +536,7 @@ def on_play_area(detections: Detections, calibration: Calibration | None) -> Det
             members = candidates[chain]
             if inside[members].any():
                 inside[members] = True
-    return detections[inside]
+    return inside
 
 
 def detection_region(frame_size: tuple[int, int], calibration: Calibration | None, config: PipelineConfig) -> Region:

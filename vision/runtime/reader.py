@@ -9,7 +9,7 @@ Sessions are created on first use, so building a reader is free and a missing mo
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -68,11 +68,16 @@ class Reading:
     timings: ReadTimings = ReadTimings()
 
 
-class Reader(Protocol):
-    """Pixels to labelled tiles: ``read(image_bgr, region=...) -> Reading``."""
+OnTable = Callable[[Detections], np.ndarray]
+"""Which of the classified boxes are table tiles (a boolean mask over them): the play area's, say."""
 
-    def read(self, image_bgr: np.ndarray, *, region: Region | None = None) -> Reading:
-        """The tiles of the image; with ``region``, only those inside it, read at the region's own scale."""
+
+class Reader(Protocol):
+    """Pixels to labelled tiles: ``read(image_bgr, region=..., on_table=...) -> Reading``."""
+
+    def read(self, image_bgr: np.ndarray, *, region: Region | None = None, on_table: OnTable | None = None) -> Reading:
+        """The tiles of the image; with ``region``, only those inside it, read at the region's own scale; with
+        ``on_table``, only the boxes it keeps (the others are no table tiles: ignored, not left out)."""
         ...
 
     def check_models(self) -> None:
@@ -178,9 +183,14 @@ class TileReader:
         again = self.detector.detect_region(image_bgr, small)
         return Detections.merge([again, boxes]).with_nms(self.detector.iou).without_nested(NESTED_SHARE)
 
-    def read(self, image_bgr: np.ndarray, *, region: Region | None = None) -> Reading:
+    def read(self, image_bgr: np.ndarray, *, region: Region | None = None, on_table: OnTable | None = None) -> Reading:
         """Labelled tiles, those left out and the timings; with ``region``, the detector looks only there, at the
         region's own scale.
+
+        ``on_table`` keeps the table's tiles once they are classified (their angles known): the others (a rack's,
+        the face-down pool's, a hand's, caught in the play area's bounding box) are dropped before the colours and
+        familiarity judge the table as a whole, so they can neither sway its ink clusters nor make its tiles look
+        unfamiliar as a frame.
 
         Without a region and with ``rescale``, a photo whose tiles come out small at the detector's input (a
         whole table, a 4K frame) is read a second time at tile scale: scaled so a tile is about
@@ -207,6 +217,11 @@ class TileReader:
         classified = time.perf_counter()
         tiles = self.classifier.classify_crops(seen, boxes)
         colour_start = time.perf_counter()
+        if on_table is not None and len(tiles):
+            table = np.asarray(on_table(tiles), bool)
+            if not table.all():
+                tiles, crops = tiles[table], crops[table]
+                body = None if body is None else frame_body(crops)  # the table's own tile bodies
         left_out = Detections.empty()
         if self.not_a_tile > 0 and len(tiles):
             likely = tile_likelihood(tiles) >= self.not_a_tile

@@ -150,8 +150,8 @@ class GlitchyReader:
     def __init__(self, reader: Any, glitches: set[int]) -> None:
         self.reader, self.glitches, self.calls = reader, glitches, 0
 
-    def read(self, image: Any, region: Any = None) -> Reading:
-        found = self.reader.read(image, region).detections
+    def read(self, image: Any, region: Any = None, on_table: Any = None) -> Reading:
+        found = self.reader.read(image, region, on_table=on_table).detections
         self.calls += 1
         if self.calls not in self.glitches:
             return Reading(found)
@@ -184,9 +184,9 @@ class TimedReader:
     def __init__(self, inner: Any) -> None:
         self.inner, self.feed, self.times = inner, None, []
 
-    def read(self, image: np.ndarray, region: object = None) -> Reading:
+    def read(self, image: np.ndarray, region: object = None, on_table: Any = None) -> Reading:
         self.times.append(self.feed.time_s)
-        return self.inner.read(image, region)
+        return self.inner.read(image, region, on_table=on_table)
 
 
 def test_a_camera_metered_faster_than_readings_settles_after_the_same_quiet_time(scenes: Any) -> None:
@@ -225,8 +225,8 @@ class DriftingReader:
     def __init__(self, reader: Any, label: str, misread: str, since: int) -> None:
         self.reader, self.label, self.misread, self.since, self.calls = reader, label, misread, since, 0
 
-    def read(self, image: Any, region: Any = None) -> Reading:
-        found = self.reader.read(image, region).detections
+    def read(self, image: Any, region: Any = None, on_table: Any = None) -> Reading:
+        found = self.reader.read(image, region, on_table=on_table).detections
         self.calls += 1
         if self.calls < self.since:
             return Reading(found)

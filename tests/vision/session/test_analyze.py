@@ -349,11 +349,11 @@ class SignallingReader:
     def __init__(self, reader: Any, sent: signal.Signals) -> None:
         self.reader, self.sent, self.calls = reader, sent, 0
 
-    def read(self, image: Any, region: object = None) -> Any:
+    def read(self, image: Any, region: object = None, on_table: Any = None) -> Any:
         self.calls += 1
         if self.calls == 2:
             os.kill(os.getpid(), self.sent)
-        return self.reader.read(image, region)
+        return self.reader.read(image, region, on_table=on_table)
 
 
 @pytest.mark.parametrize(

@@ -197,7 +197,7 @@ class StallingReader:
         self.warned_during_stall: dict[str, Any] | None = None
         self.shown_during_stall: dict[str, Any] | None = None
 
-    def read(self, image: Any, region: object = None) -> Any:
+    def read(self, image: Any, region: object = None, on_table: Any = None) -> Any:
         import threading
 
         opened = self.camera.opened_at or 0.0
@@ -209,7 +209,7 @@ class StallingReader:
             if warned.wait(10.0):
                 self.warned_during_stall = next(e for e in read_log(self.session.log.path) if e["event"] == "behind")
                 self.shown_during_stall = self.session.behind
-        return self.reader.read(image, region)
+        return self.reader.read(image, region, on_table=on_table)
 
 
 START_AND_OPENING: Timeline = [(0.0, None, START), (3.0, "bottom", None), (4.5, "bottom", OPENED), (6.0, None, None)]

@@ -303,11 +303,11 @@ class SignallingReader:
         self.reader, self.sent, self.after = reader, sent, after
         self.calls = 0
 
-    def read(self, image: np.ndarray, region: object = None) -> Any:
+    def read(self, image: np.ndarray, region: object = None, on_table: Any = None) -> Any:
         self.calls += 1
         if self.calls == self.after:
             os.kill(os.getpid(), self.sent)
-        return self.reader.read(image, region)
+        return self.reader.read(image, region, on_table=on_table)
 
 
 @pytest.mark.parametrize(("sent", "reason"), [(signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM")])

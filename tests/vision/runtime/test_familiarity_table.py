@@ -1,0 +1,130 @@
+"""The familiarity frame test judges the table's tiles only (issue 16): a rack's or the face-down pool's tiles caught
+in the play area's bounding box (``TileReader.read(on_table=...)``) no longer make the table's own tiles unfamiliar,
+while a table laid with another edition's tiles still is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from referee.tiles import ALL_LABELS
+from vision.runtime.detections import Detections
+from vision.runtime.detector import Region
+from vision.runtime.familiarity import UNFAMILIAR_CONFIDENCE, Familiarity
+from vision.runtime.reader import TableColour, TileReader
+
+DIMS = 4
+TABLE = [[100 + 30 * i, 100, 124 + 30 * i, 132] for i in range(6)]
+"""Six tiles in a row on the table (x 100-274)."""
+RACK = [[100 + 30 * i, 400, 124 + 30 * i, 432] for i in range(6)]
+"""Six tiles standing in a rack below it, inside the detector's region."""
+
+
+def _familiarity() -> Familiarity:
+    """Identity whitening, every label's mean at 0: a tile's score is its squared offset; tiles over 100 are
+    unfamiliar, every tile of a frame of 6+ whose median is over 9 too."""
+    return Familiarity(np.zeros((len(ALL_LABELS), DIMS), np.float32), np.eye(DIMS, dtype=np.float32), 100.0, 9.0, 6)
+
+
+class Boxes:
+    """A detector that finds the given boxes."""
+
+    iou = 0.5
+    input_size = 640
+
+    def __init__(self, boxes: list[list[float]]) -> None:
+        self.found = Detections.of_boxes(boxes, [0.95] * len(boxes))
+
+    def detect(self, image_bgr: np.ndarray) -> Detections:
+        return self.found
+
+    def detect_region(self, image_bgr: np.ndarray, region: Region) -> Detections:
+        return self.found
+
+    def load(self) -> None:
+        pass
+
+
+class Looks:
+    """A classifier reading every box as red-5 at 0.97, its features offset by the box's look (score = offset^2)."""
+
+    labels = ALL_LABELS
+
+    def __init__(self, offsets: list[float]) -> None:
+        self.offsets = offsets
+
+    def classify(self, image_bgr: np.ndarray, detections: Detections) -> Detections:
+        raise NotImplementedError
+
+    def classify_crops(self, crops: np.ndarray, detections: Detections) -> Detections:
+        n = len(detections)
+        probs = np.full((n, len(ALL_LABELS)), 0.03 / (len(ALL_LABELS) - 1), np.float32)
+        probs[:, ALL_LABELS.index("red-5")] = 0.97
+        features = np.zeros((n, DIMS), np.float32)
+        features[:, 0] = self.offsets
+        return detections.with_(
+            class_id=probs.argmax(axis=1),
+            confidence=probs.max(axis=1),
+            probs=probs,
+            angle_deg=np.zeros(n, np.float32),
+            detector_confidence=detections.confidence,
+            features=features,
+        )
+
+    def load(self) -> None:
+        pass
+
+
+class Reader(TileReader):
+    """A :class:`TileReader` over the fakes with the toy statistics (the shipped ones describe the ONNX model)."""
+
+    @property
+    def familiarity(self) -> Familiarity | None:
+        return _familiarity()
+
+
+def _reader(offsets: list[float]) -> Reader:
+    return Reader(
+        Path("/nonexistent"),
+        not_a_tile=0.0,
+        colour=TableColour(balance=False, check=False),
+        detector=Boxes(TABLE + RACK),
+        classifier=Looks(offsets),
+    )
+
+
+def _table_only(tiles: Detections) -> np.ndarray:
+    return tiles.centers[:, 1] < 300
+
+
+IMAGE = np.full((480, 640, 3), 90, np.uint8)
+REGION = Region(0, 0, 640, 480, 640)
+
+
+def test_rack_tiles_in_the_region_no_longer_make_the_table_unfamiliar() -> None:
+    # the table's tiles look familiar (score 4), the rack's, seen from the front, do not (score 64: under the tile
+    # threshold, over the frame's): the twelve's median (34) is over the frame threshold, the table's six (4) not
+    reader = _reader([2.0] * 6 + [8.0] * 6)
+    everything = reader.read(IMAGE, region=REGION).detections
+    assert len(everything) == 12 and everything.data["unfamiliar"].all()
+    assert (everything.confidence <= UNFAMILIAR_CONFIDENCE).all()
+    table = reader.read(IMAGE, region=REGION, on_table=_table_only)
+    assert len(table.detections) == 6 and not table.detections.data["unfamiliar"].any()
+    assert np.allclose(table.detections.confidence, 0.97) and not len(table.left_out)  # ignored, not left out
+    assert (table.detections.centers[:, 1] < 300).all()
+
+
+def test_another_editions_table_is_still_unfamiliar_beside_familiar_racks() -> None:
+    # the table laid with an unfamiliar edition (score 36 each), the racks familiar (score 0): judged with the racks
+    # the median (18) is over the threshold too, and judged alone the table still is (no false confidence)
+    reader = _reader([6.0] * 6 + [0.0] * 6)
+    table = reader.read(IMAGE, region=REGION, on_table=_table_only).detections
+    assert len(table) == 6 and table.data["unfamiliar"].all()
+    assert (table.confidence <= UNFAMILIAR_CONFIDENCE).all()
+
+
+def test_a_lone_far_tile_on_the_table_is_still_unfamiliar() -> None:
+    reader = _reader([2.0] * 5 + [11.0] + [0.0] * 6)  # one table tile over the tile threshold (121 > 100)
+    table = reader.read(IMAGE, region=REGION, on_table=_table_only).detections
+    assert table.data["unfamiliar"].tolist() == [False] * 5 + [True]
