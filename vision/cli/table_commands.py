@@ -42,7 +42,8 @@ def _point(text: str) -> tuple[float, float]:
 
 
 def cmd_markers(args: argparse.Namespace) -> int:
-    from vision.runtime.calibrate import CORNER_NAMES, markers_pdf
+    from vision.runtime.calibrate import CORNER_NAMES
+    from vision.runtime.markerpages import markers_pdf
 
     pages = markers_pdf(args.out, marker_mm=args.size_mm, page=args.page)
     data = {"out": str(args.out), "marker_mm": args.size_mm, "page": args.page, "pages": pages, "ids": [0, 1, 2, 3]}

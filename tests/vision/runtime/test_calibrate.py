@@ -1,4 +1,4 @@
-"""The table plane: markers, automatic table detection, files, the camera-motion check, printable markers, CLI."""
+"""The table plane: markers, automatic table detection, files, the camera-motion check, CLI (``markers`` too)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from vision.cli import main
 from vision.runtime.calibrate import (
-    DPI,
     TABLE_SIZE_MM,
     Calibration,
     CalibrationError,
@@ -23,8 +22,6 @@ from vision.runtime.calibrate import (
     calibrate,
     find_markers,
     find_table,
-    markers_pages,
-    markers_pdf,
 )
 
 FRAME = (1920, 1080)
@@ -331,27 +328,6 @@ def test_a_shifted_calibration_follows_the_camera(scene: tuple[np.ndarray, np.nd
     again = Calibration.from_markers(moved, size_mm=(1000, 700))
     assert np.abs(followed.corners_px - again.corners_px).max() < 2.0
     assert not check.rebased(followed, moved).check(moved).moved
-
-
-# -- printable markers -------------------------------------------------------------------------------------
-
-
-def test_markers_pdf_prints_detectable_markers_at_their_size(tmp_path: Path) -> None:
-    out = tmp_path / "markers.pdf"
-    assert markers_pdf(out, marker_mm=60) == 1
-    data = out.read_bytes()
-    assert data.startswith(b"%PDF") and b"/MediaBox [ 0 0 595.2 841.92 ]" in data  # A4 in points
-    (page,) = markers_pages(60)
-    found = find_markers(cv2.resize(np.asarray(page), None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA))
-    assert set(found) == {0, 1, 2, 3}
-    widths = [2 * np.linalg.norm(corners[1] - corners[0]) for corners in found.values()]
-    assert widths == pytest.approx([60 * DPI / 25.4] * 4, abs=3)  # 60 mm at 300 dpi
-
-
-def test_big_markers_take_a_page_each_and_too_big_ones_are_refused(tmp_path: Path) -> None:
-    assert len(markers_pages(100)) == 4
-    with pytest.raises(ValueError, match="10 to 186 mm"):
-        markers_pages(250)
 
 
 # -- command line ------------------------------------------------------------------------------------------
