@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vision.runtime import models
-from vision.runtime.detector import Letterbox, YoloOnnxDetector, to_tensor
+from vision.runtime.detections import UNCLASSIFIED, Detections, box_iou, nms_indices
+from vision.runtime.detector import (
+    NESTED_SHARE,
+    Letterbox,
+    YoloOnnxDetector,
+    nms_keep,
+    overlapping_pairs,
+    to_tensor,
+    with_nms,
+    without_nested,
+)
 from vision.runtime.models import DETECTOR_FILE, default_models_dir
 
 
@@ -39,3 +51,59 @@ def test_sessions_spin_wait_only_when_asked(spin: bool, monkeypatch: pytest.Monk
     options = session.get_session_options()
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == ("1" if spin else "0")
     assert options.intra_op_num_threads == models.INTRA_OP_THREADS
+
+
+# -- the detector's suppression keeps what Detections' keeps ---------------------------------------------------------
+
+
+def _boxes(draw: st.DrawFn, n: int) -> np.ndarray:
+    """Boxes on a small integer grid (ties, duplicates, shared edges, nesting) or anywhere (float rounding)."""
+    if draw(st.booleans()):
+        corners = np.array(draw(st.lists(st.integers(0, 12), min_size=4 * n, max_size=4 * n)), np.float32)
+    else:
+        corners = np.array(draw(st.lists(st.floats(0, 900, width=32), min_size=4 * n, max_size=4 * n)), np.float32)
+    corners = corners.reshape(n, 4)
+    x0, x1 = np.minimum(corners[:, 0], corners[:, 2]), np.maximum(corners[:, 0], corners[:, 2])
+    y0, y1 = np.minimum(corners[:, 1], corners[:, 3]), np.maximum(corners[:, 1], corners[:, 3])
+    return np.stack([x0, y0, x1 + draw(st.sampled_from([0.0, 1.0])), y1 + 1.0], axis=1)  # some without width
+
+
+@st.composite
+def detections(draw: st.DrawFn) -> Detections:
+    n = draw(st.integers(0, 40))
+    scores = draw(st.lists(st.sampled_from([0.3, 0.5, 0.7, 0.9]) | st.floats(0.25, 1.0), min_size=n, max_size=n))
+    return Detections(_boxes(draw, n), np.array(scores, np.float32), np.full(n, UNCLASSIFIED))
+
+
+@settings(max_examples=300, deadline=None)
+@given(found=detections(), iou=st.sampled_from([0.0, 0.2, 0.35, 0.5, 0.9]))
+def test_the_detector_suppresses_as_the_detections_do(found: Detections, iou: float) -> None:
+    boxes = found.xyxy.astype(np.float64)
+    assert np.array_equal(nms_keep(boxes, found.confidence, iou), nms_indices(boxes, found.confidence, iou))
+    assert np.array_equal(with_nms(found, iou).xyxy, found.with_nms(iou).xyxy)
+    assert np.array_equal(without_nested(found).xyxy, found.without_nested(NESTED_SHARE).xyxy)
+
+
+@pytest.mark.parametrize(
+    "boxes",
+    [
+        [[0, 0, 10, 10], [5, 0, 15, 10], [np.nan, 0, 4, 4]],  # a box that is not a number
+        [[0, 0, 10, 10], [100, 100, 110, 110]],  # apart: suppressed only under a negative threshold
+    ],
+)
+def test_odd_boxes_and_thresholds_are_suppressed_as_the_detections_do(boxes: list[list[float]]) -> None:
+    xyxy = np.array(boxes, np.float64)
+    scores = np.linspace(0.9, 0.5, len(xyxy)).astype(np.float32)
+    for iou in (-0.1, 0.0, 0.5):
+        assert np.array_equal(nms_keep(xyxy, scores, iou), nms_indices(xyxy, scores, iou))
+
+
+def test_the_detector_finds_every_pair_of_boxes_that_meet() -> None:
+    boxes = np.tile(np.random.default_rng(0).uniform(0, 300, (200, 2)), 2)  # x0, y0, x0, y0
+    boxes[:, 2:] += np.random.default_rng(1).uniform(1, 40, (200, 2))
+    i, j = overlapping_pairs(boxes)
+    meets = box_iou(boxes, boxes) > 0
+    np.fill_diagonal(meets, False)
+    found = np.zeros_like(meets)
+    found[i, j] = found[j, i] = True
+    assert np.array_equal(found, meets) and len(i) == meets.sum() // 2  # each pair once
