@@ -14,6 +14,7 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 from vision.train import classifier as C  # noqa: E402
+from vision.train import classifier_data as D  # noqa: E402
 from vision.train import onnxinit as O  # noqa: E402
 
 
@@ -110,13 +111,13 @@ def test_not_an_onnx_file_is_one_message(tmp_path: Path) -> None:
 def test_recipe_init_from_onnx_trains_from_those_weights(exported: tuple[object, Path], tmp_path: Path) -> None:
     """``model.init: X.onnx`` in train_model: with a zero learning rate the weights stay the export's."""
     net, path = exported
-    tiles = C.TileSet()
+    tiles = D.TileSet()
     rng = np.random.default_rng(0)
     for i in range(8):
         patch = rng.integers(0, 256, (120, 120, 3), dtype=np.uint8)
         tiles.add(patch, np.float32([[40, 30], [80, 30], [80, 90], [40, 90]]), i % 4, 0.0, "x")
-    train_set = C.CropDataset(tiles, list(range(8)) * 4, C.AugmentParams(), 0)
-    dev = [C.DevSet("train_slice", *C.fixed_crops(tiles, 0))]
+    train_set = D.CropDataset(tiles, list(range(8)) * 4, D.AugmentParams(), 0)
+    dev = [C.DevSet("train_slice", *D.fixed_crops(tiles, 0))]
     cfg = {"init": str(path), "width": 0.5, "epochs": 1, "batch": 16, "lr": 0.0, "weight_decay": 0.0, "workers": 0}
     trained, history = C.train_model(train_set, dev, cfg, log=lambda message: None)
     crops = _crops(32, 2)
