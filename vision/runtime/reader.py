@@ -19,7 +19,15 @@ import numpy as np
 from vision.runtime.classifier import Classifier, OnnxTileClassifier
 from vision.runtime.crops import crop_boxes
 from vision.runtime.detections import Detections
-from vision.runtime.detector import NESTED_SHARE, TILE_NMS_IOU, Detector, Region, YoloOnnxDetector
+from vision.runtime.detector import (
+    NESTED_SHARE,
+    TILE_NMS_IOU,
+    Detector,
+    Region,
+    YoloOnnxDetector,
+    with_nms,
+    without_nested,
+)
 from vision.runtime.familiarity import Familiarity, FamiliarityLoadError, load_familiarity
 from vision.runtime.inkcolour import check_colours, frame_balance, frame_body, global_balance, ink_features
 from vision.runtime.models import DEFAULT_PROVIDERS, ModelLoadError, default_models_dir
@@ -181,7 +189,7 @@ class TileReader:
         if small is None:
             return boxes
         again = self.detector.detect_region(image_bgr, small)
-        return Detections.merge([again, boxes]).with_nms(self.detector.iou).without_nested(NESTED_SHARE)
+        return without_nested(with_nms(Detections.merge([again, boxes]), self.detector.iou), NESTED_SHARE)
 
     def read(self, image_bgr: np.ndarray, *, region: Region | None = None, on_table: OnTable | None = None) -> Reading:
         """Labelled tiles, those left out and the timings; with ``region``, the detector looks only there, at the
