@@ -11,6 +11,14 @@ table. Phases:
   into one table, handed to the :class:`~vision.game.moves.GameKeeper`, which rules on the move; activity in
   between goes back to ``active``.
 
+A move may pause: the player's hands leave the table before anything is laid (or rest out of the play area), the
+table settles as it was, then the same hands come back and make the move. Such a settled table, unchanged, with
+hands seen from one seat, would be ruled a draw at once; it is *held* instead (:attr:`PipelineConfig.pause_hold_s`)
+and ruled a draw only once the turn has passed: another seat's hands over the table, a clock press, the end of the
+source (:meth:`TablePipeline.finish`), or the table still for ``pause_hold_s``. The same seat's hands back before
+that continue the move, ruled once when the table settles again (RULES.md §3: a move is a draw or a play, not
+both). A table that changed is ruled when it settles, as always.
+
 A hand resting on the table keeps the phase ``active`` (the tiles under it cannot be read), with an
 ``occluded`` warning after ``occluded_warn_s``. A camera bump is detected by :class:`CameraMotionCheck` on
 still frames and the play area follows the measured shift.
@@ -120,6 +128,25 @@ class PipelineConfig:
     """Width of a tile, in pixels, at the detector's input (what it learnt; the frame is scaled to it)."""
     default_width_px: int = 896
     """Width the play area is scaled to when the calibration does not say how big a tile is."""
+    pause_hold_s: float = 3.0
+    """A table settled unchanged after one seat's hands (a draw, or a move paused before any tile is laid) is ruled
+    a draw once it has stayed still this long, or at once when another seat's hands come, the clock is pressed or
+    the source ends; the same seat's hands back before that continue the move (0: a draw ruled when it settles).
+    The paused move that was ruled twice had its hands off the play area for about 1.1 s."""
+
+
+@dataclass(frozen=True)
+class _Held:
+    """A settled table that looks like a draw, held until the turn is seen to pass (see the module's docstring)."""
+
+    table: Table
+    time_s: float
+    frame: int
+    start_s: float | None
+    seat: int
+    left_out: int
+    at_limit: Table | None
+    touched: bool | None
 
 
 @dataclass
@@ -185,6 +212,10 @@ class TablePipeline:
         self.warned_clock = False
         self.limit: LimitWatch | None = None
         """The time limit of the turn under way, as the camera saw it pass (:mod:`vision.game.timelimit`)."""
+        self.last_sample: tuple[np.ndarray, float, int] | None = None
+        """The last sample processed (image, time, frame): :meth:`finish` reads it when the source ends."""
+        self.held: _Held | None = None
+        """A settled table that looks like a draw, not yet ruled (the move may go on: see the module's docstring)."""
         self.last_time_s = -1e9
         """Time of the last sample processed."""
         self.stats = PipelineStats()
@@ -194,6 +225,7 @@ class TablePipeline:
     def process(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
         self.stats.samples += 1
         self.last_time_s = time_s
+        self.last_sample = (image, time_s, frame)
         activity = self.meter.measure(image)
         if not self.seen_still:
             # No still table seen yet, so no hand-free background: the first frame may show an arm, which would then
@@ -228,15 +260,32 @@ class TablePipeline:
             if self.clock_pressed is None:  # a second press while waiting changes nothing
                 self.clock_pressed, self.warned_clock = (time_s, frame), False
             return []
+        held = self._rule_held()  # the press ends the turn: a held draw was one
         table = self.keeper.table if self.phase == "stable" else None
         if self.limit is not None and self.limit.due(time_s) and table is not None:
             self.limit.reached(None, table, time_s)  # pressed after the limit, before any sample saw it pass: still
         at_limit, touched = self._limit_evidence(table, None)
-        events: list[Event] = list(
+        events: list[Event] = held + list(
             self.keeper.clock(
                 time_s=time_s, frame=frame, table=table, table_at_limit=at_limit, touched_after_limit=touched
             )
         )
+        for event in events:
+            if self.on_event:
+                self.on_event(event)
+        return events
+
+    def finish(self) -> list[Event]:
+        """The source ended (or the game is stopped). A table quiet since the hands left (settling) is settled on the
+        readings taken so far and the last sample (the ruling's tiles are uncertain where they disagree), and a held
+        draw is ruled, as it was when it settled."""
+        events: list[Event] = []
+        if self.phase == "settling" and self.last_sample is not None:
+            image, time_s, frame = self.last_sample
+            if self.read_s < time_s:
+                self.readings.append(self._read(image))
+            events += self._settle(image, time_s, frame)
+        events += self._rule_held()
         for event in events:
             if self.on_event:
                 self.on_event(event)
@@ -262,8 +311,10 @@ class TablePipeline:
 
     def _stable(self, image: np.ndarray, time_s: float, frame: int, activity: Activity) -> list[Event]:
         events: list[Event] = []
+        if self.held is not None and time_s - self.held.time_s >= self.config.pause_hold_s:
+            events += self._rule_held()  # still for long enough: the move was a draw
         if activity.busy or activity.global_change:
-            return self._begin_activity(time_s, frame, activity)
+            return events + self._begin_activity(time_s, frame, activity)
         if self.motion_check is not None and time_s - self.last_camera_check >= self.config.camera_check_every_s:
             self.last_camera_check = time_s
             events += self._check_camera(image, time_s, frame)
@@ -294,8 +345,9 @@ class TablePipeline:
             self.disagreement = table
             return [{"event": "reading-disagrees", **at, "table": table.to_json()}]
         self.disagreement = None
+        held = self._rule_held()
         at_limit, touched = self._limit_evidence(table, None)
-        events: list[Event] = list(self.keeper.settled(
+        events: list[Event] = held + list(self.keeper.settled(
             table, **at, start_s=None, seat=None, hands=False, left_out=len(reading.left_out), table_at_limit=at_limit,
             touched_after_limit=touched,
         ))  # fmt: skip
@@ -303,8 +355,7 @@ class TablePipeline:
         return events
 
     def _active(self, time_s: float, frame: int, activity: Activity) -> list[Event]:
-        events: list[Event] = []
-        self._count_hands(activity)
+        events: list[Event] = self._count_hands(activity, time_s, frame)
         if activity.busy or activity.global_change:
             self.busy_s = time_s
             started = self.activity_start if self.activity_start is not None else time_s
@@ -337,16 +388,29 @@ class TablePipeline:
         count = len(self.readings)
         if count < self.config.readings and not (count >= self.config.agreeing_readings and unanimous(self.readings)):
             return []
+        return self._settle(image, time_s, frame)
+
+    def _settle(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
+        """The readings taken since the table went quiet, fused: the settled table, handed to the game."""
         reading = read_table(fuse(self.readings))
         table, left_out = reading.table, len(reading.left_out)
         self.latest["table"], self.latest["left_out"] = table, reading.left_out
         self.stats.settles += 1
         seat = self.seats.most_common(1)[0][0] if self.seats else None
+        start_s, hands, events = self.activity_start, self.hands, []
+        if self.held is not None and seat == self.held.seat and set(self.seats) == {seat}:
+            start_s, self.held = self.held.start_s, None  # the same hands came back: the move went on
+        else:
+            events += self._rule_held()
         at_limit, touched = self._limit_evidence(table, seat)
-        events: list[Event] = list(self.keeper.settled(
-            table, time_s=time_s, frame=frame, start_s=self.activity_start, seat=seat, hands=self.hands,
-            left_out=left_out, table_at_limit=at_limit, touched_after_limit=touched,
-        ))  # fmt: skip
+        if self._looks_like_a_draw(table, seat, hands):
+            assert seat is not None
+            self.held = _Held(table, time_s, frame, start_s, seat, left_out, at_limit, touched)
+        else:
+            events += self.keeper.settled(
+                table, time_s=time_s, frame=frame, start_s=start_s, seat=seat, hands=hands, left_out=left_out,
+                table_at_limit=at_limit, touched_after_limit=touched,
+            )  # fmt: skip
         if self.clock_pressed is not None:
             pressed_s, pressed_frame = self.clock_pressed
             self.clock_pressed = None
@@ -377,16 +441,48 @@ class TablePipeline:
             self.hands = False
         events: list[Event] = list(self.keeper.activity(time_s=time_s, frame=frame)) if self.phase == "stable" else []
         self.phase, self.readings, self.state_readings, self.busy_s = "active", [], [], time_s
-        self._count_hands(activity)
-        return events
+        return events + self._count_hands(activity, time_s, frame)
 
-    def _count_hands(self, activity: Activity) -> None:
-        """An arm over the table counts for the seat it reaches in from (by seat number, as the game logs it)."""
+    def _count_hands(self, activity: Activity, time_s: float, frame: int) -> list[Event]:
+        """An arm over the table counts for the seat it reaches in from (by seat number, as the game logs it).
+        Another seat's arm than a held draw's ends that turn: the draw is ruled, and this move's activity logged."""
         if not activity.arm:
-            return
+            return []
         self.hands = True
-        if activity.edge is not None:
-            self.seats[seat_at(self.keeper.players, activity.edge, activity.along).number] += 1
+        if activity.edge is None:
+            return []
+        seat = seat_at(self.keeper.players, activity.edge, activity.along).number
+        self.seats[seat] += 1
+        if self.held is None or seat == self.held.seat:
+            return []
+        events = self._rule_held()
+        started = self.activity_start if self.activity_start is not None else time_s
+        return events + list(self.keeper.activity(time_s=started, frame=frame))
+
+    def _looks_like_a_draw(self, table: Table, seat: int | None, hands: bool) -> bool:
+        """The settled table would be ruled a draw by the seat's hands, and may yet be a move that paused."""
+        keeper = self.keeper
+        return (
+            self.config.pause_hold_s > 0
+            and hands
+            and seat is not None
+            and self.clock_pressed is None
+            and keeper.table is not None
+            and keeper.pending is None
+            and not keeper.clock_mode
+            and not keeper.game.over
+            and table.same_layout(keeper.table)
+        )
+
+    def _rule_held(self) -> list[Event]:
+        """The held draw ruled (the game's events), as it was when it settled; nothing when none is held."""
+        held, self.held = self.held, None
+        if held is None:
+            return []
+        return list(self.keeper.settled(
+            held.table, time_s=held.time_s, frame=held.frame, start_s=held.start_s, seat=held.seat, hands=True,
+            left_out=held.left_out, table_at_limit=held.at_limit, touched_after_limit=held.touched,
+        ))  # fmt: skip
 
     # -- the time limit -------------------------------------------------------------------------
     @property

@@ -114,6 +114,8 @@ class GameSession:
                 self.watched_s = frame.time_s
         except KeyboardInterrupt:
             return (stop() if stop is not None else None) or "Ctrl-C"
+        finally:
+            pipeline.finish()  # a draw held in case the move went on (PipelineConfig.pause_hold_s) is ruled now
         return None
 
     def end(self, time_s: float, summary: Mapping[str, Any]) -> None:

@@ -64,6 +64,8 @@ LATE_HANDS_OFF_S = 0.2
 LATE_HANDS_BACK_S = 0.3
 """...and, touched after the limit or unfinished at it, come back this long after it: the pause straddles the limit
 and is too short for the referee's pipeline to settle the table (4 samples at 6 a second), so the move goes on."""
+MAX_PAUSE_S = 30.0
+"""The longest pause ``synth-game --paused-move`` films (a play's hands are over the table well under a minute)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,7 +384,7 @@ def play_area_px(camera: Camera) -> list[list[float]]:
 
 
 def timeline(
-    game: SimGame, rng: np.random.Generator, *, fps: float = 30.0
+    game: SimGame, rng: np.random.Generator, *, fps: float = 30.0, paused_move_s: float | None = None
 ) -> tuple[list[Segment], list[dict[str, Any]], list[tuple[Table, Seat]]]:
     """Segments of video, the truth lines (seats by number), and the table states (with the seat that made each).
 
@@ -390,6 +392,11 @@ def timeline(
     limit pass (``analyze``'s sampling of a video of ``fps`` frames a second, :class:`_Referee`): hands leave the
     table :data:`LATE_HANDS_OFF_S` before it, with the table as it stands at the limit, and for a move touched after
     the limit or unfinished at it come back :data:`LATE_HANDS_BACK_S` after it and end the move.
+
+    ``paused_move_s``: every play whose hands are over the table long enough (:func:`_pause`) is filmed with a pause:
+    the player's hands reach in, leave the table for this many seconds before any tile is laid (the table as it
+    was, still), then come back and make the move; the move's truth line gets ``pause_s`` (hands off, hands back).
+    The move keeps its start, settle and end times, so its elapsed time and ruling stay the same.
     """
     states: list[tuple[Table, Seat]] = []
     segments: list[Segment] = []
@@ -418,7 +425,13 @@ def timeline(
         settled = end - settle
         switch = start + 0.6 * (settled - start)
         segments.append(Segment(now, start, before))
-        segments.append(Segment(start, switch, before, seat))
+        pause = _pause(move, start, switch, paused_move_s)
+        if pause is None:
+            segments.append(Segment(start, switch, before, seat))
+        else:
+            segments.append(Segment(start, pause[0], before, seat))
+            segments.append(Segment(pause[0], pause[1], before))
+            segments.append(Segment(pause[1], switch, before, seat))
         after = state_of(move.after, seat)
         segments.append(Segment(switch, settled, after, seat))
         segments.append(Segment(settled, end, after))
@@ -432,6 +445,7 @@ def timeline(
                 "start_s": start,
                 "settle_s": settled,
                 "end_s": end,
+                **({} if pause is None else {"pause_s": [round(pause[0], 3), round(pause[1], 3)]}),
             }
         )
         now = end
@@ -456,6 +470,22 @@ def timeline(
                 )
                 now += duration
     return segments, truth, states
+
+
+PAUSE_HANDS_S = 1.0
+"""A paused move's hands are over the table at least this long before the pause and after it."""
+
+
+def _pause(move: SimMove, start: float, switch: float, pause_s: float | None) -> tuple[float, float] | None:
+    """When a paused move's hands leave the table and come back (see :func:`timeline`): between ``start`` (hands in)
+    and ``switch`` (the first tile laid), :data:`PAUSE_HANDS_S` after the one and before the other; None for a draw,
+    a move over time, no pause asked for, or hands over the table too briefly for one."""
+    if pause_s is None or move.kind != "play" or move.late is not None:
+        return None
+    if switch - start < pause_s + 2 * PAUSE_HANDS_S:
+        return None
+    off = start + PAUSE_HANDS_S
+    return off, off + pause_s
 
 
 class _Referee:
@@ -564,10 +594,14 @@ def write_game(
     staging: Staging = Staging(),
     time_limit_s: float | None = None,
     late_move: str | None = None,
+    paused_move_s: float | None = None,
 ) -> dict[str, Any]:
     """Simulate a game and film it into ``out`` (``game.mp4``, ``truth.jsonl``, ``summary.json``). ``time_limit_s``:
     a limit agreed at the table; ``late_move``: the game's first play goes over it, scripted as
-    :data:`vision.synth.game.LATE_MOVES` names, and the game ends there."""
+    :data:`vision.synth.game.LATE_MOVES` names, and the game ends there; ``paused_move_s``: plays filmed with a pause
+    of that many seconds, hands off the table before the first tile is laid (:func:`timeline`)."""
+    if paused_move_s is not None and not 0 < paused_move_s <= MAX_PAUSE_S:
+        raise ValueError(f"a paused move's pause is more than 0 and at most {MAX_PAUSE_S:g} s, not {paused_move_s:g}")
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     game = simulate_game(
@@ -576,7 +610,7 @@ def write_game(
     )  # fmt: skip
     rng = np.random.default_rng([seed, 7])
     film = GameFilm(film_camera(size, rng, staging), size, seed, LayoutParams(), staging)
-    segments, truth, states = timeline(game, rng, fps=fps)
+    segments, truth, states = timeline(game, rng, fps=fps, paused_move_s=paused_move_s)
     stills = _StillCache(film, game, states, seed)
     total_s = segments[-1].end_s if segments else 0.0
     frames = round(total_s * fps)
@@ -609,6 +643,9 @@ def write_game(
     }
     if not staging.plain:
         header["staging"] = staging.describe()
+    if paused_move_s is not None:
+        header["paused_move_s"] = paused_move_s
+        header["paused_moves"] = sum("pause_s" in line for line in truth)
     with truth_path.open("w") as handle:
         handle.write(json.dumps(header, sort_keys=True) + "\n")
         for line in truth:

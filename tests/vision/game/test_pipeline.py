@@ -172,7 +172,8 @@ def test_one_bad_reading_never_changes_the_table(scenes: Any) -> None:
 
 def test_two_agreeing_readings_can_settle_the_table_and_a_disagreeing_pair_takes_a_third(scenes: Any) -> None:
     reader = GlitchyReader(scenes.PixelReader(), glitches={4})
-    feed = game(scenes, reader=reader, config=PipelineConfig(agreeing_readings=2))  # readings 1-2: first table
+    # readings 1-2: the first table; a draw ruled as it settles (not held: no reading while it waits)
+    feed = game(scenes, reader=reader, config=PipelineConfig(agreeing_readings=2, pause_hold_s=0.0))
     feed.hands("bottom")  # a draw: readings 3-4 disagree (4 is bad), so a third is taken
     [move] = moves(feed.run(2.0))
     assert same(move["after"], START) and reader.calls == 5
@@ -345,7 +346,7 @@ def test_a_hand_resting_on_the_table_holds_the_move_and_warns(scenes: Any) -> No
     warnings = [e for e in events if e["event"] == "occluded"]
     assert len(warnings) == 1 and 5.0 <= warnings[0]["seconds"] <= 6.0
     scene.arm, scene.arm_still = None, False
-    [move] = moves(feed.run(2.0))
+    [move] = moves(feed.run(4.0))  # a draw: ruled once the table has been still for pause_hold_s (3 s)
     # the tile under the hand was never read as gone: the hand came and went, a draw
     assert (move["kind"], move["ruling"]["removed"], move["ruling"]["verdict"]) == ("draw", [], "ok")
 
