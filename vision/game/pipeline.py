@@ -27,10 +27,10 @@ Every pipeline starts in ``starting``, a resumed game's too: until the table has
 no hand-free picture of it to tell hands from (the first frame after a restart may well show an arm), so only
 changes between samples count, and that first still frame becomes the camera check's reference.
 
-Size: about 550 lines, one module on purpose: the state machine :class:`TablePipeline` (about 350 lines: the phases
-above, a method each, sharing the timers and the readings of one move) with its config, stats and reader set-up, plus
-the play-area filters it applies to readings (:func:`on_play_area`, :func:`detection_region`); the activity measure, the
-fusion and the rulings it drives live in their own modules.
+Size: about 670 lines, one module on purpose: the state machine :class:`TablePipeline` (about 450 lines: the phases
+above, a method each, sharing the timers, the readings of one move and a held draw) with its config, stats and reader
+set-up, plus the play-area filters it applies to readings (:func:`on_play_area`, :func:`detection_region`); the
+activity measure, the fusion and the rulings it drives live in their own modules.
 """
 
 from __future__ import annotations
