@@ -202,22 +202,6 @@ def ink_features(crops: np.ndarray) -> Inks:
     lab_out = ((centre * core[..., None]).sum(axis=1) / core.sum(axis=1, keepdims=True)).astype(np.float32)
     lab_out[~measured] = 0.0
     return Inks(lab_out, measured)
-    mask = _centre_mask(crops.shape[1])
-    lab = cv2.cvtColor(crops.reshape(-1, crops.shape[2], 3), cv2.COLOR_BGR2LAB).reshape(crops.shape)
-    centre = lab[:, mask].astype(np.float32)  # (N, P, 3)
-    centre[..., 1:] -= 128.0
-    light = centre[..., 0]
-    bright = light >= np.median(light, axis=1, keepdims=True)
-    body = np.nanmedian(np.where(bright[..., None], centre, np.nan), axis=1)  # (N, 3)
-    distance = np.linalg.norm(centre - body[:, None, :], axis=2)
-    for i in range(n):
-        far = distance[i] >= INK_DISTANCE
-        if far.sum() < MIN_INK_PIXELS:
-            continue
-        core = distance[i] >= np.median(distance[i][far])
-        lab_out[i] = np.median(centre[i][core], axis=0)
-        measured[i] = True
-    return Inks(lab_out, measured)
 
 
 # -- the table's colours ---------------------------------------------------------------------------------------
@@ -273,10 +257,17 @@ class InkClusters:
     centres: np.ndarray
 
 
-def cluster_inks(inks: Inks, usable: np.ndarray | None = None) -> InkClusters:
-    """Clusters of the usable inks in the chroma plane: started from the colour each ink shows, refined by a
-    few k-means rounds, centres closer than :data:`MERGE_DISTANCE` merged. With fewer than
-    :data:`MIN_TILES` inks every ink is its own cluster (nothing to compare with)."""
+def cluster_inks(inks: Inks, usable: np.ndarray | None = None, read: np.ndarray | None = None) -> InkClusters:
+    """Clusters of the usable inks in the chroma plane: started from the colour each ink shows (and, given
+    ``read``, each tile's colour index as read, from the colour each group of tiles was read in as well), refined
+    by a few k-means rounds, centres closer than :data:`MERGE_DISTANCE` merged. With fewer than
+    :data:`MIN_TILES` inks every ink is its own cluster (nothing to compare with).
+
+    Why both starts: the thin digits of small tiles take on the body's yellow (a video's chroma is sampled at half
+    the resolution), so black inks of chroma 13-16 show "orange"; started from the inks alone, they pulled the
+    orange centre onto the black one, the two merged and the right orange tiles were doubted (issue 16). A group
+    read in one colour gives that colour a centre of its own; a colour read wholesale as another still has the
+    inks' own centre to be told apart by."""
     n = len(inks.lab)
     usable = inks.measured if usable is None else usable & inks.measured
     member = np.full(n, -1, np.int64)
@@ -287,6 +278,10 @@ def cluster_inks(inks: Inks, usable: np.ndarray | None = None) -> InkClusters:
         return InkClusters(member, points.astype(np.float32))
     start = np.array([colour_of_ink(inks.lab[i])[0].index for i in index])
     centres = np.array([np.median(points[start == k], axis=0) for k in np.unique(start)])
+    if read is not None:
+        as_read = np.asarray(read)[index]
+        groups = [np.median(points[as_read == k], axis=0) for k in np.unique(as_read) if k >= 0]
+        centres = np.concatenate([centres, np.array(groups).reshape(-1, 2)])
     for _ in range(KMEANS_ROUNDS):
         centres = _merge_close(centres)
         nearest = np.linalg.norm(points[:, None, :] - centres[None], axis=2).argmin(axis=1)
@@ -339,7 +334,7 @@ def check_colours(tiles: Detections, inks: Inks) -> ColourCheck:
     n = len(tiles)
     read = _LABEL_COLOUR[tiles.class_id] if n else np.zeros(0, np.int64)
     usable = inks.measured & (read >= 0)
-    clusters = cluster_inks(inks, usable)
+    clusters = cluster_inks(inks, usable, read)
     expected = np.full(n, -1, np.int64)
     sure = np.zeros(n, bool)
     named: dict[int, list[int]] = {}
@@ -352,8 +347,12 @@ def check_colours(tiles: Detections, inks: Inks) -> ColourCheck:
         name = shows.index if certain else int(votes.argmax())
         expected[members], sure[members] = name, certain
         named.setdefault(name, []).append(k)
-    for name, ks in named.items():  # one colour voted for two clusters: the one far from its ink is in doubt
-        if len(ks) > 1:
+    # One colour voted for two clusters: the one far from its ink is in doubt. Only where the inks were clustered:
+    # under MIN_TILES each ink is its own cluster, judged on its own (three black tiles are three "black clusters",
+    # and the least black of them, a thin digit's ink, was doubted for it; issue 16)
+    clustered = int(usable.sum()) >= MIN_TILES
+    for name, ks in named.items():
+        if clustered and len(ks) > 1:
             prototype = np.array(PROTOTYPES_AB[COLOURS[name]])
             keeper = min(ks, key=lambda k: float(np.linalg.norm(clusters.centres[k] - prototype)))
             for k in ks:

@@ -230,3 +230,30 @@ def test_a_balance_applied_to_no_crops_gives_no_crops() -> None:
     """A photo whose boxes were all dropped as not tiles leaves an empty stack of crops to balance."""
     empty = np.zeros((0, 64, 64, 3), np.uint8)
     assert Balance(np.array([1.1, 1.0, 0.9], np.float32), None).apply(empty).shape == empty.shape
+
+
+def test_a_few_tiles_of_one_colour_are_each_judged_on_their_own() -> None:
+    """Three black tiles, one of them a small tile whose thin digit took on the body's yellow (chroma 11: black,
+    though not surely): under MIN_TILES inks nothing is clustered, so the colour voted for three one-ink clusters
+    does not doubt the least black of them (issue 16: a right black-7 beside black-6 and black-8 ruled REVIEW)."""
+    inks = Inks(np.array([[70, 7, 5], [75, 6.6, 8.9], [70, 5, 5]], np.float32), np.ones(3, bool))
+    check = check_colours(read_as(["black-6", "black-7", "black-8"]), inks)
+    assert not check.doubted.any() and check.detections.labels == ["black-6", "black-7", "black-8"]
+    # one of them surely another colour is still doubted, judged on its own
+    inks = Inks(np.array([[70, 7, 5], [110, 2, -34], [70, 5, 5]], np.float32), np.ones(3, bool))
+    assert check_colours(read_as(["black-6", "black-7", "black-8"]), inks).doubted.tolist() == [False, True, False]
+
+
+def test_small_black_digits_tinged_yellow_do_not_swallow_the_orange_tiles() -> None:
+    """Inks as measured on a 720p video's 30-px tiles (issue 16): the black digits took on the body's yellow
+    (chroma 12-15: they show "orange"), started from the inks alone they pulled the orange centre onto the black
+    one, the two merged and the right orange-10 and orange-3 were doubted. Each colour read has a centre of its own
+    to start from: nothing is doubted."""
+    measured = {
+        "orange-10": (183, 15, 48), "black-10": (70, -2, 10), "orange-3": (164, 26, 58), "blue-3": (100, -2, -23),
+        "black-3": (70, 4, 14), "black-6": (70, 6, 13), "black-5": (70, 4, 13), "black-4": (70, 5, 12),
+        "blue-10": (100, -1, -23),
+    }  # fmt: skip
+    inks = Inks(np.array(list(measured.values()), np.float32), np.ones(len(measured), bool))
+    check = check_colours(read_as(list(measured)), inks)
+    assert not check.doubted.any() and check.detections.labels == list(measured)
