@@ -1,6 +1,6 @@
 """The game's events as typed, frozen values, and the one place they meet JSON: the game log's lines.
 
-Each event has ``to_json`` (the log's line, format ``rummikub-referee/game-log/1``) and :func:`event_from_json`
+Each event has ``to_json`` (the log's line, format :data:`LOG_FORMAT`) and :func:`event_from_json`
 reads a line back, checked (a log is data from a file): ``event_from_json(e.to_json()) == e``. Fields an event does
 not model are kept in ``extra``, so a line from another version goes back out as it came in. :func:`describe` says
 an event in one line for the console, the station and the report. The game that takes them is
@@ -13,6 +13,7 @@ event; together so that a new event is added in one file, its type, its JSON and
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -565,6 +566,50 @@ def _is_int(value: object) -> TypeGuard[int]:
 
 def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+# -- the edge: the start line's time limit --------------------------------------------------------------------
+
+LOG_FORMAT = "rummikub-referee/game-log/2"
+"""The game log's format as this version writes it: the start line's ``time_limit_s`` is the move time in force
+(the profile's with a limit agreed at the table applied: seconds, or null for no limit), always there."""
+OLD_LOG_FORMATS = ("rummikub-referee/game-log/1",)
+"""Older formats, still read (a game resumed, reported, scored, a word recorded): see :func:`logged_time_limit`."""
+
+
+def logged_time_limit(start: Mapping[str, Any], profile_limit_s: float | None) -> float | None:
+    """The move time in force in a logged game (seconds, None for no limit), from its ``start`` line;
+    ``profile_limit_s``: its profile's own limit.
+
+    The one place where the log's encodings of the time limit are read. Format 2 (:data:`LOG_FORMAT`) has one:
+    seconds, or null for no limit. Format 1 (:data:`OLD_LOG_FORMATS`, and a line that names no format) had three:
+    a missing or null ``time_limit_s`` was the profile's own limit, ``"none"`` no limit, a number a limit agreed at
+    the table. Anything else is a :class:`GameStateError` quoting the value (a log is data from a file).
+    """
+    old = start.get("format") != LOG_FORMAT  # a line with no format is read as the old ones were
+    if old and start.get("time_limit_s") is None:
+        return profile_limit_s
+    limit = start.get("time_limit_s", _MISSING)
+    if limit is None or (old and limit == "none"):
+        return None
+    if _is_number(limit) and math.isfinite(limit) and limit >= 0:
+        return float(limit)
+    wanted = 'seconds (finite, >= 0) or "none"' if old else "seconds (finite, >= 0) or null"
+    raise GameStateError(f"the start line's time_limit_s is {_quoted(limit)}, not {wanted}")
+
+
+_MISSING: Any = object()
+
+
+def _quoted(value: Any) -> str:
+    """A value from a log, quoted for a one-line message (missing, or cut short)."""
+    if value is _MISSING:
+        return "missing"
+    try:
+        text = repr(value) if isinstance(value, float) else json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # -- words ----------------------------------------------------------------------------------------------------

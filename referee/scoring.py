@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from referee import game as played
-from referee.events import GameStateError, event_from_json
+from referee.events import GameStateError, event_from_json, logged_time_limit
 from referee.profiles import DEFAULT_PROFILE, BigPointScheme, Profile, ProfileError, get_profile
 from referee.tiles import Tile, TileError
 
@@ -161,12 +161,11 @@ def replay_log(events: Sequence[tuple[int, Mapping[str, Any]]], where: str = "th
     if not events or events[0][1].get("event") != "start":
         raise ScoreError(f"{where}: not a game log (it starts with a 'start' line)")
     number, start = events[0]
-    limit = start.get("time_limit_s")
-    options: dict[str, Any] = {} if limit is None else {"time_limit_s": None if limit == "none" else limit}
     try:
         profile: Any = start.get("profile")  # checked by Game.start, as it checks any setup
         players: Any = start.get("players")
-        game = played.Game.start(profile, players, first_player=start.get("first_player", 0), **options)
+        game = played.Game.start(profile, players, first_player=start.get("first_player", 0))
+        game = replace(game, time_limit_s=logged_time_limit(start, game.time_limit_s))  # old logs' encodings too
     except (GameStateError, ProfileError) as error:
         raise ScoreError(f"{where}:{number}: {error}") from None
     for number, event in events[1:]:

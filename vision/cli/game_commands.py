@@ -14,10 +14,14 @@ from typing import TYPE_CHECKING, Any
 from referee import cli as rules_cli
 from referee.cli import Command
 from referee.commands import demo as rules_demo
-from vision.cli.options import GameChoice, add_engine_options, add_game_options, game_from
+from vision.cli.options import add_engine_options, add_game_options, game_from
 
 if TYPE_CHECKING:
+    from vision.game.gamelog import GameSetup
     from vision.runtime.capture import Damage
+    from vision.session.live import LiveSession, LoggedGame
+    from vision.ui.station import StationServer
+    from vision.ui.station_access import StationAddress
 
 PROG = rules_cli.PROG
 
@@ -87,10 +91,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     reader = pipeline_reader(args.models, **engine_kwargs(args))  # a missing model fails before the video is opened
     options = AnalyzeOptions(
-        profile=game.rules.name, players=game.players, first_player=game.first_player, orientation=game.orientation,
-        time_limit_s=game.session_time_limit, calibration=args.calibration, progress=not args.quiet and not args.json,
-        decoder=args.decoder,
-    )  # fmt: skip
+        setup=game, calibration=args.calibration, progress=not args.quiet and not args.json, decoder=args.decoder
+    )
     with StopSignals() as signals:  # Ctrl-C, SIGTERM: the analysis ends between frames, everything written
         summary = analyze_video(
             args.video, args.out, options, reader, overwrite=args.overwrite, stop=lambda: signals.reason,
@@ -175,11 +177,9 @@ def cmd_live(args: argparse.Namespace) -> int:
     if args.serve:
         _station_at(args)  # a refused address or secret fails before a game log is started
     game = _open_game(args, choice)
-    setup = game.setup
     options = LiveOptions(
-        source=args.source, profile=setup.profile, players=setup.players, first_player=setup.first_player,
-        orientation=setup.orientation, time_limit_s=setup.time_limit, calibration=args.calibration,
-        realtime=not args.fast, resume=game.resumption,
+        source=args.source, setup=game.setup, calibration=args.calibration, realtime=not args.fast,
+        resume=game.resumption,
     )  # fmt: skip
     session = LiveSession(options, reader, game.log, game.keeper)
     heard: list[dict[str, Any]] = []
@@ -205,7 +205,7 @@ def cmd_live(args: argparse.Namespace) -> int:
     return status
 
 
-def game_summary(events: list[dict[str, Any]], log: Any) -> str:
+def game_summary(events: list[dict[str, Any]], log: Path) -> str:
     """A game's end in words: its rulings as they stand after the referee's overrides, the restores, the log."""
     from vision.ui.report import final_verdicts, summary_text
 
@@ -215,7 +215,7 @@ def game_summary(events: list[dict[str, Any]], log: Any) -> str:
     return f"game summary: {text}; {restores} table{'s' if restores != 1 else ''} restored; game log: {log}"
 
 
-def _hold_station(station: Any, reason: str) -> None:
+def _hold_station(station: StationServer, reason: str) -> None:
     """A video watched to its end (not a game stopped by the user): the station stays up with the last ruling and
     the game's summary until Ctrl-C, so the referee can still read it; then it stops."""
     from vision.session.stopping import SIGNAL_REASONS
@@ -240,20 +240,16 @@ def _wait_for_stop() -> None:
             time.sleep(0.2)
 
 
-def _open_game(args: argparse.Namespace, choice: GameChoice | None) -> Any:
+def _open_game(args: argparse.Namespace, choice: GameSetup | None) -> LoggedGame:
     """The game log to write, locked: resumed (``--resume``), or new (``--log``, default game-DATE.jsonl)."""
-    from vision.game.gamelog import GameSetup
     from vision.session.live import LoggedGame
 
     if choice is None:
         return LoggedGame.resume(args.resume, args.source)
-    setup = GameSetup(
-        choice.rules.name, choice.players, choice.first_player, choice.session_time_limit, choice.orientation
-    )
-    return LoggedGame.start(args.log or Path(f"game-{_stamp()}.jsonl"), args.source, setup)
+    return LoggedGame.start(args.log or Path(f"game-{_stamp()}.jsonl"), args.source, choice)
 
 
-def _watch(args: argparse.Namespace, session: Any) -> tuple[dict[str, Any], Any]:
+def _watch(args: argparse.Namespace, session: LiveSession) -> tuple[dict[str, Any], StationServer | None]:
     """Print events as they come (serve the station), and run the session until it ends; Ctrl-C and SIGTERM end
     it in order (the log's end event says which). Returns the session's summary and the station (None without
     ``--serve``), still serving."""
@@ -278,7 +274,7 @@ def _watch(args: argparse.Namespace, session: Any) -> tuple[dict[str, Any], Any]
         return session.run(on_start=announce), station
 
 
-def _station_at(args: argparse.Namespace) -> Any:
+def _station_at(args: argparse.Namespace) -> StationAddress:
     """The station's address and secret from ``--serve``, ``--token-file`` (or the environment), ``--allow-host``."""
     from vision.ui.station import station_address
 
@@ -291,7 +287,7 @@ def _print_event(event: dict[str, Any]) -> None:
         print(text, flush=True)
 
 
-def _enter_is_clock(session: Any) -> None:
+def _enter_is_clock(session: LiveSession) -> None:
     for _ in sys.stdin:
         session.press_clock()
 
@@ -311,6 +307,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return rules_demo.run(args)
     from importlib import resources
 
+    from vision.game.gamelog import GameSetup
     from vision.game.pipeline import pipeline_reader
     from vision.session.analyze import AnalyzeOptions, analyze_video
     from vision.ui.report import write_report
@@ -323,7 +320,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"Analysing the bundled game ({header['players']} players, profile {header['profile']}, synthetic video"
               f" {header['size'][0]}x{header['size'][1]}) with the shipped models...", flush=True)  # fmt: skip
     options = AnalyzeOptions(
-        profile=header["profile"], players=header["players"], calibration=str(calibration),
+        setup=GameSetup.of(header["profile"], header["players"]), calibration=str(calibration),
         progress=not args.json and sys.stderr.isatty(),
     )  # fmt: skip
     expected = [t for t in truth[1:] if t["event"] == "move"]

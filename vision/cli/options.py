@@ -5,11 +5,10 @@ run (``--threads``, ``--provider``). The rules options they build on are :mod:`r
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 from pathlib import Path
 
 from referee import cli as rules_cli
-from referee.profiles import Profile
+from vision.game.gamelog import GameSetup
 from vision.runtime.seats import Edge, Orientation
 
 FIRST_PLAYER = rules_cli.COUNT
@@ -65,27 +64,12 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class GameChoice:
-    """A game as the command line set it up: the rules (``--profile`` with ``--time-limit`` applied), the number
-    of players (bounded by the profile) and who moves first (0-based, as the game counts players)."""
-
-    rules: Profile
-    players: int
-    first_player: int
-    orientation: Orientation | None = None
-    """``--seat1``/``--mirrored`` (None: neither given)."""
-
-    @property
-    def session_time_limit(self) -> float | str:
-        """The time limit as the game drivers' ``GameOptions`` and the game log's start line take it: seconds, or
-        ``"none"`` for no limit (the profile's own limit is passed as its seconds, never left implicit)."""
-        return "none" if self.rules.time_limit_s is None else self.rules.time_limit_s
-
-
-def game_from(args: argparse.Namespace) -> GameChoice:
-    """The game :func:`add_game_options` parsed, checked: ``--players`` within the profile's ``max_players`` and
-    ``--first-player`` within ``--players`` (one-line :class:`referee.cli.CommandError` otherwise)."""
+def game_from(args: argparse.Namespace) -> GameSetup:
+    """The game :func:`add_game_options` parsed, checked: the rules (``--profile`` with ``--time-limit`` applied as
+    ``dataclasses.replace(profile, time_limit_s=...)``, the one carrier of the limit from here to the game log),
+    ``--players`` within the profile's ``max_players``, ``--first-player`` within ``--players`` (0-based from here
+    on, as the game counts players), ``--seat1``/``--mirrored`` (None: neither given); a one-line
+    :class:`referee.cli.CommandError` otherwise."""
     players = rules_cli.players_from(args)
     if not 1 <= args.first_player <= players:
         raise rules_cli.CommandError(
@@ -94,4 +78,4 @@ def game_from(args: argparse.Namespace) -> GameChoice:
     orientation = None
     if getattr(args, "seat1", None) is not None or getattr(args, "mirrored", False):
         orientation = Orientation.parse(args.seat1 or Edge.BOTTOM.label, bool(args.mirrored))
-    return GameChoice(rules_cli.rules_from(args), players, args.first_player - 1, orientation)
+    return GameSetup(rules_cli.rules_from(args), players, args.first_player - 1, orientation)

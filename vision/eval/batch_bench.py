@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.profiles import get_profile
 from vision.session.batch import GameSpec, pool_runner, run_batch
 from vision.session.common import Engine
 from vision.synth.truth import load_truth
@@ -75,7 +76,7 @@ def games_of(folders: list[Path]) -> list[GameSpec]:
                 event="bench",
                 round="1",
                 table=str(number),
-                profile=header.get("profile", "official"),
+                rules=get_profile(header.get("profile", "official")),
                 players=int(header["players"]),
             )
         )

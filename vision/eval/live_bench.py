@@ -50,20 +50,17 @@ class BenchGame:
 
 def open_bench_game(folder: Path, out: Path, reader: Any) -> BenchGame:
     """``folder``'s game as a live session writing ``out/game-log.jsonl`` (replaced), on the true play area."""
-    from vision.game.gamelog import GameLog
-    from vision.game.moves import GameKeeper
+    from vision.game.gamelog import GameLog, GameSetup
     from vision.session.live import LiveOptions, LiveSession
 
     header, truth = load_truth(folder)
     calibration = truth_calibration(header, out)
-    profile, players = header["profile"], header["players"]
-    options = LiveOptions(
-        source=str(folder / header["video"]), profile=profile, players=players, calibration=str(calibration)
-    )
+    setup = GameSetup.of(header["profile"], header["players"])
+    options = LiveOptions(source=str(folder / header["video"]), setup=setup, calibration=str(calibration))
     log_path = out / "game-log.jsonl"
     log_path.unlink(missing_ok=True)
-    log = GameLog.create(log_path, {"source": options.source, "profile": profile, "players": players, "mode": "live"})
-    game = BenchGame(header, truth, LiveSession(options, reader, log, GameKeeper(profile, players)), log, log_path)
+    log = GameLog.create(log_path, setup, {"source": options.source, "mode": "live"})
+    game = BenchGame(header, truth, LiveSession(options, reader, log, setup.keeper()), log, log_path)
     game.session.subscribe(
         lambda e: game.ruled_at.setdefault(e["number"], time.monotonic()) if e["event"] == "move" else None
     )

@@ -156,12 +156,13 @@ def analyse_folder(
 ) -> dict[str, Any]:
     """Analyse one synthetic game (``calibration``: ``auto``, the play area found on its own as ``analyze`` finds
     it, or ``truth``, the truth's play area); returns scores and speed."""
-    from vision.game.gamelog import read_log
+    from vision.game.gamelog import GameSetup, read_log
     from vision.session.analyze import AnalyzeOptions, analyze_video
 
     header, truth = load_truth(folder)
     how = "auto" if calibration == "auto" else str(truth_calibration(header, out))
-    options = AnalyzeOptions(profile=header["profile"], players=header["players"], calibration=how, progress=progress)
+    setup = GameSetup.of(header["profile"], header["players"])
+    options = AnalyzeOptions(setup=setup, calibration=how, progress=progress)
     summary = analyze_video(folder / header["video"], out, options, reader, overwrite=True)  # the bench's own folder
     events = read_log(out / "game-log.jsonl")
     scores = score_game(truth, events)

@@ -1,12 +1,18 @@
 """The game log: one JSON object per line, appended and flushed to disk as each event happens.
 
-The first line is the ``start`` event (format, profile, players, source); then ``table`` readings, ``move``
-(with its ruling; ``left_out`` counts boxes left out of the reading as not tiles), ``restore``, ``clock``,
-``activity`` (hands over the table, once per move), ``calibration``, warnings (``occluded``, ``clock-waiting``,
-``reading-disagrees``, ``camera-moved``), stream events (``dropout``, ``reconnected``), ``override``, ``end``.
-Nothing is kept only in memory, so a crash loses at most the line being written; :func:`read_log` skips a torn
-last line and :meth:`GameLog.resume` continues the same file. The lines are the only place the game's events are
-dictionaries: :func:`read_events` gives them as :mod:`referee.events` values.
+The first line is the ``start`` event (format, the game's setup: :class:`GameSetup`, the source); then ``table``
+readings, ``move`` (with its ruling; ``left_out`` counts boxes left out of the reading as not tiles), ``restore``,
+``clock``, ``activity`` (hands over the table, once per move), ``calibration``, warnings (``occluded``,
+``clock-waiting``, ``reading-disagrees``, ``camera-moved``), stream events (``dropout``, ``reconnected``),
+``override``, ``end``. Nothing is kept only in memory, so a crash loses at most the line being written;
+:func:`read_log` skips a torn last line and :meth:`GameLog.resume` continues the same file. The lines are the only
+place the game's events are dictionaries: :func:`read_events` gives them as :mod:`referee.events` values.
+
+The start line is read in one place, :meth:`GameSetup.from_start`: the game's profile with the move time in force
+applied (``dataclasses.replace(profile, time_limit_s=...)``), written as one value, ``time_limit_s``: seconds, or null
+for no limit (format :data:`LOG_FORMAT`). Older logs (:data:`OLD_LOG_FORMATS`) are resumed, reported and scored as
+they were written: their other encodings of the limit are read there too, by :func:`referee.events.logged_time_limit`,
+and nowhere else.
 
 One process writes a log at a time: the writer holds an exclusive lock (``flock``) on the open file for as long
 as it is open, so a second ``live`` on the same log is refused instead of interleaving its moves with the first's.
@@ -17,24 +23,27 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from referee.events import LOG_FORMAT, OLD_LOG_FORMATS, GameStateError, logged_time_limit
+from referee.profiles import Profile
 from vision.runtime.seats import PLAYERS, Orientation
 
 if TYPE_CHECKING:
     from referee.events import Event
+    from vision.game.moves import GameKeeper
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: no advisory locks, one writer per log is up to the referee
     fcntl = None  # type: ignore[assignment]
 
-LOG_FORMAT = "rummikub-referee/game-log/1"
+__all__ = ["LOG_FORMAT", "OLD_LOG_FORMATS", "GameLog", "GameLogError", "GameSetup", "read_events", "read_log"]
 
 
 class GameLogError(ValueError):
@@ -61,9 +70,11 @@ class GameLog:
         """The line number of each event read by :meth:`resume` (for errors that name the line)."""
 
     @classmethod
-    def create(cls, path: str | Path, start: dict[str, Any], *, sync: bool = True) -> GameLog:
-        """A new log at ``path`` (a missing or empty file) with its ``start`` line; refused while another
-        process writes it, and when it already holds a game."""
+    def create(
+        cls, path: str | Path, setup: GameSetup, about: Mapping[str, Any] | None = None, *, sync: bool = True
+    ) -> GameLog:
+        """A new log at ``path`` (a missing or empty file) with its ``start`` line: the game's ``setup`` and
+        ``about`` it (source, mode...); refused while another process writes it, and when it already holds a game."""
         path = Path(path)
         blocking = next((folder for folder in (path.parent, *path.parent.parents) if folder.is_file()), None)
         if blocking is not None:  # mkdir would say "File exists", which misleads
@@ -77,7 +88,7 @@ class GameLog:
             os.close(descriptor)
             raise GameLogError(f"{path}: a game log is already there (continue it with --resume, or pick a new file)")
         log = cls(path, os.fdopen(descriptor, "a", encoding="utf-8"), sync=sync, created=created)
-        log.append({"event": "start", "format": LOG_FORMAT, "wall_time": _now(), **start})
+        log.append({**(about or {}), "event": "start", "format": LOG_FORMAT, "wall_time": _now(), **setup.to_json()})
         return log
 
     @classmethod
@@ -198,21 +209,49 @@ def _open_locked(path: Path, *, create: bool) -> tuple[int, bool]:
 
 @dataclass(frozen=True, slots=True)
 class GameSetup:
-    """What a logged game is played under, from its ``start`` line, checked: the line is data from a file."""
+    """What a logged game is played under: the log's ``start`` line as one value (:meth:`to_json`, read back checked
+    by :meth:`from_start`: the line is data from a file)."""
 
-    profile: str
+    rules: Profile
+    """The profile, with the move time in force as its ``time_limit_s`` (a limit agreed at the table applied with
+    ``dataclasses.replace``; None: no limit)."""
     players: int
     first_player: int = 0
     """0-based, as in the log."""
-    time_limit: float | str | None = None
-    """None: the profile's limit; ``"none"``: no limit; else seconds (finite, not negative)."""
     orientation: Orientation | None = None
     """How the camera sees the table (the start line's ``orientation``); None: player 1 at the bottom, the seats in
     :func:`~vision.runtime.seats.seating`'s order, as logs always had it."""
 
     @classmethod
-    def from_start(cls, start: dict[str, Any], path: str | Path) -> GameSetup:
-        """The setup in a start event; a :class:`GameLogError` naming the log's first line when it is not one."""
+    def of(cls, profile: str, players: int, first_player: int = 0, orientation: Orientation | None = None) -> GameSetup:
+        """A game under the profile named ``profile`` as it is (its own time limit)."""
+        from referee.profiles import get_profile
+
+        return cls(get_profile(profile), players, first_player, orientation)
+
+    def to_json(self) -> dict[str, Any]:
+        """The setup's fields of the start line (the time limit as one value: seconds, or null for none)."""
+        return {
+            "profile": self.rules.name,
+            "players": self.players,
+            "first_player": self.first_player,
+            "time_limit_s": self.rules.time_limit_s,
+            **({} if self.orientation is None else {"orientation": self.orientation.to_json()}),
+        }
+
+    def keeper(self) -> GameKeeper:
+        """A new game under this setup (:class:`~vision.game.moves.GameKeeper`), the time limit in force included."""
+        from vision.game.moves import GameKeeper
+
+        return GameKeeper(
+            self.rules.name, self.players, self.first_player, self.rules.time_limit_s, orientation=self.orientation
+        )
+
+    @classmethod
+    def from_start(cls, start: Mapping[str, Any], path: str | Path) -> GameSetup:
+        """The setup in a start line, the older logs' encodings of the time limit included
+        (:func:`referee.events.logged_time_limit`); a :class:`GameLogError` naming the log's first line when it is
+        not one."""
         from referee.profiles import PROFILES
 
         where = f"{path}:1"
@@ -231,26 +270,21 @@ class GameSetup:
             raise GameLogError(
                 f"{where}: the start line's first_player is {_shown(first)}, not 0 to {players - 1} (0-based)"
             )
-        limit = start.get("time_limit_s")  # null and missing alike: the profile's limit
-        if limit is not None and limit != "none" and not (_is_number(limit) and math.isfinite(limit) and limit >= 0):
-            raise GameLogError(
-                f'{where}: the start line\'s time_limit_s is {_shown(limit)}, not seconds (finite, >= 0) or "none"'
-            )
+        try:
+            limit = logged_time_limit(start, PROFILES[profile].time_limit_s)
+        except GameStateError as error:
+            raise GameLogError(f"{where}: {error}") from None
         orientation = None
         if start.get("orientation") is not None:
             try:
                 orientation = Orientation.from_json(start["orientation"])
             except ValueError as error:
                 raise GameLogError(f"{where}: the start line's orientation: {error}") from None
-        return cls(profile, players, first, limit if limit in (None, "none") else float(limit), orientation)
+        return cls(replace(PROFILES[profile], time_limit_s=limit), players, first, orientation)
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 MISSING: Any = object()
@@ -322,7 +356,7 @@ def _parse(data: bytes, path: Path) -> tuple[list[dict[str, Any]], list[int], in
         events.append(event)
         numbers.append(number)
         good += len(line) + (0 if last else 1)
-    if not events or events[0].get("event") != "start" or events[0].get("format") != LOG_FORMAT:
+    if not events or events[0].get("event") != "start" or events[0].get("format") not in (LOG_FORMAT, *OLD_LOG_FORMATS):
         raise GameLogError(f"{path}: not a rummikub-referee game log (no start line)")
     return events, numbers, good
 

@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from referee.game import USE_PROFILE, GameStateError
+from referee.game import GameStateError
 from vision.game.gamelog import GameLog, GameLogError, GameSetup
 from vision.game.moves import GameKeeper
 
@@ -39,8 +39,7 @@ def record_word(
     log, events = GameLog.resume(path)
     try:
         setup = GameSetup.from_start(events[0], path)
-        limit = USE_PROFILE if setup.time_limit is None else None if setup.time_limit == "none" else setup.time_limit
-        keeper = GameKeeper(setup.profile, setup.players, setup.first_player, limit, orientation=setup.orientation)
+        keeper = setup.keeper()
         for event, number in zip(events, log.lines, strict=True):
             try:
                 keeper.apply(event)

@@ -26,8 +26,9 @@ from vision.game.pipeline import TablePipeline
 from vision.runtime.capture import Frame
 from vision.runtime.decode import VideoSource, sample
 from vision.runtime.progress import ProgressBar
+from vision.runtime.reader import Reader
 from vision.session.common import END_OF_VIDEO, GameOptions, calibrate_for
-from vision.session.driver import GameSession, Line, Listener, StopCheck, new_keeper
+from vision.session.driver import GameSession, Line, Listener, StopCheck
 from vision.ui.report import REPORT_NAME
 
 STILL_SAMPLE_HZ = 3.0
@@ -52,7 +53,7 @@ def analyze_video(
     video: str | Path,
     out: str | Path,
     options: AnalyzeOptions,
-    reader: Any,
+    reader: Reader,
     *,
     overwrite: bool = False,
     stop: StopCheck | None = None,
@@ -74,9 +75,8 @@ def analyze_video(
     out = Path(out)
     check_output_folder(out, overwrite=overwrite)
     # a game that cannot be (a bad time limit) fails before the video is opened
-    keeper = new_keeper(
-        options.profile, options.players, options.first_player, options.time_limit_s, options.orientation
-    )
+    setup = options.setup
+    keeper = setup.keeper()
     started = time.perf_counter()
     source = open_video(video, decoder=options.decoder)
     try:
@@ -87,20 +87,11 @@ def analyze_video(
         out.mkdir(parents=True, exist_ok=True)
         log_path = out / LOG_NAME
         remove_previous_analysis(out)
-        start = {
-            "source": redact(str(video)),
-            "profile": options.profile,
-            "players": options.players,
-            "first_player": options.first_player,
-            **({} if options.orientation is None else {"orientation": options.orientation.to_json()}),
-            "mode": "analyze",
-            "fps": source.fps,
-            "size": list(source.size),
-        }
+        about = {"source": redact(str(video)), "mode": "analyze", "fps": source.fps, "size": list(source.size)}
         events: list[Line] = []
         total = source.frame_count or 0
         bar = ProgressBar(total) if options.progress and total else None
-        with GameLog.create(log_path, start, sync=False) as log:
+        with GameLog.create(log_path, setup, about, sync=False) as log:
             snapshots = Snapshots(out / SNAPSHOT_DIR)
 
             def snapshot(line: Line) -> None:
@@ -130,8 +121,8 @@ def analyze_video(
     summary = {
         "video": redact(str(video)),
         "reason": reason,
-        "profile": options.profile,
-        "players": options.players,
+        "profile": setup.rules.name,
+        "players": setup.players,
         "video_s": round(duration, 2),
         "seconds": round(seconds, 2),
         "speed_x_real_time": round(duration / seconds, 2) if seconds else None,

@@ -27,12 +27,13 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from referee import cli as rules_cli
-from referee.profiles import DEFAULT_PROFILE, PROFILES
+from referee.profiles import DEFAULT_PROFILE, PROFILES, Profile
+from vision.game.gamelog import GameSetup
 from vision.session.common import Engine, engine_from_args
 from vision.ui.archive import write_archive
 
@@ -59,17 +60,27 @@ class GameSpec:
     event: str
     round: str
     table: str
-    profile: str = DEFAULT_PROFILE
+    rules: Profile = field(default_factory=lambda: PROFILES[DEFAULT_PROFILE])
+    """The profile with the move time in force: the manifest's ``time_limit`` (seconds, or "none" for no limit)
+    applied at parse time as ``dataclasses.replace(profile, time_limit_s=...)``, as ``analyze --time-limit`` is."""
     players: int = 4
     first_player: int = 1
     calibration: str = "auto"
-    time_limit: Any = None
-    """None: the profile's; seconds; or "none"."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled for a worker process or a Ray task with its profile as a name and a limit (a profile holds a
+        read-only mapping, which does not pickle)."""
+        spec = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "rules"}
+        return _unpickled_spec, (spec, self.rules.name, self.rules.time_limit_s)
 
     @property
     def label(self) -> str:
         """The game's folder name in the batch's output."""
         return "_".join(SAFE_PART.sub("-", part).strip("-") or "-" for part in (self.event, self.round, self.table))
+
+
+def _unpickled_spec(spec: dict[str, Any], profile: str, time_limit_s: float | None) -> GameSpec:
+    return GameSpec(**spec, rules=replace(PROFILES[profile], time_limit_s=time_limit_s))
 
 
 @dataclass(frozen=True)
@@ -180,13 +191,13 @@ def _game(path: Path, number: int, row: dict[str, Any]) -> GameSpec:
     first = _whole(where, "first_player", row.get("first_player", 1))
     if not 1 <= first <= players:
         raise ManifestError(f"{where}: first_player is 1 to {players} at a {players}-player table, not {first}")
+    rules = PROFILES[profile]
     limit = row.get("time_limit")
-    if limit is not None:
+    if limit is not None:  # the manifest's syntax, as --time-limit's: seconds, or "none"; typed from here on
         try:
-            seconds = rules_cli.time_limit_arg(str(limit))
+            rules = replace(rules, time_limit_s=rules_cli.time_limit_arg(str(limit)))
         except Exception:  # argparse's ArgumentTypeError: its message names the value
             raise ManifestError(f"{where}: time_limit is seconds or 'none', not {limit!r}") from None
-        limit = "none" if seconds is None else seconds
     calibration = str(row.get("calibration", "auto"))
     from vision.session.common import CALIBRATION_METHODS
 
@@ -194,8 +205,7 @@ def _game(path: Path, number: int, row: dict[str, Any]) -> GameSpec:
         calibration = str(path.parent / calibration)
     return GameSpec(
         video=str(path.parent / str(row["video"])), event=str(row["event"]), round=str(row["round"]),
-        table=str(row["table"]), profile=profile, players=players, first_player=first, calibration=calibration,
-        time_limit=limit,
+        table=str(row["table"]), rules=rules, players=players, first_player=first, calibration=calibration,
     )  # fmt: skip
 
 
@@ -234,10 +244,8 @@ def run_game(job: GameJob) -> dict[str, Any]:
             from vision.runtime.calibrate import Calibration
 
             Calibration.load(spec.calibration)  # a bad file fails before the video is opened, as in analyze
-        options = AnalyzeOptions(
-            profile=spec.profile, players=spec.players, first_player=spec.first_player - 1,
-            time_limit_s=spec.time_limit, calibration=spec.calibration, progress=False,
-        )  # fmt: skip
+        setup = GameSetup(spec.rules, spec.players, spec.first_player - 1)
+        options = AnalyzeOptions(setup=setup, calibration=spec.calibration, progress=False)
         summary = analyze_video(spec.video, out, options, reader_for(job.engine), overwrite=True)
         problem = _incomplete(summary)
         if problem is None:
@@ -398,7 +406,7 @@ def _cpu_by_worker(rows: list[dict[str, Any]]) -> dict[str, float]:
 def _record(game: GameSpec) -> GameRecord:
     return GameRecord(
         label=game.label, event=game.event, round=game.round, table=game.table, video=game.video,
-        profile=game.profile, players=game.players,
+        profile=game.rules.name, players=game.players,
     )  # fmt: skip
 
 

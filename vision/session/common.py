@@ -4,12 +4,18 @@ imports the other (the layering contract, tests/test_layering.py)."""
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee import cli as rules_cli
+from vision.game.gamelog import GameSetup
 from vision.game.pipeline import PipelineConfig
-from vision.runtime.seats import Orientation
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from vision.runtime.calibrate import Calibration
 
 END_OF_VIDEO = "end of the video"
 """The reason a game ends when its video file ran out."""
@@ -19,14 +25,10 @@ END_OF_VIDEO = "end of the video"
 class GameOptions:
     """What a game is played under, and how its camera is calibrated (for ``analyze`` and ``live`` alike)."""
 
-    profile: str
-    players: int
-    first_player: int = 0
-    time_limit_s: Any = None
-    """None: the profile's limit; a number, or "none" for no limit (a limit agreed at the table)."""
-    orientation: Orientation | None = None
-    """How the camera sees the table (the edge player 1 sits at, mirrored or not): the players then sit round it the
-    profile's way; None: the seats in :func:`vision.runtime.seats.seating`'s order, as logs always had them."""
+    setup: GameSetup
+    """The game as its log's start line holds it: the profile with the move time in force (a limit agreed at the table
+    applied as ``dataclasses.replace(profile, time_limit_s=...)``, the one carrier of the limit), the players, who
+    moves first, how the camera sees the table."""
     calibration: str = "auto"
     """"markers", "auto" (markers if found, else the play area found on the table: racks, pool and clutter at its edges
     left out), "frame" or a JSON file."""
@@ -37,7 +39,7 @@ CALIBRATION_METHODS = ("markers", "auto", "frame")
 """What ``--calibration`` may name besides a calibration file."""
 
 
-def calibrate_for(image: Any, how: str) -> Any:
+def calibrate_for(image: np.ndarray, how: str) -> Calibration:
     """The play area for a video or camera: markers, the table's edge, corners from a file, or the frame."""
     from vision.runtime import calibrate
 
@@ -56,13 +58,6 @@ def calibrate_for(image: Any, how: str) -> Any:
     return calibrate.whole_frame(width, height)
 
 
-def time_limit_kwargs(value: Any) -> dict[str, Any]:
-    """GameKeeper's ``time_limit_s`` from an option: None keeps the profile's, "none" means no limit."""
-    if value is None:
-        return {}
-    return {"time_limit_s": None if value == "none" else float(value)}
-
-
 @dataclass(frozen=True, kw_only=True)
 class Engine:
     """How the models run in each worker (ONNX Runtime): the model folder, threads per session, provider."""
@@ -72,7 +67,7 @@ class Engine:
     provider: str = "cpu"
 
 
-def engine_from_args(args: Any) -> Engine:
+def engine_from_args(args: argparse.Namespace) -> Engine:
     """``--models``, ``--threads``, ``--provider`` checked now (CUDA only where ONNX Runtime offers it)."""
     from vision.runtime.recognition import check_provider
 
@@ -85,7 +80,7 @@ def engine_from_args(args: Any) -> Engine:
     return Engine(models=str(models) if models is not None else None, threads=threads, provider=provider)
 
 
-def engine_kwargs(args: Any) -> dict[str, Any]:
+def engine_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """``pipeline_reader``'s keywords from ``--threads`` and ``--provider``: none when both are the defaults (the
     reader is made exactly as before the options existed); checked now, before a video is opened."""
     engine = engine_from_args(args)

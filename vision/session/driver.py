@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.events import Event as GameEvent
-from referee.game import USE_PROFILE
 from vision.game.gamelog import GameLog
 from vision.game.moves import GameKeeper
 from vision.game.pipeline import PipelineConfig, TablePipeline
 from vision.runtime.capture import Frame
-from vision.runtime.seats import Orientation
+from vision.runtime.reader import Reader
+
+if TYPE_CHECKING:
+    from vision.runtime.calibrate import Calibration
 
 Line = dict[str, Any]
 """An event as the game log writes it."""
@@ -33,22 +35,12 @@ StopCheck = Callable[[], str | None]
 """Asked before each frame: why the game must stop now (``"Ctrl-C"``), or None to go on."""
 
 
-def new_keeper(
-    profile: str, players: int, first_player: int = 0, time_limit: Any = None, orientation: Orientation | None = None
-) -> GameKeeper:
-    """The game for a driver's options or a log's start line: ``time_limit`` None keeps the profile's limit,
-    ``"none"`` means no limit, else seconds agreed at the table; ``orientation``: how the camera sees the table
-    (None: the seats as logs always had them)."""
-    limit = USE_PROFILE if time_limit is None else None if time_limit == "none" else float(time_limit)
-    return GameKeeper(profile, players, first_player=first_player, time_limit_s=limit, orientation=orientation)
-
-
 class GameSession:
     """A game, its log and the pipeline between frames and the game; :meth:`record` is the only way to the log."""
 
     def __init__(
         self,
-        reader: Any,
+        reader: Reader,
         log: GameLog,
         keeper: GameKeeper,
         *,
@@ -84,7 +76,7 @@ class GameSession:
                 listener(line)
 
     def begin(
-        self, first: Frame, calibration: Any, frame_size: tuple[int, int], *, time_s: float, frame: int
+        self, first: Frame, calibration: Calibration, frame_size: tuple[int, int], *, time_s: float, frame: int
     ) -> TablePipeline:
         """The camera's play area logged (``time_s``, ``frame``: where the game starts) and the pipeline made; a
         camera knocked during the game is noticed against ``first`` (the play area follows it)."""

@@ -35,8 +35,9 @@ import numpy as np
 from vision.game.gamelog import GameLog, GameLogError, GameSetup
 from vision.game.moves import GameKeeper, GameStateError
 from vision.runtime.capture import CaptureError, Frame, FrameSource, open_source, parse_spec, redact
+from vision.runtime.reader import Reader
 from vision.session.common import END_OF_VIDEO, GameOptions, calibrate_for
-from vision.session.driver import GameSession, Line, Listener, new_keeper
+from vision.session.driver import GameSession, Line, Listener
 from vision.session.pacing import CAUGHT_UP_S, LAG_BOUND_S, WATCH_EVERY_S, KeepingUp, LatestFrame
 
 __all__ = [
@@ -88,18 +89,8 @@ class LoggedGame:
     @classmethod
     def start(cls, path: str | Path, source: str, setup: GameSetup, *, sync: bool = True) -> LoggedGame:
         """A new game logged to ``path`` (the source's secrets stay out of the log)."""
-        keeper = new_keeper(setup.profile, setup.players, setup.first_player, setup.time_limit, setup.orientation)
-        start = {
-            "source": redact(source),
-            **_video_of(source),
-            "profile": setup.profile,
-            "players": setup.players,
-            "first_player": setup.first_player,
-            "mode": "live",
-            "time_limit_s": setup.time_limit,
-            **({} if setup.orientation is None else {"orientation": setup.orientation.to_json()}),
-        }
-        return cls(GameLog.create(path, start, sync=sync), keeper, setup)
+        about = {"source": redact(source), **_video_of(source), "mode": "live"}
+        return cls(GameLog.create(path, setup, about, sync=sync), setup.keeper(), setup)
 
     @classmethod
     def resume(cls, path: str | Path, source: str, *, sync: bool = True) -> LoggedGame:
@@ -108,7 +99,7 @@ class LoggedGame:
         log, events = GameLog.resume(path, sync=sync)
         try:
             setup = GameSetup.from_start(events[0], path)
-            keeper = new_keeper(setup.profile, setup.players, setup.first_player, setup.time_limit, setup.orientation)
+            keeper = setup.keeper()
             for event, line in zip(events, log.lines, strict=True):
                 try:
                     keeper.apply(event)
@@ -156,7 +147,7 @@ class LiveSession(GameSession):
     def __init__(
         self,
         options: LiveOptions,
-        reader: Any,
+        reader: Reader,
         log: GameLog,
         keeper: GameKeeper,
         *,
@@ -352,7 +343,7 @@ class LiveSession(GameSession):
             if event is not None:
                 self.record(event)
 
-    def _read_frames(self, source: Any, latest: LatestFrame, origin_s: float = 0.0) -> None:
+    def _read_frames(self, source: FrameSource, latest: LatestFrame, origin_s: float = 0.0) -> None:
         """Reader thread: every frame of the source, newest kept; a video file is paced at its frame rate.
 
         A video file read as fast as possible (``realtime=False``) is sampled at the pipeline's rate instead, and

@@ -59,7 +59,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, runtime_checkable
 
 import cv2
 import numpy as np
@@ -88,6 +88,7 @@ from referee.profiles import get_profile
 from referee.sets import TileSet
 from referee.table import LOOSE, Table, TableError
 from referee.tiles import Tile, TileError
+from vision.game.gamelog import GameLog
 from vision.game.moves import GameKeeper
 from vision.runtime.seats import seat_numbered
 from vision.ui.report import summary_text
@@ -103,6 +104,11 @@ from vision.ui.station_access import (
     read_body,
     station_address,
 )
+
+if TYPE_CHECKING:
+    from vision.game.pipeline import TablePipeline
+    from vision.runtime.calibrate import Calibration
+    from vision.runtime.reader import Reader
 
 __all__ = [
     "Station",
@@ -148,15 +154,9 @@ logger = logging.getLogger(__name__)
 # -- the game as the page shows it --------------------------------------------------------------------------
 
 
-def time_limit(keeper: Any) -> float | None:
-    """The move time of the game: a limit agreed at the table, else the profile's."""
-    value = keeper.time_limit_s
-    if value is None:
-        return None
-    if _finite_number(value):
-        return float(value)
-    limit = get_profile(keeper.profile).time_limit_s
-    return None if limit is None else float(limit)
+def time_limit(keeper: GameKeeper) -> float | None:
+    """The move time in force (the profile's, or a limit agreed at the table; None: no limit), as the game holds it."""
+    return keeper.game.time_limit_s
 
 
 def _label(tile: Any) -> str:
@@ -296,11 +296,39 @@ def override_text(event: dict[str, Any]) -> str:
     return describe_override(typed) if isinstance(typed, Override | Undo) else str(event.get("action"))
 
 
+class StationSession(Protocol):
+    """What the station needs of the game it serves: :class:`vision.session.live.LiveSession` (the station sits a
+    layer below the session, so it names what it uses instead of importing it)."""
+
+    keeper: GameKeeper
+    log: GameLog
+    pipeline: TablePipeline | None
+    reader: Reader
+    latest_image: np.ndarray | None
+    latest_time_s: float
+
+    @property
+    def behind(self) -> dict[str, Any] | None: ...
+
+    def subscribe(self, listener: Callable[[dict[str, Any]], None]) -> None: ...
+
+    def press_clock(self) -> None: ...
+
+    def override(self, **details: Any) -> None: ...
+
+
+@runtime_checkable
+class ModelFolder(Protocol):
+    """A reader that reads with the models of a folder (:class:`vision.runtime.reader.TileReader`)."""
+
+    models_dir: Path
+
+
 class Station:
     """What the page shows, kept from the game's events; and the referee's actions, passed to the session."""
 
     def __init__(
-        self, session: Any, *, frame_fps: float = FRAME_FPS, clock: Callable[[], float] = time.monotonic
+        self, session: StationSession, *, frame_fps: float = FRAME_FPS, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.session = session
         self.frame_fps = frame_fps
@@ -333,9 +361,9 @@ class Station:
         """The game so far, from the game log (a resumed game, or events before the station started)."""
         from vision.game.gamelog import GameLogError, read_log
 
-        path = getattr(getattr(self.session, "log", None), "path", None)
+        path = self.session.log.path
         events: list[dict[str, Any]] = []
-        if path is not None and Path(path).exists():
+        if path.exists():
             try:
                 events = read_log(path)
             except GameLogError as error:
@@ -402,7 +430,7 @@ class Station:
 
     # -- views ----------------------------------------------------------------------------------------------
     @property
-    def keeper(self) -> Any:
+    def keeper(self) -> GameKeeper:
         return self.session.keeper
 
     def status(self) -> dict[str, Any]:
@@ -413,7 +441,7 @@ class Station:
         now = float(self.session.latest_time_s or 0.0)
         started = float(keeper.turn_started_s)
         elapsed = max(0.0, now - started) if keeper.table is not None else None
-        pipeline = getattr(self.session, "pipeline", None)
+        pipeline = self.session.pipeline
         return {
             "profile": keeper.profile,
             "players": keeper.players,
@@ -431,9 +459,9 @@ class Station:
             "warn_s": WARN_BEFORE_S,
             "pending_restore": None if pending is None else pending.after_move,
             **self.table_words(),
-            "phase": getattr(pipeline, "phase", None),
+            "phase": None if pipeline is None else pipeline.phase,
             # reading behind the camera (vision.session.live.KeepingUp)
-            "behind": getattr(self.session, "behind", None),
+            "behind": self.session.behind,
         }
 
     def table_words(self) -> dict[str, Any]:
@@ -441,7 +469,7 @@ class Station:
         round the table: the profile's direction, the camera's orientation."""
         keeper = self.keeper
         game = keeper.game
-        orientation = getattr(keeper, "orientation", None)
+        orientation = keeper.orientation
         return {
             "pool_empty": game.pool_empty,
             "last_round": None if game.last_round is None else list(game.last_round),
@@ -530,7 +558,7 @@ class Station:
         if view["verdict"] == "revert":
             pending = keeper.pending
             waiting = pending is not None and pending.after_move == number
-            target = pending.table.to_json() if waiting else view["restore"]
+            target = pending.table.to_json() if pending is not None and waiting else view["restore"]
             guide = restore_guide(current, target)
             banner["restore_table"] = table_view(
                 view["restore"] if not waiting else target, profile,
@@ -577,7 +605,7 @@ class Station:
                 "events": list(reversed(self.recent)),
                 "undo": None if last is None else override_text(last["event"]),
                 "ended": self.summary(),
-                "log": str(getattr(getattr(self.session, "log", None), "path", "") or ""),
+                "log": str(self.session.log.path),
             }
 
     # -- what pages get: JSON built once per seq ------------------------------------------------------------
@@ -721,11 +749,11 @@ class Station:
     def _encode_frame(self, previous: EncodedFrame | None) -> EncodedFrame:
         image = self.session.latest_image
         keeper = self.keeper
-        pipeline = getattr(self.session, "pipeline", None)
+        pipeline = self.session.pipeline
         table = keeper.table
         if table is None and pipeline is not None:
             table = pipeline.latest.get("table")
-        area = getattr(pipeline, "calibration", None)  # the play area read (found again when the camera moves)
+        area = None if pipeline is None else pipeline.calibration  # the play area read (found again when it moves)
         if previous is not None and previous.image is image and previous.table is table and previous.area is area:
             return dataclasses.replace(previous, made_at=self.clock())  # the same picture: same bytes, same tag
         number = 1 if previous is None else previous.number + 1
@@ -758,13 +786,13 @@ class Station:
 class EncodedFrame:
     """The camera view as JPEG, with what it was drawn from (to tell when it is out of date) and its ETag."""
 
-    image: Any
-    table: Any
+    image: np.ndarray | None
+    table: Table | None
     data: bytes
     number: int
     etag: str
     made_at: float
-    area: Any = None
+    area: Calibration | None = None
     """The calibration whose play area is drawn (None: none yet)."""
 
 
@@ -885,7 +913,7 @@ PLAY_AREA_COLOUR = (0, 220, 0)
 """The play area's outline on the camera view: green, as ``calibrate --preview`` draws it."""
 
 
-def _draw(image: np.ndarray | None, table: Table | None, profile: str, area: Any = None) -> np.ndarray:
+def _draw(image: np.ndarray | None, table: Table | None, profile: str, area: Calibration | None = None) -> np.ndarray:
     """The camera view: the frame scaled to :data:`FRAME_WIDTH`, the play area read (``area``: a calibration, its
     method named beside it) and the table's reading drawn on it."""
     from vision.ui.annotate import BoxAnnotator, LabelAnnotator, SetAnnotator
@@ -913,13 +941,13 @@ def _draw(image: np.ndarray | None, table: Table | None, profile: str, area: Any
     return small
 
 
-def _draw_play_area(small: np.ndarray, area: Any, scale: float) -> np.ndarray:
+def _draw_play_area(small: np.ndarray, area: Calibration, scale: float) -> np.ndarray:
     """The play area's outline (the only part of the table read: what lies outside is ignored) with how it was
     chosen (auto, markers, corners, frame) at its top-left corner."""
     corners = np.asarray(area.corners_px, np.float64) * scale
     cv2.polylines(small, [np.round(corners).astype(np.int32)], True, PLAY_AREA_COLOUR, 2, cv2.LINE_AA)
     x, y = np.round(corners[0]).astype(int)
-    label = f"play area ({getattr(area, 'method', '?')})"
+    label = f"play area ({area.method})"
     cv2.putText(small, label, (int(x) + 6, max(14, int(y) - 6)), cv2.FONT_HERSHEY_SIMPLEX, 0.5, PLAY_AREA_COLOUR, 1,
                 cv2.LINE_AA)  # fmt: skip
     return small
@@ -1043,8 +1071,9 @@ def create_app(
         return Response(sound, media_type="audio/wav")
 
     async def setup(request: Request) -> Response:
-        return HTMLResponse(setup_page(getattr(getattr(station.session, "reader", None), "models_dir", None)),
-                            headers=NO_STORE)  # fmt: skip
+        reader = station.session.reader
+        models_dir = reader.models_dir if isinstance(reader, ModelFolder) else None
+        return HTMLResponse(setup_page(models_dir), headers=NO_STORE)
 
     async def updates(websocket: WebSocket) -> None:
         await websocket.accept()
@@ -1160,7 +1189,10 @@ class StationServer:
 
 
 def serve_in_thread(
-    session: Any, address: StationAddress | str | None = None, *, announce: Callable[[str], None] | None = None
+    session: StationSession,
+    address: StationAddress | str | None = None,
+    *,
+    announce: Callable[[str], None] | None = None,
 ) -> StationServer:
     """Serve the station for ``session`` from a daemon thread; returns once it listens.
 

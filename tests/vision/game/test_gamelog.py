@@ -8,13 +8,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from referee.profiles import PROFILES
 from vision.game.gamelog import LOG_FORMAT, GameLog, GameLogError, GameSetup, read_events, read_log
 
-START = {"profile": "official", "players": 2, "source": "0"}
+START = GameSetup.of("official", 2)
 
 
 def lines_on_disk(path: Path) -> list[dict]:
@@ -155,8 +157,8 @@ def test_a_file_that_is_not_a_game_log_is_one_line_error(tmp_path: Path, content
 
 HOLD_A_LOG = """
 import sys
-from vision.game.gamelog import GameLog
-log = GameLog.create(sys.argv[1], {"profile": "official", "players": 2}) if sys.argv[2] == "create" else (
+from vision.game.gamelog import GameLog, GameSetup
+log = GameLog.create(sys.argv[1], GameSetup.of("official", 2)) if sys.argv[2] == "create" else (
     GameLog.resume(sys.argv[1])[0])
 print("holding", flush=True)
 sys.stdin.read()  # until the test closes our standard input
@@ -211,12 +213,12 @@ def test_a_log_another_process_is_writing_is_refused_in_one_line(
 
 RACE = """
 import os, sys, time
-from vision.game.gamelog import GameLog, GameLogError
+from vision.game.gamelog import GameLog, GameLogError, GameSetup
 path, go = sys.argv[1], sys.argv[2]
 while not os.path.exists(go):
     time.sleep(0.001)
 try:
-    log = GameLog.create(path, {"profile": "official", "players": 2, "writer": os.getpid()})
+    log = GameLog.create(path, GameSetup.of("official", 2), {"writer": os.getpid()})
 except GameLogError as error:
     print(error)
     sys.exit(0)
@@ -283,6 +285,9 @@ def test_a_log_discarded_before_its_game_started_leaves_nothing_behind(tmp_path:
         ({"profile": "official", "players": 2, "time_limit_s": float("inf")}, "time_limit_s is inf"),
         ({"profile": "official", "players": 2, "time_limit_s": -5}, "time_limit_s is -5"),
         ({"profile": "official", "players": 2, "time_limit_s": "soon"}, 'time_limit_s is "soon"'),
+        # this version's logs: seconds or null, always there ("none" was the old logs' way of saying null)
+        ({"format": LOG_FORMAT, "profile": "official", "players": 2}, "time_limit_s is missing, not seconds"),
+        ({"format": LOG_FORMAT, "profile": "official", "players": 2, "time_limit_s": "none"}, 'is "none", not'),
     ],
 )
 def test_a_start_line_that_sets_up_no_game_is_one_line_naming_line_1(tmp_path: Path, start: dict, message: str) -> None:
@@ -294,19 +299,71 @@ def test_a_start_line_that_sets_up_no_game_is_one_line_naming_line_1(tmp_path: P
 
 
 def test_a_good_start_line_gives_the_games_setup(tmp_path: Path) -> None:
-    assert GameSetup.from_start({"profile": "official", "players": 3}, tmp_path) == GameSetup("official", 3, 0, None)
+    assert GameSetup.from_start({"profile": "official", "players": 3}, tmp_path) == GameSetup.of("official", 3)
     start = {"profile": "przasnysz", "players": 4, "first_player": 3, "time_limit_s": 90}
-    assert GameSetup.from_start(start, tmp_path) == GameSetup("przasnysz", 4, 3, 90.0)
-    assert GameSetup.from_start({**start, "time_limit_s": "none"}, tmp_path).time_limit == "none"
+    przasnysz = PROFILES["przasnysz"]
+    assert GameSetup.from_start(start, tmp_path) == GameSetup(replace(przasnysz, time_limit_s=90.0), 4, 3)
     for players in (5, 6):  # the 5-6 player edition
         six = {"profile": "official-6p", "players": players, "first_player": players - 1}
-        assert GameSetup.from_start(six, tmp_path) == GameSetup("official-6p", players, players - 1, None)
+        assert GameSetup.from_start(six, tmp_path) == GameSetup.of("official-6p", players, players - 1)
+
+
+OLD_FORMAT = "rummikub-referee/game-log/1"
+"""The format the logs were written in before the time limit had one encoding (still resumed, reported, scored)."""
+
+
+@pytest.mark.parametrize(
+    ("fields", "limit"),
+    [
+        ({}, 40.0),  # old logs: missing (analyze never wrote it)...
+        ({"time_limit_s": None}, 40.0),  # ...or null: the profile's own limit (przasnysz: 40 s)
+        ({"time_limit_s": "none"}, None),  # "none": no limit
+        ({"time_limit_s": 90}, 90.0),  # a limit agreed at the table
+    ],
+)
+def test_an_old_start_line_s_time_limit_is_read_as_it_was_written(
+    tmp_path: Path, fields: dict, limit: float | None
+) -> None:
+    assert PROFILES["przasnysz"].time_limit_s == 40.0
+    start = {"event": "start", "format": OLD_FORMAT, "profile": "przasnysz", "players": 2, **fields}
+    assert GameSetup.from_start(start, tmp_path).rules.time_limit_s == limit
+    assert GameSetup.from_start({k: v for k, v in start.items() if k != "format"}, tmp_path).rules.time_limit_s == limit
+
+
+@pytest.mark.parametrize("limit", [None, 0.0, 45.0, 40.0])  # no limit, none at all, agreed, the profile's own
+def test_the_start_line_holds_the_time_limit_in_force_as_one_value_and_reads_it_back(
+    tmp_path: Path, limit: float | None
+) -> None:
+    setup = GameSetup(replace(PROFILES["przasnysz"], time_limit_s=limit), 3, 1)
+    path = tmp_path / "game.jsonl"
+    GameLog.create(path, setup, {"source": "0", "mode": "live"}).close()
+    (start,) = read_log(path)
+    assert (start["format"], start["time_limit_s"], start["source"]) == (LOG_FORMAT, limit, "0")
+    assert GameSetup.from_start(start, path) == setup
+    assert setup.keeper().game.time_limit_s == limit  # the game rules with it
+
+
+@pytest.mark.parametrize(
+    ("fields", "limit"), [({}, 60.0), ({"time_limit_s": "none"}, None), ({"time_limit_s": 30}, 30.0)]
+)
+def test_an_old_log_resumes_with_the_time_limit_it_was_played_under(
+    tmp_path: Path, fields: dict, limit: float | None
+) -> None:
+    path = tmp_path / "old.jsonl"
+    lines = _old_log_lines()
+    lines[0] = {**lines[0], **fields}
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    log, events = GameLog.resume(path)
+    with log:
+        keeper = GameSetup.from_start(events[0], path).keeper()
+        keeper.replay(events)
+    assert keeper.game.time_limit_s == limit and keeper.moves == 2
 
 
 def _old_log_lines() -> list[dict]:
     """A game as the first version of the log wrote it (496f0ae): moves without ``turn_order_player``, a revert
     and its restore, the clock key, an override without the station's details, and lines the game does not use."""
-    start = {"event": "start", "format": LOG_FORMAT, "wall_time": "2026-01-01T10:00:00+0000", "profile": "official",
+    start = {"event": "start", "format": OLD_FORMAT, "wall_time": "2026-01-01T10:00:00+0000", "profile": "official",
              "players": 2, "source": "game.mp4", "mode": "analyze"}  # fmt: skip
     first = {"sets": [["black-5", "blue-5", "orange-5"]], "loose": []}
     opened = {"sets": [*first["sets"], ["red-10", "red-11", "red-12"]], "loose": []}
@@ -350,8 +407,7 @@ def test_an_old_log_resumes_to_the_game_it_held(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(line) + "\n" for line in _old_log_lines()), encoding="utf-8")
     log, events = GameLog.resume(path)
     with log:
-        setup = GameSetup.from_start(events[0], path)
-        keeper = GameKeeper(setup.profile, setup.players, first_player=setup.first_player)
+        keeper = GameSetup.from_start(events[0], path).keeper()
         keeper.replay(events)
         assert (keeper.moves, keeper.player, keeper.opened, keeper.pending) == (2, 0, [True, False], None)
         assert keeper.clock_mode and keeper.table is not None and len(keeper.table) == 6

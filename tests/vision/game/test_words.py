@@ -12,7 +12,7 @@ import pytest
 
 from referee.scoring import Game, read_game_log, replay_log, score_game
 from referee.table import Table
-from vision.game.gamelog import GameLog, GameLogError, read_log
+from vision.game.gamelog import GameLog, GameLogError, GameSetup, read_log
 from vision.game.moves import GameKeeper
 from vision.game.words import record_word
 
@@ -21,7 +21,7 @@ OPENING = "[red-10 red-11 red-12]"
 
 def played_log(path: Path, profile: str = "official") -> Path:
     """A finished video's log: the first reading, player 1 opens, player 2 draws, then the end line."""
-    log = GameLog.create(path, {"profile": profile, "players": 2}, sync=False)
+    log = GameLog.create(path, GameSetup.of(profile, 2), sync=False)
     keeper = GameKeeper(profile, 2)
     for t, table, hands in ((0.0, "", False), (20.0, OPENING, True), (40.0, OPENING, True)):
         for event in keeper.settled(Table.parse(table), time_s=t, frame=0, start_s=None, seat=None, hands=hands):
@@ -102,11 +102,11 @@ def test_the_record_command(tmp_path: Path) -> None:
 def test_the_camera_s_orientation_comes_from_the_start_line_and_the_command_line(tmp_path: Path) -> None:
     from vision.cli import build_parser
     from vision.cli.options import game_from
-    from vision.game.gamelog import GameSetup
     from vision.runtime.seats import Edge, Orientation
 
     start = {"profile": "pl-championship", "players": 4, "orientation": {"first": "left", "mirrored": True}}
-    log = GameLog.create(tmp_path / "game.jsonl", start, sync=False)
+    setup = GameSetup.of("pl-championship", 4, orientation=Orientation(Edge.LEFT, mirrored=True))
+    log = GameLog.create(tmp_path / "game.jsonl", setup, sync=False)
     log.close()
     _, keeper = record_word(tmp_path / "game.jsonl", "announced-opening", player=1)
     assert keeper.orientation == Orientation(Edge.LEFT, mirrored=True)

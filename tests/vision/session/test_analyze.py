@@ -15,7 +15,7 @@ import pytest
 
 from referee.table import Table
 from vision.cli import main
-from vision.game.gamelog import read_log
+from vision.game.gamelog import GameSetup, read_log
 from vision.game.moves import GameKeeper
 from vision.session.analyze import AnalyzeOptions, OutputFolderError, ProgressBar, analyze_video
 
@@ -55,8 +55,8 @@ def game_video(tmp_path_factory: pytest.TempPathFactory, scenes: Any) -> Path:
     return record(tmp_path_factory.mktemp("video") / "final.avi", scene, SCRIPT)
 
 
-def options(**changes: Any) -> AnalyzeOptions:
-    return AnalyzeOptions(**{"profile": "official", "players": 2, "calibration": "frame", "progress": False, **changes})
+def options(first_player: int = 0) -> AnalyzeOptions:
+    return AnalyzeOptions(setup=GameSetup.of("official", 2, first_player), calibration="frame", progress=False)
 
 
 def test_a_recorded_game_becomes_a_log_a_move_list_and_a_summary(game_video: Path, tmp_path: Path, scenes: Any) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from referee.profiles import PROFILES
 from vision.cli import main
 from vision.session.analyze import ANALYSIS_FILES
 from vision.session.batch import (
@@ -229,9 +230,9 @@ def test_a_yaml_manifest_with_defaults(tmp_path: Path) -> None:
     path = tmp_path / "season.yaml"
     path.write_text(YAML_MANIFEST)
     games = read_manifest(path)
-    assert [(g.label, g.profile, g.players, g.first_player, g.time_limit, g.calibration) for g in games] == [
-        ("Open_1_1", "official", 2, 1, None, "auto"),
-        ("Open_1_2", "official", 2, 2, 90.0, "frame"),
+    assert [(g.label, g.rules.name, g.players, g.first_player, g.rules.time_limit_s, g.calibration) for g in games] == [
+        ("Open_1_1", "official", 2, 1, PROFILES["official"].time_limit_s, "auto"),  # the profile's own limit
+        ("Open_1_2", "official", 2, 2, 90.0, "frame"),  # time_limit: 90 applied to the profile at parse time
     ]
     assert games[0].video == str(tmp_path / "a.mp4")  # relative to the manifest
 

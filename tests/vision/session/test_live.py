@@ -14,7 +14,7 @@ import pytest
 
 from referee.table import Table
 from vision.cli import main
-from vision.game.gamelog import GameLog, read_log
+from vision.game.gamelog import GameLog, GameSetup, read_log
 from vision.game.moves import GameKeeper
 from vision.game.pipeline import PipelineConfig
 from vision.runtime.capture import CaptureError, Frame
@@ -123,8 +123,8 @@ def session(tmp_path: Path, scenes: Any, script: Script, **camera_options: Any) 
     clock = FakeClock()
     camera = ScriptedCamera(scene, script, clock, **camera_options)
     path = tmp_path / "game.jsonl"
-    log = GameLog.create(path, {"profile": "official", "players": 2, "mode": "live"})
-    options = LiveOptions(source="0", profile="official", players=2, calibration="frame",
+    log = GameLog.create(path, GameSetup.of("official", 2), {"mode": "live"})
+    options = LiveOptions(source="0", setup=GameSetup.of("official", 2), calibration="frame",
                           config=PipelineConfig(sample_hz=500.0))  # fmt: skip
     capture = {"opener": camera.open, "sleep": clock.sleep, "clock": clock, "give_up_after_s": 10.0}
     live = LiveSession(options, scenes.PixelReader(), log, GameKeeper("official", 2), capture_options=capture)

@@ -14,7 +14,7 @@ import pytest
 from referee.events import Move
 from referee.moves import Verdict
 from referee.table import Table
-from vision.game.gamelog import GameLog, read_log
+from vision.game.gamelog import GameLog, GameSetup, read_log
 from vision.game.moves import GameKeeper
 from vision.game.pipeline import PipelineConfig
 from vision.runtime.capture import Frame
@@ -228,9 +228,9 @@ def watched(tmp_path: Path, scenes: Any, timeline: Timeline) -> tuple[LiveSessio
     clock = FakeClock()
     scene = scenes.TableScene()
     camera = TimedCamera(scene, timeline, clock, end_s=27.0)
-    log = GameLog.create(tmp_path / "game.jsonl", {"profile": "official", "players": 2, "mode": "live"})
+    log = GameLog.create(tmp_path / "game.jsonl", GameSetup.of("official", 2), {"mode": "live"})
     reader = StallingReader(scenes.PixelReader(), clock, camera, stall_at=9.0, stall_s=3.0)
-    options = LiveOptions(source="0", profile="official", players=2, calibration="frame",
+    options = LiveOptions(source="0", setup=GameSetup.of("official", 2), calibration="frame",
                           config=PipelineConfig(sample_hz=500.0))  # fmt: skip
     capture = {"opener": camera.open, "sleep": clock.sleep, "clock": clock}
     live = LiveSession(options, reader, log, GameKeeper("official", 2), capture_options=capture)
@@ -321,9 +321,9 @@ class SlowVideo:
 
 
 def test_a_paced_video_read_too_slowly_passes_frames_to_catch_up_instead_of_queueing(tmp_path: Path) -> None:
-    log = GameLog.create(tmp_path / "game.jsonl", {"profile": "official", "players": 2, "mode": "live"})
+    log = GameLog.create(tmp_path / "game.jsonl", GameSetup.of("official", 2), {"mode": "live"})
     live = LiveSession(
-        LiveOptions(source="game.mp4", profile="official", players=2), None, log, GameKeeper("official", 2)
+        LiveOptions(source="game.mp4", setup=GameSetup.of("official", 2)), None, log, GameKeeper("official", 2)
     )
     source, latest, put = SlowVideo(60), LatestFrame(), []
     original = latest.put
@@ -351,8 +351,8 @@ def test_the_console_says_when_reading_falls_behind_and_when_it_caught_up() -> N
 def test_the_station_shows_the_session_behind_the_camera(tmp_path: Path) -> None:
     from vision.ui.station import Station
 
-    log = GameLog.create(tmp_path / "game.jsonl", {"profile": "official", "players": 2, "mode": "live"})
-    live = LiveSession(LiveOptions(source="0", profile="official", players=2), None, log, GameKeeper("official", 2))
+    log = GameLog.create(tmp_path / "game.jsonl", GameSetup.of("official", 2), {"mode": "live"})
+    live = LiveSession(LiveOptions(source="0", setup=GameSetup.of("official", 2)), None, log, GameKeeper("official", 2))
     station = Station(live)
     assert station.status()["behind"] is None
     live.keeping_up.looking_at(10.0, 0)

@@ -12,7 +12,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium to drive (apt-get install chromium)")
 
-from vision.game.gamelog import GameLog  # noqa: E402
+from vision.game.gamelog import GameLog, GameSetup  # noqa: E402
 from vision.game.moves import GameKeeper  # noqa: E402
 from vision.session.live import LiveOptions, LiveSession  # noqa: E402
 from vision.ui.station import serve_in_thread  # noqa: E402
@@ -21,8 +21,10 @@ WAIT_MS = 10_000
 
 
 def test_the_page_shows_reading_behind_the_camera_until_it_caught_up(tmp_path: Path) -> None:
-    log = GameLog.create(tmp_path / "game.jsonl", {"profile": "official", "players": 2, "mode": "live"}, sync=False)
-    session = LiveSession(LiveOptions(source="0", profile="official", players=2), None, log, GameKeeper("official", 2))
+    log = GameLog.create(tmp_path / "game.jsonl", GameSetup.of("official", 2), {"mode": "live"}, sync=False)
+    session = LiveSession(
+        LiveOptions(source="0", setup=GameSetup.of("official", 2)), None, log, GameKeeper("official", 2)
+    )
     server = serve_in_thread(session, "127.0.0.1:0", announce=lambda _: None)
     watch = session.keeping_up
     try:

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from vision.cli import main
-from vision.game.gamelog import GameLog, read_log
+from vision.game.gamelog import GameLog, GameSetup, read_log
 from vision.game.pipeline import PipelineConfig
 from vision.session.live import LiveOptions, LiveSession, LoggedGame
 
@@ -182,7 +182,7 @@ class Camera:
 def watch(game: LoggedGame, camera: Camera, reader: Any) -> LiveSession:
     """Run ``game`` on ``camera`` until its script is over; the session, its log closed."""
     setup = game.setup
-    options = LiveOptions(source="0", profile=setup.profile, players=setup.players, calibration="frame",
+    options = LiveOptions(source="0", setup=setup, calibration="frame",
                           config=PipelineConfig(sample_hz=500.0), resume=game.resumption)  # fmt: skip
     capture = {"opener": camera.open, "clock": camera.clock, "sleep": lambda s: None}
     session = LiveSession(options, reader, game.log, game.keeper, capture_options=capture)
@@ -196,13 +196,11 @@ def watch(game: LoggedGame, camera: Camera, reader: Any) -> LiveSession:
 
 
 def test_on_a_camera_the_games_clock_goes_on_across_a_restart(tmp_path: Path, scenes: Any) -> None:
-    from vision.game.gamelog import GameSetup
-
     scene = scenes.TableScene()
     scene.show(START)
     path = tmp_path / "game.jsonl"
     opening: Script = [("", None, 20), ("bottom", OPENED, 20), ("", None, 30), ("", None, 50)]
-    watch(LoggedGame.start(path, "0", GameSetup("official", 2)), Camera(scene, opening), scenes.PixelReader())
+    watch(LoggedGame.start(path, "0", GameSetup.of("official", 2)), Camera(scene, opening), scenes.PixelReader())
     first = read_log(path)
     stopped_at = first[-1]["time_s"]  # the end event: the camera's 12 s
     assert moves_of(first)[0]["time_s"] < stopped_at
@@ -241,7 +239,7 @@ def test_a_second_live_on_a_log_being_written_is_refused_in_one_line(
     game_video: Path, tmp_path: Path, reader: Any, capsys: pytest.CaptureFixture[str], how: str
 ) -> None:
     log = tmp_path / "final.jsonl"
-    GameLog.create(log, {"profile": "official", "players": 2, "mode": "live"}).close()
+    GameLog.create(log, GameSetup.of("official", 2), {"mode": "live"}).close()
     before = log.read_bytes()
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(log)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               text=True, cwd=ROOT)  # fmt: skip

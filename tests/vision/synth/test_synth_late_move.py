@@ -9,6 +9,7 @@ reader, so ``analyze`` sees exactly the moments the script sets around the limit
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,9 @@ import cv2
 import numpy as np
 import pytest
 
+from referee.profiles import get_profile
 from referee.table import Table
+from vision.game.gamelog import GameSetup
 from vision.session.analyze import AnalyzeOptions, analyze_video
 from vision.synth.game import LATE_MOVES, SimGame, simulate_game
 from vision.synth.video import LATE_HANDS_BACK_S, LATE_HANDS_OFF_S, timeline
@@ -74,7 +77,8 @@ def videos(tmp_path_factory: pytest.TempPathFactory, scenes: Any) -> dict[str, t
 
 
 def analysed_move(video: Path, out: Path, profile: str, scenes: Any) -> dict[str, Any]:
-    options = AnalyzeOptions(profile=profile, players=2, calibration="frame", progress=False, time_limit_s=LIMIT_S)
+    rules = replace(get_profile(profile), time_limit_s=LIMIT_S)  # a limit agreed at the table, as --time-limit gives
+    options = AnalyzeOptions(setup=GameSetup(rules, 2), calibration="frame", progress=False)
     analyze_video(video, out, options, scenes.PixelReader())
     lines = [json.loads(line) for line in (out / "game-log.jsonl").read_text().splitlines()]
     moves = [line for line in lines if line["event"] == "move"]

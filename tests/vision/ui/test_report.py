@@ -13,7 +13,7 @@ import pytest
 
 from referee.moves import check_move
 from referee.table import Table
-from vision.game.gamelog import GameLog
+from vision.game.gamelog import GameLog, GameSetup
 from vision.ui.report import ReportError, write_report
 
 RACKS = {
@@ -70,8 +70,8 @@ def game_dir(tmp_path: Path) -> Path:
     for shade, event in enumerate(events):
         if event["event"] in ("table", "move", "restore", "occluded"):
             event["snapshot"] = _snapshot(tmp_path, event["frame"], 40 * shade)
-    start = {"source": "final.mp4", "profile": "official", "players": 2, "fps": 30.0, "size": [1920, 1080]}
-    with GameLog.create(tmp_path / "game-log.jsonl", start, sync=False) as log:
+    start = {"source": "final.mp4", "fps": 30.0, "size": [1920, 1080]}
+    with GameLog.create(tmp_path / "game-log.jsonl", GameSetup.of("official", 2), start, sync=False) as log:
         for event in events:
             log.append(event)
     summary = {"video_s": 100.0, "seconds": 20.0, "speed_x_real_time": 5.0, "moves": 3}
@@ -281,8 +281,8 @@ def filmed_dir(tmp_path: Path) -> Path:
     moves = [_move(1, 0, 1.0, first, laid), _move(2, 1, 2.0, laid, broken)]
     moves[0]["frame"], moves[1]["frame"] = 10, 20
     assert [m["ruling"]["verdict"] for m in moves] == ["ok", "revert"]
-    start = {"source": str(video), "profile": "official", "players": 2, "fps": 10.0, "size": [1280, 720]}
-    with GameLog.create(tmp_path / "game-log.jsonl", start, sync=False) as log:
+    start = {"source": str(video), "fps": 10.0, "size": [1280, 720]}
+    with GameLog.create(tmp_path / "game-log.jsonl", GameSetup.of("official", 2), start, sync=False) as log:
         log.append({"event": "table", "time_s": 0.2, "frame": 2, "reason": "first reading", "table": first.to_json()})
         for move in moves:
             log.append(move)
@@ -344,7 +344,8 @@ def test_played_tiles_are_shown_set_by_set(filmed_dir: Path) -> None:
     move = _move(1, 0, 1.0, first, two)
     assert sorted(move["ruling"]["played"]) == ["black-7", "blue-7", "orange-7", "red-4"]
     (filmed_dir / "game-log.jsonl").unlink()
-    with GameLog.create(filmed_dir / "game-log.jsonl", events[0] | {"source": "gone.avi"}, sync=False) as log:
+    setup = GameSetup.from_start(events[0], filmed_dir / "game-log.jsonl")
+    with GameLog.create(filmed_dir / "game-log.jsonl", setup, events[0] | {"source": "gone.avi"}, sync=False) as log:
         log.append(events[1])
         log.append(move)
     played = re.search(r'<ul class="played">(.*?)</ul>', write_report(filmed_dir).read_text(encoding="utf-8"), re.S)

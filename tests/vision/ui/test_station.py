@@ -20,7 +20,7 @@ pytest.importorskip("starlette.testclient")  # needs httpx2 (or httpx)
 from starlette.testclient import TestClient
 
 from referee.table import Table
-from vision.game.gamelog import GameLog, read_log
+from vision.game.gamelog import GameLog, GameSetup, read_log
 from vision.game.moves import GameKeeper
 from vision.game.pipeline import TablePipeline
 from vision.session.live import LiveOptions, LiveSession
@@ -48,9 +48,9 @@ class Game:
     (as the live loop does between frames) by :meth:`handle`."""
 
     def __init__(self, path: Path, profile: str = PROFILE, players: int = 2) -> None:
-        self.log = GameLog.create(path, {"profile": profile, "players": players, "mode": "live"}, sync=False)
+        self.log = GameLog.create(path, GameSetup.of(profile, players), {"mode": "live"}, sync=False)
         self.keeper = GameKeeper(profile, players)
-        options = LiveOptions(source="test", profile=profile, players=players)
+        options = LiveOptions(source="test", setup=GameSetup.of(profile, players))
         self.session = LiveSession(options, None, self.log, self.keeper)
         self.session.pipeline = TablePipeline(None, self.keeper, (640, 480), on_event=self.session.record)
         self.time_s = 0.0

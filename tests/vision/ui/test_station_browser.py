@@ -31,7 +31,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium to drive (apt-get install chromium)")
 
 from referee.table import Table  # noqa: E402
-from vision.game.gamelog import GameLog, read_log  # noqa: E402
+from vision.game.gamelog import GameLog, GameSetup, read_log  # noqa: E402
 from vision.game.moves import GameKeeper  # noqa: E402
 from vision.game.pipeline import PipelineConfig, TablePipeline  # noqa: E402
 from vision.session.live import LiveOptions, LiveSession  # noqa: E402
@@ -81,9 +81,9 @@ class Game:
     and overrides as the live loop does (one lock: one writer of the game at a time)."""
 
     def __init__(self, path: Path, profile: str = PROFILE, players: int = 2) -> None:
-        self.log = GameLog.create(path, {"profile": profile, "players": players, "mode": "live"}, sync=False)
+        self.log = GameLog.create(path, GameSetup.of(profile, players), {"mode": "live"}, sync=False)
         self.keeper = GameKeeper(profile, players)
-        options = LiveOptions(source="test", profile=profile, players=players)
+        options = LiveOptions(source="test", setup=GameSetup.of(profile, players))
         self.session = LiveSession(options, None, self.log, self.keeper)
         self.session.pipeline = TablePipeline(None, self.keeper, (1280, 720), on_event=self.session.record)
         self.lock = threading.Lock()
@@ -317,8 +317,8 @@ def test_a_real_live_session(browser: Any, tmp_path: Path, scenes: Any) -> None:
     scene.show(start)
     video = scene.film(tmp_path / "table.avi", [("", None, 15), ("bottom", opened, 16), ("", None, 60)])
 
-    log = GameLog.create(tmp_path / "game.jsonl", {"profile": "official", "players": 2, "mode": "live"}, sync=False)
-    options = LiveOptions(source=str(video), profile="official", players=2, calibration="frame",
+    log = GameLog.create(tmp_path / "game.jsonl", GameSetup.of("official", 2), {"mode": "live"}, sync=False)
+    options = LiveOptions(source=str(video), setup=GameSetup.of("official", 2), calibration="frame",
                           config=PipelineConfig(sample_hz=10.0))  # fmt: skip
     session = LiveSession(options, scenes.PixelReader(), log, GameKeeper("official", 2))
     server = serve_in_thread(session, "127.0.0.1:0", announce=lambda _: None)
