@@ -11,7 +11,7 @@ makes a random edition between two named ones.
 Held out for validation (never drawn in the "train" split):
 
 * the whole ``large-print`` edition (rounded digits in a large circle, wide rounded tiles);
-* every held-out font (``faces.font_keys("heldout")``) in every edition, and the odd hue bands of the inks and
+* every held-out font (``fontfiles.font_keys("heldout")``) in every edition, and the odd hue bands of the inks and
   bodies (as for the legacy styles: ``faces._band_sample``).
 
 So ``classic`` renders in both splits: with its train fonts (Roboto Condensed, Liberation Sans Narrow, DejaVu Sans
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from vision.synth import faces
+from vision.synth import faces, fontfiles
 
 Range = tuple[float, float]
 
@@ -87,7 +87,7 @@ class Edition:
     face_aspect: Range  # face width / height (0.75: the 27 x 36 mm modern tile)
     corner_radius: Range  # share of face width
     bevel_width: Range  # share of face width
-    train_fonts: tuple[str, ...]  # digit font keys for the "train" split (faces.font_keys("train"))
+    train_fonts: tuple[str, ...]  # digit font keys for the "train" split (fontfiles.font_keys("train"))
     heldout_fonts: tuple[str, ...]  # digit font keys for the "heldout" split
     digit_weight: Range  # extra stroke, face pixels (faux bold)
     digit_width: Range  # horizontal scale of each glyph (below 1: condensed); condensed fonts x CONDENSED_WIDEN
@@ -349,15 +349,17 @@ def _ink(rng: np.random.Generator, colour: str, r: HsvRange, split: str) -> tupl
 
 def edition_fonts(edition: Edition, split: str) -> tuple[tuple[str, str], ...]:
     """(key, path) of the edition's installed digit fonts for a split; raises FileNotFoundError naming packages."""
-    if split not in faces.SPLITS:
-        raise ValueError(f"unknown split {split!r} (expected one of {faces.SPLITS})")
+    if split not in fontfiles.SPLITS:
+        raise ValueError(f"unknown split {split!r} (expected one of {fontfiles.SPLITS})")
     if split == "train" and edition.held_out:
         raise ValueError(f"edition {edition.name!r} is held out: it is never drawn in the train split")
     keys = edition.train_fonts if split == "train" else edition.heldout_fonts
-    allowed = faces.font_keys(split)
-    found = tuple((key, path) for key in keys if key in allowed and (path := faces.digit_font_path(key)) is not None)
+    allowed = fontfiles.font_keys(split)
+    found = tuple(
+        (key, path) for key in keys if key in allowed and (path := fontfiles.digit_font_path(key)) is not None
+    )
     if not found:
-        packages = sorted({faces.digit_font_spec(key).package for key in keys})
+        packages = sorted({fontfiles.digit_font_spec(key).package for key in keys})
         raise FileNotFoundError(
             f"no {split} digit font of edition {edition.name!r} is installed; install one of: {', '.join(packages)}"
         )
@@ -367,7 +369,7 @@ def edition_fonts(edition: Edition, split: str) -> tuple[tuple[str, str], ...]:
 def sample_edition_style(rng: np.random.Generator, edition: Edition, split: str = "train") -> faces.TileStyle:
     """One table's TileStyle drawn inside an edition's ranges; train and heldout never share a font or a hue band."""
     font_key, font_path = (fonts := edition_fonts(edition, split))[int(rng.integers(len(fonts)))]
-    marks = faces.available_wordmark_fonts(split)
+    marks = fontfiles.available_wordmark_fonts(split)
     mark_key, mark_path = marks[int(rng.integers(len(marks)))]
     b = edition.body
     body = faces._hsv_to_bgr(

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from referee.tiles import ALL_LABELS
-from vision.synth import distractors, effects, faces, textures
+from vision.synth import distractors, effects, faces, fontfiles, textures
 
 
 def _ink_pixels(face: np.ndarray, style: faces.TileStyle) -> np.ndarray:
@@ -68,33 +68,18 @@ def test_style_is_picklable_and_json_describable() -> None:
 
 
 def test_splits_never_share_fonts_or_materials() -> None:
-    assert not faces.font_keys("train") & faces.font_keys("heldout")
+    assert not fontfiles.font_keys("train") & fontfiles.font_keys("heldout")
     assert not set(textures.TABLE_MATERIALS["train"]) & set(textures.TABLE_MATERIALS["heldout"])
     rng = np.random.default_rng(2)
-    used = {split: {faces.sample_style(rng, split).font_path for _ in range(40)} for split in faces.SPLITS}
+    used = {split: {faces.sample_style(rng, split).font_path for _ in range(40)} for split in fontfiles.SPLITS}
     assert not used["train"] & used["heldout"]
-    paths = {split: {p for _, p in faces.available_fonts(split)} for split in faces.SPLITS}
+    paths = {split: {p for _, p in fontfiles.available_fonts(split)} for split in fontfiles.SPLITS}
     assert not paths["train"] & paths["heldout"]
-
-
-def test_wide_font_set_adds_training_editions_and_leaves_the_base_pool_alone() -> None:
-    from vision.synth.scene import style_pool
-
-    base = {key for key, _ in faces.available_fonts("train")}
-    wide = {key for key, _ in faces.available_fonts("train", "wide")}
-    if wide == base:
-        pytest.skip("no font of the wide set is installed (Debian packages listed in vision/synth/faces.py)")
-    assert base < wide
-    assert faces.available_fonts("heldout", "wide") == faces.available_fonts("heldout")
-    assert {style.font_key for style in style_pool("train", 64)} <= base  # what the bench games were drawn from
-    assert {style.font_key for style in style_pool("train", 96, "wide")} <= wide
-    with pytest.raises(ValueError, match="font set"):
-        faces.available_fonts("train", "huge")
 
 
 def test_splits_use_disjoint_ink_colours() -> None:
     rng = np.random.default_rng(3)
-    inks = {split: {faces.sample_style(rng, split).ink_bgr for _ in range(50)} for split in faces.SPLITS}
+    inks = {split: {faces.sample_style(rng, split).ink_bgr for _ in range(50)} for split in fontfiles.SPLITS}
     train_inks = {ink for style_inks in inks["train"] for ink in style_inks}
     heldout_inks = {ink for style_inks in inks["heldout"] for ink in style_inks}
     assert not train_inks & heldout_inks
@@ -106,7 +91,7 @@ def test_colour_classes_stay_separable() -> None:
     hues: dict[str, list[float]] = {"red": [], "orange": []}
     blue_sv, black_sv = [], []
     for i in range(200):
-        style = faces.sample_style(rng, faces.SPLITS[i % 2])
+        style = faces.sample_style(rng, fontfiles.SPLITS[i % 2])
         for colour in ("red", "orange", "blue", "black"):
             face = faces.render_face(f"{colour}-8", style, rng)
             hue, sat, val = _mean_hsv(_ink_pixels(face, style))

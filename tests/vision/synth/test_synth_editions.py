@@ -15,14 +15,14 @@ import pytest
 
 from referee.tiles import ALL_LABELS
 from tests.vision.synth.test_synth_scene import test_polygons_match_the_drawn_faces as check_polygons
-from vision.synth import editions, effects, faces
+from vision.synth import editions, effects, faces, fontfiles
 from vision.synth.recipe import RecipeError, load_recipe
 from vision.synth.scene import SceneParams, render_scene
 
 ALLOWED = [
     (name, split)
     for name, e in editions.EDITIONS.items()
-    for split in faces.SPLITS
+    for split in fontfiles.SPLITS
     if not (e.held_out and split == "train")
 ]
 
@@ -54,7 +54,7 @@ def test_every_named_edition_renders_all_53_faces(name: str, split: str) -> None
 
 
 def test_classic_has_no_circle_and_digits_filling_55_to_65_percent_of_the_face() -> None:
-    for split in faces.SPLITS:
+    for split in fontfiles.SPLITS:
         for style in _styles(editions.CLASSIC, split, 6, seed=3):
             assert not style.circle and 0.69 <= style.face_aspect <= 0.74
             static = faces._static(style)
@@ -94,7 +94,7 @@ def test_held_out_editions_and_fonts_never_appear_in_the_train_split() -> None:
     train = editions.edition_pool("train", 120, (*named, editions.MIX))
     assert {s.edition.split("~")[0] for s in train} >= set(named)
     assert not any("large-print" in s.edition for s in train)
-    train_keys, heldout_keys = faces.font_keys("train"), faces.font_keys("heldout")
+    train_keys, heldout_keys = fontfiles.font_keys("train"), fontfiles.font_keys("heldout")
     assert not train_keys & heldout_keys
     assert all(s.font_key in train_keys and s.wordmark_font_key in train_keys for s in train)
     heldout = editions.edition_pool("heldout", 120, (*editions.EDITION_NAMES, editions.MIX))
@@ -135,7 +135,7 @@ def test_recipes_refuse_unknown_or_held_out_editions_in_one_line(tmp_path: Path,
 
 
 def test_the_editions_recipes_render_labelled_scenes_of_their_editions() -> None:
-    for split in faces.SPLITS:
+    for split in fontfiles.SPLITS:
         params, _ = load_recipe(f"synth-editions-{split}")
         params = replace(params, size=(640, 480))
         assert params.split == split and params.lighting == "wide" and params.sensor == "phone"
