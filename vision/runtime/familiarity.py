@@ -102,7 +102,12 @@ class Familiarity:
         return ((z - self.means[labels]) ** 2).sum(axis=1)
 
     def unfamiliar(self, scores: np.ndarray) -> np.ndarray:
-        """(N,) bool: over the tile threshold, or every tile of a frame whose median is over the frame's."""
+        """(N,) bool: over the tile threshold, or every tile of a frame whose median is over the frame's.
+
+        The frame is one table's tiles: tiles standing in a rack or the face-down pool, seen edge-on or from the
+        front, are far from every label and would make a familiar table unfamiliar as a whole (issue 16: frames of
+        a tilted camera's play-area bounding box had medians of 361-467 over a threshold of 293), so the live
+        pipeline's reader judges only the play area's tiles (``TileReader.read(on_table=...)``)."""
         flagged = np.asarray(scores) > self.tile_threshold
         if len(scores) >= self.min_frame_tiles and float(np.median(scores)) > self.frame_threshold:
             flagged[:] = True
