@@ -58,7 +58,7 @@ from vision.runtime.tables import FRAMES, read_table
 from vision.runtime.track import fuse, unanimous
 
 if TYPE_CHECKING:
-    from vision.runtime.calibrate import Calibration
+    from vision.runtime.calibrate import Calibration, CameraMotionCheck
 
 Line = dict[str, Any]
 """An event the pipeline says itself (a warning: occluded, camera-moved...), as the game log writes it."""
@@ -179,7 +179,7 @@ class TablePipeline:
         calibration: Calibration | None = None,
         config: PipelineConfig | None = None,
         on_event: Callable[[Event], None] | None = None,
-        motion_check: Any = None,
+        motion_check: CameraMotionCheck | None = None,
     ) -> None:
         self.reader = reader
         self.keeper = keeper
@@ -315,9 +315,10 @@ class TablePipeline:
             events += self._rule_held()  # still for long enough: the move was a draw
         if activity.busy or activity.global_change:
             return events + self._begin_activity(time_s, frame, activity)
-        if self.motion_check is not None and time_s - self.last_camera_check >= self.config.camera_check_every_s:
+        check = self.motion_check
+        if check is not None and time_s - self.last_camera_check >= self.config.camera_check_every_s:
             self.last_camera_check = time_s
-            events += self._check_camera(image, time_s, frame)
+            events += self._check_camera(check, image, time_s, frame)
         if time_s - self.last_verify >= self.config.verify_every_s:
             self.last_verify = time_s
             events += self._verify(image, time_s, frame)
@@ -421,7 +422,7 @@ class TablePipeline:
         self.phase, self.state_readings, self.readings = "stable", self.readings, []
         self.disagreement = None
         self.meter.set_background(image)
-        if not self.seen_still and self.motion_check is not None:
+        if not self.seen_still and self.motion_check is not None and self.calibration is not None:
             # The first frame may have shown hands (a game resumed mid-move), which a still table would then
             # differ from as if the camera had moved: the check compares with the table as first seen still.
             self.motion_check = self.motion_check.rebased(self.calibration, image)
@@ -549,7 +550,7 @@ class TablePipeline:
 
     def _refound(self, image: np.ndarray) -> Calibration | None:
         """The play area found again on this frame, for a calibration found automatically; else None."""
-        if getattr(self.calibration, "method", None) != "auto":
+        if self.calibration is None or self.calibration.method != "auto":
             return None
         from vision.runtime.calibrate import Calibration, CalibrationError
 
@@ -577,13 +578,13 @@ class TablePipeline:
         return [{"event": "calibration", "time_s": round(time_s, 3), "frame": frame, **refound.to_json(),
                  "reason": "play area found again on the first still table"}]  # fmt: skip
 
-    def _check_camera(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
-        result = self.motion_check.check(image)
+    def _check_camera(self, check: CameraMotionCheck, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
+        result = check.check(image)
         if not result.moved:
             return []
         event: Line = {"event": "camera-moved", "time_s": round(time_s, 3), "frame": frame,
                         "shift_px": round(float(result.shift_px), 1)}  # fmt: skip
-        shift = getattr(result, "shift", None)
+        shift = result.shift
         # A translation moves the play area with it (tiles near its edge stay on it); a view no translation
         # explains (turned, tilted, zoomed) has its automatic play area found again.
         refound = self._refound(image) if shift is None else None
@@ -594,14 +595,15 @@ class TablePipeline:
         elif shift is not None and self.calibration is not None:
             self.calibration = self.calibration.shifted(float(shift[0]), float(shift[1]))
             event["corners_px"] = np.round(self.calibration.corners_px, 1).tolist()
-            self.motion_check = self.motion_check.rebased(self.calibration, image)
+            self.motion_check = check.rebased(self.calibration, image)
             self.meter = self._meter()
             self.meter.set_background(image)
             event["action"] = "play area moved with the camera"
         else:
             # The view changed in a way no shift explains: say so once, then watch for changes from here.
             event["action"] = "warning: the view changed; re-calibrate if the play area moved"
-            self.motion_check = self.motion_check.rebased(self.calibration, image)
+            if self.calibration is not None:  # (a camera check is made with a calibration: always so)
+                self.motion_check = check.rebased(self.calibration, image)
         return [event]
 
 
@@ -648,8 +650,8 @@ def detection_region(frame_size: tuple[int, int], calibration: Calibration | Non
     (x0, y0), (x1, y1) = corners.min(axis=0), corners.max(axis=0)
     margin = 0.02 * max(x1 - x0, y1 - y0)
     x0, y0, x1, y1 = max(0.0, x0 - margin), max(0.0, y0 - margin), min(width, x1 + margin), min(height, y1 + margin)
-    size_mm = getattr(calibration, "size_mm", None)
-    if getattr(calibration, "method", "frame") == "frame" or not size_mm:
+    size_mm = calibration.size_mm
+    if calibration.method == "frame" or not size_mm:
         return Region(x0, y0, x1, y1, config.default_width_px)
     top = float(np.linalg.norm(corners[1] - corners[0]))
     px_per_mm = top / float(size_mm[0])
