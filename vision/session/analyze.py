@@ -17,14 +17,14 @@ import re
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from vision.game.gamelog import GameLog
 from vision.game.pipeline import TablePipeline
-from vision.runtime.capture import Frame
-from vision.runtime.decode import VideoSource, sample
+from vision.runtime.capture import CaptureStats, Frame
+from vision.runtime.decode import SparseVideo, VideoSource, sample
 from vision.runtime.progress import ProgressBar
 from vision.runtime.reader import Reader
 from vision.session.common import END_OF_VIDEO, GameOptions, calibrate_for
@@ -254,9 +254,10 @@ def _sampled(
 
 def _decode_json(source: VideoSource) -> dict[str, Any]:
     """Which decoder read the video, and (PyAV) what it decoded, probed and handed out."""
-    stats = getattr(source, "decode_stats", None)
-    return {"decoder": "pyav" if stats is not None else "opencv", **(stats.to_json() if stats is not None else {})}
+    if isinstance(source, SparseVideo):
+        return {"decoder": "pyav", **source.decode_stats.to_json()}
+    return {"decoder": "opencv"}
 
 
-def _stats_json(stats: Any) -> dict[str, Any]:
-    return {k: getattr(stats, k) for k in ("frames_read", "corrupt_frames", "dropouts", "reconnects")}
+def _stats_json(stats: CaptureStats) -> dict[str, int]:
+    return asdict(stats)

@@ -26,7 +26,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -245,9 +245,7 @@ class LiveSession(GameSession):
             "keeping_up": None if self._fast else self.keeping_up.summary(),
             "lag_s_max": round(max(self.lag_s), 3) if self.lag_s else None,
             "lag_s_median": round(float(np.median(self.lag_s)), 3) if self.lag_s else None,
-            "capture": {
-                k: getattr(source.stats, k) for k in ("frames_read", "corrupt_frames", "dropouts", "reconnects")
-            },
+            "capture": asdict(source.stats),
             "pipeline": self.pipeline.stats.to_json() if self.pipeline else None,
         }
         if not source.is_live:
