@@ -71,12 +71,12 @@ def engine_from_args(args: argparse.Namespace) -> Engine:
     """``--models``, ``--threads``, ``--provider`` checked now (CUDA only where ONNX Runtime offers it)."""
     from vision.runtime.recognition import check_provider
 
-    threads = getattr(args, "threads", None)
+    threads: int | None = args.threads  # the options of add_engine_options, and --models, on every caller's parser
     if threads is not None and threads < 1:
         raise rules_cli.CommandError(f"--threads is 1 or more, not {threads}")
-    provider = getattr(args, "provider", "cpu")
+    provider: str = args.provider
     check_provider(provider)
-    models = getattr(args, "models", None)
+    models = args.models
     return Engine(models=str(models) if models is not None else None, threads=threads, provider=provider)
 
 
