@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,10 @@ from vision.runtime.detections import Detections
 from vision.runtime.layout import MIN_CONFIDENCE
 from vision.runtime.recognition import Region
 from vision.runtime.seats import SEATS, Edge, Orientation, Seat, seating, turn_order
+
+if TYPE_CHECKING:
+    from vision.runtime.calibrate import Calibration
+    from vision.runtime.reader import Reader, Reading
 
 NEAR_TIE = 1.3
 """A tile less than this many times further from its second-nearest seat than from its nearest is between them: it
@@ -106,12 +110,12 @@ class DrawReading:
         }
 
 
-def _detections(reading: Any) -> Detections:
+def _detections(reading: Detections | Reading) -> Detections:
     """A reader's result: :class:`Detections`, or a reading that holds them (``.detections``)."""
     return reading if isinstance(reading, Detections) else reading.detections
 
 
-def _places(centres: np.ndarray, image_size: tuple[int, int], play_area: Any) -> np.ndarray:
+def _places(centres: np.ndarray, image_size: tuple[int, int], play_area: Calibration | None) -> np.ndarray:
     """Tile centres as shares of the play area (x right, y down); of the picture without a play area."""
     if play_area is None:
         return centres / np.array(image_size, np.float64)
@@ -120,7 +124,9 @@ def _places(centres: np.ndarray, image_size: tuple[int, int], play_area: Any) ->
     return np.asarray(play_area.to_table(centres), np.float64) / np.array(play_area.size_mm, np.float64)
 
 
-def assign_tiles(reading: Any, image_size: tuple[int, int], players: int, play_area: Any = None) -> DrawReading:
+def assign_tiles(
+    reading: Detections | Reading, image_size: tuple[int, int], players: int, play_area: Calibration | None = None
+) -> DrawReading:
     """Each seat's face-up tiles from a reader's labelled detections of an image ``(width, height)``.
 
     ``play_area``: a :class:`vision.runtime.calibrate.Calibration` (the table's play area in the picture): seats
@@ -175,7 +181,7 @@ reader's own second reading at tile scale (it needs 3 tiles found first), and a 
 
 
 def read_draw(
-    reader: Any, image: np.ndarray, players: int, play_area: Any = None, *, zoom: float = ZOOM
+    reader: Reader, image: np.ndarray, players: int, play_area: Calibration | None = None, *, zoom: float = ZOOM
 ) -> DrawReading:
     """The seats' tiles in ``image`` read by ``reader``; when a seat is unsure, read again ``zoom`` times larger and
     combined seat by seat (:func:`combine`): a tile one reading missed is taken from the other, a tile the two
