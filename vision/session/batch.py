@@ -12,7 +12,7 @@ report is there) is skipped; a game that fails is tried once more, then listed w
 stops the batch. ``DIR/batch.json`` says how every game went; the archive of every move (``moves.csv``,
 ``moves.parquet``, ``archive.html``) is :mod:`vision.ui.archive`'s.
 
-Size: 583 lines: the batch command from manifest to summary: reading and checking the manifest (CSV and YAML, about 150
+Size: 616 lines: the batch command from manifest to summary: reading and checking the manifest (CSV and YAML, about 150
 lines), running one game as ``analyze`` does and telling a finished folder, the batch loop with its records and
 progress, the two runners (process pool, Ray) and ``cmd_batch``. The next split is the manifest reader
 (``ManifestError``, ``GameSpec``, ``read_manifest`` and its helpers) into a module of its own (to do).
@@ -371,7 +371,9 @@ def run_batch(
             else:
                 record.errors.append(result.get("error") or "unknown error")
                 failed.append(job)
-                if attempt == ATTEMPTS:
+                if attempt < ATTEMPTS:
+                    bar.warn(f"{job.spec.label} failed ({record.errors[-1]}): trying it once more")
+                else:
                     record.status = "failed"
                     bar.finish(lengths[job.spec.label], "failed")
         todo = failed
@@ -453,6 +455,12 @@ class BatchProgress:
         self.counts: dict[str, int] = {}
         self.start = time.perf_counter()
 
+    def warn(self, text: str) -> None:
+        """A one-line warning (a game that failed an attempt) between the progress lines."""
+        if self.stream is not None:
+            self.stream.write(f"warning: {text}\n")
+            self.stream.flush()
+
     def finish(self, video_s: float, status: str) -> None:
         self.done += 1
         self.seen_s += video_s
@@ -479,22 +487,39 @@ class BatchProgress:
 
 
 def pool_runner(workers: int, *, method: str = "spawn", work: Callable[[GameJob], dict[str, Any]] = run_game) -> Runner:
-    """A local process pool (spawned workers: no state copied from the parent, as on a cluster node) running
-    ``work`` (a top-level function) on each job. A worker that dies breaks the pool: the games it had and those
-    still queued fail this attempt (finished ones stay done) and the next attempt starts a fresh pool."""
+    """A local pool of ``workers`` spawned processes (no state copied from the parent, as on a cluster node) running
+    ``work`` (a top-level function) on each job, one game at a time per worker; a worker keeps its models from game
+    to game. Each worker is a one-process ``ProcessPoolExecutor`` of its own: a worker that dies (killed from
+    outside, out of memory) breaks only its own executor (one executor for all would fail every running and queued
+    game, and end the other workers mid-game), so only its game fails this attempt; a fresh worker takes its place
+    and the others go on."""
 
     def run(jobs: list[GameJob]) -> Iterator[tuple[GameJob, dict[str, Any]]]:
         import multiprocessing
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        from concurrent.futures.process import BrokenProcessPool
 
         context = multiprocessing.get_context(method)
-        with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
-            pending: dict[Future[dict[str, Any]], GameJob] = {pool.submit(work, job): job for job in jobs}
-            while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+        queue = list(reversed(jobs))
+        slots = [ProcessPoolExecutor(max_workers=1, mp_context=context) for _ in range(min(max(1, workers), len(jobs)))]
+        running: dict[Future[dict[str, Any]], tuple[int, GameJob]] = {}
+        try:
+            while queue or running:
+                busy = {slot for slot, _ in running.values()}
+                for slot in range(len(slots)):
+                    if queue and slot not in busy:
+                        job = queue.pop()
+                        running[slots[slot].submit(work, job)] = (slot, job)
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    job = pending.pop(future)
+                    slot, job = running.pop(future)
+                    if isinstance(future.exception(), BrokenProcessPool):  # its worker died: a fresh one instead
+                        slots[slot].shutdown(wait=True)
+                        slots[slot] = ProcessPoolExecutor(max_workers=1, mp_context=context)
                     yield job, _result_of(future)
+        finally:
+            for pool in slots:
+                pool.shutdown(wait=True, cancel_futures=True)
 
     return run
 
