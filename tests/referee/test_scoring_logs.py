@@ -156,3 +156,24 @@ def test_score_with_the_game_log(tmp_path: Path) -> None:
     done = score_command(str(racks), "--log", str(unfinished))
     assert done.returncode == 2 and "does not say how the game ended" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("fields", "limit"),
+    [
+        ({"format": "rummikub-referee/game-log/2", "time_limit_s": None}, None),  # this version: null is no limit
+        ({"format": "rummikub-referee/game-log/2", "time_limit_s": 45}, 45.0),
+        ({"format": "rummikub-referee/game-log/1"}, 40.0),  # an old log: missing is the profile's (przasnysz: 40 s)
+        ({"format": "rummikub-referee/game-log/1", "time_limit_s": None}, 40.0),  # ... and so was null
+        ({"format": "rummikub-referee/game-log/1", "time_limit_s": "none"}, None),  # ... and "none" no limit
+    ],
+)
+def test_a_log_is_replayed_under_its_start_line_s_time_limit(fields: dict[str, Any], limit: float | None) -> None:
+    start = {"event": "start", "profile": "przasnysz", "players": 2, **fields}
+    assert replay_log([(1, start)]).time_limit_s == limit
+
+
+def test_a_start_line_s_bad_time_limit_is_one_line_naming_it() -> None:
+    start = {"event": "start", "format": "rummikub-referee/game-log/2", "profile": "official", "players": 2}
+    with pytest.raises(ScoreError, match=r"^game\.jsonl:1: the start line's time_limit_s is missing, not seconds"):
+        replay_log([(1, start)], "game.jsonl")
