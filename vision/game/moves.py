@@ -44,7 +44,7 @@ class GameKeeper:
         profile: str,
         players: int,
         first_player: int = 0,
-        time_limit_s: Any = USE_PROFILE,
+        time_limit_s: float | None = USE_PROFILE,
         *,
         orientation: Orientation | None = None,
     ) -> None:
@@ -60,8 +60,8 @@ class GameKeeper:
             profile, players, first_player=first_player, time_limit_s=time_limit_s, seats=seats,
             max_players=PLAYERS[-1],
         )  # fmt: skip
-        self.time_limit_s = time_limit_s
-        """A limit agreed at the table (seconds or None for none); :data:`USE_PROFILE`: the profile's."""
+        # time_limit_s: the move time in force (seconds, None for none; by default the profile's), held by the game
+        # (Game.time_limit_s); the session passes its profile's with an agreed limit applied (gamelog.GameSetup)
 
     # -- the game's state, read through ----------------------------------------------------------------------
     @property
