@@ -119,6 +119,61 @@ def test_moves_csv_has_every_move_and_the_archive_links_every_report(first_run: 
     assert "failed" in page and "cannot open video" in page
 
 
+def typed_csv(path: Path) -> list[dict[str, Any]]:
+    """moves.csv's rows with the Parquet file's types: whole numbers, seconds (None where empty), text."""
+    from vision.ui.archive import SECONDS_FIELDS, WHOLE_FIELDS
+
+    def typed(name: str, text: str) -> Any:
+        if name in WHOLE_FIELDS:
+            return int(text)
+        if name in SECONDS_FIELDS:
+            return float(text) if text else None
+        return text
+
+    with path.open(newline="") as handle:
+        return [{name: typed(name, text) for name, text in row.items()} for row in csv.DictReader(handle)]
+
+
+def test_pandas_reads_moves_parquet_as_moves_csv_typed(first_run: tuple[int, Path]) -> None:
+    """What people who analyse further do with the archive: ``pandas.read_parquet`` (through pyarrow) gives the CSV's
+    columns in its order, a row per move, whole numbers as int64, seconds as float64 (NaN where unknown), text as
+    strings; the same frame as the CSV read with those types."""
+    pd = pytest.importorskip("pandas", reason="pandas is not installed (.ci/run installs it for this test)")
+    pytest.importorskip("pyarrow", reason="pyarrow (the [parquet] extra) is not installed")
+    from vision.ui.archive import CSV_FIELDS, SECONDS_FIELDS, WHOLE_FIELDS
+
+    _, out = first_run
+    frame = pd.read_parquet(out / "moves.parquet")
+    rows = typed_csv(out / "moves.csv")
+    assert list(frame.columns) == list(CSV_FIELDS) and len(frame) == len(rows) > 0
+    text = [name for name in CSV_FIELDS if name not in WHOLE_FIELDS + SECONDS_FIELDS]
+    assert {name: str(frame[name].dtype) for name in WHOLE_FIELDS + SECONDS_FIELDS} == {
+        "move": "int64", "player": "int64", "seconds": "float64", "time_s": "float64"
+    }  # fmt: skip
+    assert all(pd.api.types.is_string_dtype(frame[name]) for name in text)
+    from_csv = pd.read_csv(
+        out / "moves.csv", keep_default_na=False, na_values={name: [""] for name in SECONDS_FIELDS},
+        dtype={**dict.fromkeys(text, "str"), **dict.fromkeys(WHOLE_FIELDS, "int64"),
+               **dict.fromkeys(SECONDS_FIELDS, "float64")},
+    )  # fmt: skip
+    pd.testing.assert_frame_equal(frame, from_csv)
+    for label in ("Open-2026_1_1", "Open-2026_1_2"):  # a row per move of each analysed game
+        assert (frame["label"] == label).sum() == len(json.loads((out / label / "moves.json").read_text()))
+
+
+def test_polars_reads_moves_parquet_as_moves_csv_typed(first_run: tuple[int, Path]) -> None:
+    pl = pytest.importorskip("polars", reason="polars is not installed (a 180 MB install: in no extra, nor in CI)")
+    pytest.importorskip("pyarrow", reason="pyarrow (the [parquet] extra) is not installed")
+    from vision.ui.archive import CSV_FIELDS, SECONDS_FIELDS, WHOLE_FIELDS
+
+    _, out = first_run
+    frame = pl.read_parquet(out / "moves.parquet")
+    types = {name: pl.Int64 if name in WHOLE_FIELDS else pl.Float64 if name in SECONDS_FIELDS else pl.String
+             for name in CSV_FIELDS}  # fmt: skip
+    assert dict(frame.schema) == types and frame.columns == list(CSV_FIELDS)
+    assert frame.rows(named=True) == typed_csv(out / "moves.csv") != []
+
+
 def test_a_second_run_skips_finished_games_and_redoes_an_incomplete_one(
     first_run: tuple[int, Path], season: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
