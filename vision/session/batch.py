@@ -38,7 +38,10 @@ from vision.session.common import Engine, engine_from_args
 from vision.ui.archive import write_archive
 
 if TYPE_CHECKING:
+    import argparse
     from concurrent.futures import Future
+
+    from vision.runtime.reader import TileReader
 
 BATCH_NAME = "batch.json"
 FIELDS = ("video", "event", "round", "table", "profile", "players", "first_player", "calibration", "time_limit")
@@ -217,11 +220,11 @@ def _whole(where: str, name: str, value: Any) -> int:
 
 # -- one game (in a worker) ----------------------------------------------------------------------------------
 
-_READERS: dict[Engine, Any] = {}
+_READERS: dict[Engine, TileReader] = {}
 """Each worker loads the models once, for all the games it analyses."""
 
 
-def reader_for(engine: Engine) -> Any:
+def reader_for(engine: Engine) -> TileReader:
     from vision.game.pipeline import pipeline_reader
 
     if engine not in _READERS:
@@ -574,7 +577,7 @@ def ray_runner(address: str, *, work: Callable[[GameJob], dict[str, Any]] = run_
 # -- the command ---------------------------------------------------------------------------------------------
 
 
-def cmd_batch(args: Any) -> int:
+def cmd_batch(args: argparse.Namespace) -> int:
     engine = engine_from_args(args)
     try:
         games = read_manifest(args.manifest)
