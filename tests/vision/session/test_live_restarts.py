@@ -451,3 +451,20 @@ def test_live_on_a_mostly_undecodable_video_is_an_error_not_a_quiet_game(
         f"rummikub-referee: error: video {str(spoilt)!r}: {lost} of 170 frames could not be decoded"
         f" ({100 * lost // 170} %): the game could not really be refereed"
     )
+
+
+@pytest.mark.parametrize(
+    ("fields", "limit"),
+    [({}, 60.0), ({"time_limit_s": None}, 60.0), ({"time_limit_s": "none"}, None), ({"time_limit_s": 30}, 30.0)],
+)  # an old log's time limit: missing or null the profile's (official: 60 s), "none" none, seconds agreed
+def test_live_resume_goes_on_under_the_time_limit_an_old_log_was_played_under(
+    tmp_path: Path, fields: dict[str, Any], limit: float | None
+) -> None:
+    path = tmp_path / "old.jsonl"
+    start = {"event": "start", "format": "rummikub-referee/game-log/1", "profile": "official", "players": 2,
+             "source": "0", "mode": "live", **fields}  # fmt: skip
+    path.write_text(json.dumps(start) + "\n", encoding="utf-8")
+    game = LoggedGame.resume(path, "0", sync=False)
+    game.log.close()
+    assert game.setup.rules.time_limit_s == limit and game.keeper.game.time_limit_s == limit
+    assert [e["event"] for e in read_log(path)] == ["start", "resume"]
