@@ -126,13 +126,16 @@ import pickle, sys, time
 tree, models = sys.argv[1], sys.argv[2]
 sys.path.insert(0, tree)
 out, sys.stdout = sys.stdout.buffer, sys.stderr  # the pipe carries readings only
-import numpy as np
-import vision
-from vision.runtime.reader import TileReader
-if not vision.__file__.startswith(tree):
-    sys.exit(f"imported vision from {vision.__file__}, not from {tree}")
-reader = TileReader(models)
-reader.check_models()
+try:
+    import numpy as np
+    import vision
+    from vision.runtime.reader import TileReader
+    if not vision.__file__.startswith(tree):
+        sys.exit(f"{tree}: imported vision from {vision.__file__}, not from the tree")
+    reader = TileReader(models)
+    reader.check_models()
+except Exception as error:  # one line, not a traceback: an old revision, a missing model
+    sys.exit(f"{tree}: cannot make a reader ({type(error).__name__}: {str(error).splitlines()[0][:200]})")
 def columns(found):
     data = {k: np.asarray(v) for k, v in found.data.items()}
     return {"xyxy": found.xyxy, "confidence": found.confidence, "class_id": found.class_id, **data}
@@ -142,7 +145,10 @@ while True:
     except EOFError:
         break
     wall, cpu = time.perf_counter(), time.process_time()
-    reading = reader.read(image)
+    try:
+        reading = reader.read(image)
+    except Exception as error:
+        sys.exit(f"{tree}: cannot read a frame ({type(error).__name__}: {str(error).splitlines()[0][:200]})")
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     steps = {name: getattr(reading.timings, name + "_ms", None) for name in sys.argv[3].split(",")}
     result = {"wall_ms": wall * 1e3, "cpu_ms": cpu * 1e3, "steps": steps,

@@ -82,3 +82,16 @@ def test_same_columns_compares_shape_dtype_and_values() -> None:
 def test_against_an_unknown_revision_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert benchmark.main(["--against", "no-such-revision-xyz", "--repeats", "0"]) == 2
     assert capsys.readouterr().err.startswith("error: --against no-such-revision-xyz:")
+
+
+def test_a_tree_that_cannot_make_a_reader_stops_the_comparison_in_one_line(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "no-models"
+    empty.mkdir()
+    tree = _tree(tmp_path / "a", empty)  # its models folder holds no model
+    frames = [benchmark.Frame("grey", np.full((240, 320, 3), 128, np.uint8), True)]
+    with pytest.raises(RuntimeError, match="stopped"):
+        benchmark.compare_trees(tree, tree, frames, repeats=0)
+    err = capfd.readouterr().err
+    assert "cannot make a reader (ModelNotFoundError" in err and "Traceback" not in err
