@@ -11,6 +11,10 @@ table. Phases:
   into one table, handed to the :class:`~vision.game.moves.GameKeeper`, which rules on the move; activity in
   between goes back to ``active``.
 
+Reading is the expensive part, so a reading is not made again of a picture already read
+(:attr:`PipelineConfig.reuse_unchanged`): a table that settles showing the picture the still table was read from (a
+draw) takes that table's readings, and an unchanged still table with nothing to refine is not verified.
+
 A move may pause: the player's hands leave the table before anything is laid (or rest out of the play area), the
 table settles as it was, then the same hands come back and make the move. Such a settled table, unchanged, with
 hands seen from one seat, would be ruled a draw at once; it is *held* instead (:attr:`PipelineConfig.pause_hold_s`)
@@ -27,7 +31,7 @@ Every pipeline starts in ``starting``, a resumed game's too: until the table has
 no hand-free picture of it to tell hands from (the first frame after a restart may well show an arm), so only
 changes between samples count, and that first still frame becomes the camera check's reference.
 
-Size: about 670 lines, one module on purpose: the state machine :class:`TablePipeline` (about 450 lines: the phases
+Size: about 750 lines, one module on purpose: the state machine :class:`TablePipeline` (about 510 lines: the phases
 above, a method each, sharing the timers, the readings of one move and a held draw) with its config, stats and reader
 set-up, plus the play-area filters it applies to readings (:func:`on_play_area`, :func:`detection_region`); the
 activity measure, the fusion and the rulings it drives live in their own modules.
@@ -51,7 +55,7 @@ from vision.game.timelimit import LimitWatch
 from vision.runtime.detections import Detections
 from vision.runtime.detector import TILE_PX, Region
 from vision.runtime.layout import SetFinder
-from vision.runtime.motion import Activity, ActivityMeter
+from vision.runtime.motion import Activity, ActivityMeter, ReadPicture
 from vision.runtime.reader import Reader, TileReader
 from vision.runtime.seats import seat_at
 from vision.runtime.tables import FRAMES, read_table
@@ -118,6 +122,11 @@ class PipelineConfig:
     bench games but read two fewer tables right and ruled one more false revert (218 moves): off by default."""
     verify_every_s: float = 3.0
     """While the table is still, read it this often to catch a change the activity meter missed."""
+    reuse_unchanged: bool = True
+    """A reading due on a frame whose play area shows the picture the still table was last read from
+    (:class:`vision.runtime.motion.ReadPicture`: same to a few pixels of shake) is not made again: a table that
+    settles unchanged (a draw, a move that paused) takes that table's readings, and a verification of it is skipped
+    unless it has uncertain tiles to refine. False: every reading made, as before (``bench decode --baseline``)."""
     occluded_warn_s: float = 15.0
     """A hand or object over the table for longer than this raises an ``occluded`` warning."""
     camera_check_every_s: float = 1.0
@@ -154,6 +163,9 @@ class PipelineStats:
     samples: int = 0
     readings: int = 0
     reading_s: float = 0.0
+    reused: int = 0
+    """Readings not made: the picture was the one the still table was read from (``reuse_unchanged``)."""
+    verifies_skipped: int = 0
     settles: int = 0
     phases: Counter[str] = field(default_factory=Counter)
 
@@ -162,6 +174,8 @@ class PipelineStats:
             "samples": self.samples,
             "readings": self.readings,
             "reading_ms_mean": round(1000 * self.reading_s / self.readings, 1) if self.readings else None,
+            "readings_reused": self.reused,
+            "verifies_skipped": self.verifies_skipped,
             "settles": self.settles,
             "phases": dict(self.phases),
         }
@@ -195,6 +209,13 @@ class TablePipeline:
         self.readings: list[Detections] = []
         self.state_readings: list[Detections] = []
         """Readings of the table since it last settled (fused together to verify and refine it)."""
+        self.still_readings: list[Detections] = []
+        self.still_picture = ReadPicture()
+        """The picture the still table was last read from and its readings of that picture, kept through the next
+        move: a table that settles showing that picture again takes them (:attr:`PipelineConfig.reuse_unchanged`)."""
+        self.slot_picture = ReadPicture()
+        self.slots_alike = True
+        """The picture of the settling table's first reading, and whether every reading since showed it too."""
         self.disagreement: Table | None = None
         self.busy_s = -1e9
         """Time of the last sample with motion or hands."""
@@ -330,7 +351,12 @@ class TablePipeline:
         Readings of one still period are fused together (nothing moved between them). A fused reading that
         disagrees with the state twice in a row, with no hands seen, is handed on as a settled table.
         """
-        self.state_readings = [*self.state_readings[-(MAX_STATE_READINGS - 1) :], self._read(image)]
+        if self._may_skip_verify(image):
+            self.stats.verifies_skipped += 1
+            return []
+        latest = self._read(image)
+        self.state_readings = [*self.state_readings[-(MAX_STATE_READINGS - 1) :], latest]
+        self._note_still(image, latest)
         if len(self.state_readings) < self.config.readings:
             return []
         current = self.keeper.table
@@ -385,7 +411,7 @@ class TablePipeline:
         if time_s - self.read_s < READING_SPACING / self.config.sample_hz:
             return []  # metered only: still quiet, and the next reading is not due yet
         self.read_s = time_s
-        self.readings.append(self._read(image))
+        self.readings.append(self._settling_reading(image))
         count = len(self.readings)
         if count < self.config.readings and not (count >= self.config.agreeing_readings and unanimous(self.readings)):
             return []
@@ -420,6 +446,10 @@ class TablePipeline:
                 touched_after_limit=touched,
             )  # fmt: skip
         self.phase, self.state_readings, self.readings = "stable", self.readings, []
+        if self.slots_alike:
+            self._remember_still(image)
+        else:  # the table changed while it was read: its picture stands for no reading
+            self.still_picture.forget()
         self.disagreement = None
         self.meter.set_background(image)
         if not self.seen_still and self.motion_check is not None and self.calibration is not None:
@@ -529,6 +559,56 @@ class TablePipeline:
         return seat_at(self.keeper.players, activity.edge, activity.along).number
 
     # -- helpers --------------------------------------------------------------------------------
+    def _settling_reading(self, image: np.ndarray) -> Detections:
+        """The reading of a settling table's frame: made, or (``reuse_unchanged``) one of the still table's readings
+        when the frame shows the picture they read (the n-th reading due takes the n-th latest of them, so a table
+        that settles unchanged fuses the readings its state was fused from)."""
+        region = self._region_box()
+        if not self.readings:
+            self.slot_picture.remember(image, region)
+            self.slots_alike = True
+        elif self.slots_alike and not self.slot_picture.same(image, region):
+            self.slots_alike = False
+        if (
+            self.config.reuse_unchanged
+            and len(self.still_readings) >= self.config.readings
+            and self.still_picture.same(image, region)
+        ):
+            self.stats.reused += 1
+            return self.still_readings[-1 - len(self.readings) % len(self.still_readings)]
+        return self._read(image)
+
+    def _may_skip_verify(self, image: np.ndarray) -> bool:
+        """A verification is not needed: the picture is the one the state was read from, no disagreement waits, and
+        there is nothing to refine (no uncertain tile, or as many readings fused as are kept)."""
+        table = self.keeper.table
+        return (
+            self.config.reuse_unchanged
+            and self.disagreement is None
+            and table is not None
+            and (not table.uncertain or len(self.state_readings) >= MAX_STATE_READINGS)
+            and len(self.still_readings) >= self.config.readings
+            and self.still_picture.same(image, self._region_box())
+        )
+
+    def _note_still(self, image: np.ndarray, reading: Detections) -> None:
+        """A verification's reading: one more of the picture remembered, or the first of a new one (a lamp, a
+        change nobody was seen making), which needs ``readings`` of its own before it stands for them."""
+        region = self._region_box()
+        if self.still_picture.same(image, region):
+            self.still_readings = [*self.still_readings[-(MAX_STATE_READINGS - 1) :], reading]
+        else:
+            self.still_picture.remember(image, region)
+            self.still_readings = [reading]
+
+    def _remember_still(self, image: np.ndarray) -> None:
+        self.still_readings = self.state_readings
+        self.still_picture.remember(image, self._region_box())
+
+    def _region_box(self) -> tuple[float, float, float, float]:
+        region = self.region
+        return (region.x0, region.y0, region.x1, region.y1)
+
     def _read(self, image: np.ndarray) -> Detections:
         started = time.perf_counter()
         # the reader judges colours and familiarity on the play area's tiles only (not the racks or the pool in

@@ -180,3 +180,87 @@ class ActivityMeter:
         if abs(dy) >= abs(dx):
             return Edge.BOTTOM if dy > 0 else Edge.TOP
         return Edge.RIGHT if dx > 0 else Edge.LEFT
+
+
+SAME_LEVEL = 40
+"""Change of a colour channel (8-bit levels) beyond the extremes of the pixel's 3x3 neighbourhood in the other
+picture, once aligned, that makes the pixel a changed one."""
+SAME_SHIFT_PX = 4.0
+"""The most the camera may have shaken between the two pictures (measured, then undone); further is another view."""
+SAME_PIXELS = 32
+"""Changed pixels (in blobs of 2x2 at least) that make a picture a new one. Measured on the 1080p synthetic games
+(camera jitter of 3 px, H.264 noise): 16 at most between frames of a still table 1.3 s apart and 22 at most between
+the table before and after a draw; a digit drawn into another in place (8 into 0 or 3, 5 into 6, 12 into 13) 51 or
+more; a tile laid, taken or moved thousands."""
+PICTURE_WIDTH = 1280
+"""Widest picture compared (a 4K play area is halved): a tile's digit stays several pixels wide."""
+
+
+class ReadPicture:
+    """The play area as it was when last read: a frame that shows the same picture would read the same, so its
+    reading need not be made again (:attr:`vision.game.pipeline.PipelineConfig.reuse_unchanged`).
+
+    The camera's shake is measured (phase correlation) and undone first; then each colour channel is compared both
+    ways with the extremes of the pixel's 3x3 neighbourhood in the other picture, and changed pixels count in
+    blobs of 2x2 or more: compression noise and a sub-pixel remainder of the shake change nothing, while a tile
+    laid, taken, moved or turned, a digit that gained or lost a stroke, or a colour that differs does. A picture of
+    another region (the play area moved), or shaken by more than :data:`SAME_SHIFT_PX`, is never the same.
+    """
+
+    def __init__(self) -> None:
+        self.picture: np.ndarray | None = None
+        self.region: tuple[float, float, float, float] | None = None
+
+    def remember(self, frame: np.ndarray, region: tuple[float, float, float, float]) -> None:
+        """``frame`` was read on ``region`` (``x0, y0, x1, y1`` in pixels)."""
+        self.picture, self.region = _picture(frame, region), region
+
+    def forget(self) -> None:
+        self.picture, self.region = None, None
+
+    def same(self, frame: np.ndarray, region: tuple[float, float, float, float]) -> bool:
+        """``frame`` shows on ``region`` what the picture remembered showed (False when none is remembered)."""
+        if self.picture is None or region != self.region:
+            return False
+        current = _picture(frame, region)
+        if current.shape != self.picture.shape or min(current.shape[:2]) < 16:
+            return False
+        (dx, dy), _ = cv2.phaseCorrelate(_grey(self.picture), _grey(current))
+        if max(abs(dx), abs(dy)) > SAME_SHIFT_PX:
+            return False
+        height, width = current.shape[:2]
+        undo = np.array([[1, 0, -dx], [0, 1, -dy]], np.float32)
+        current = cv2.warpAffine(current, undo, (width, height), borderMode=cv2.BORDER_REPLICATE)
+        changed = (_beyond(self.picture, current) | _beyond(current, self.picture)).astype(np.uint8)
+        edge = int(np.ceil(max(abs(dx), abs(dy)))) + 1  # what the shake brought into view
+        changed[:edge], changed[-edge:], changed[:, :edge], changed[:, -edge:] = 0, 0, 0, 0
+        changed = cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+        return int(np.count_nonzero(changed)) < SAME_PIXELS
+
+
+def _picture(frame: np.ndarray, region: tuple[float, float, float, float]) -> np.ndarray:
+    x0, y0, x1, y1 = region
+    height, width = frame.shape[:2]
+    left, top = max(0, int(x0)), max(0, int(y0))
+    right, bottom = min(width, int(np.ceil(x1))), min(height, int(np.ceil(y1)))
+    crop = frame[top:bottom, left:right]
+    if crop.size and crop.shape[1] > PICTURE_WIDTH:
+        scale = PICTURE_WIDTH / crop.shape[1]
+        return cv2.resize(crop, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    return crop.copy()
+
+
+def _grey(picture: np.ndarray) -> np.ndarray:
+    grey = cv2.cvtColor(picture, cv2.COLOR_BGR2GRAY) if picture.ndim == 3 else picture
+    return grey.astype(np.float32)
+
+
+def _beyond(reference: np.ndarray, picture: np.ndarray) -> np.ndarray:
+    """Pixels of ``picture`` brighter than the brightest, or darker than the darkest, of their 3x3 neighbourhood in
+    ``reference`` by :data:`SAME_LEVEL` in any channel."""
+    kernel = np.ones((3, 3), np.uint8)
+    current = picture.astype(np.int16)
+    changed = (current > cv2.dilate(reference, kernel).astype(np.int16) + SAME_LEVEL) | (
+        current < cv2.erode(reference, kernel).astype(np.int16) - SAME_LEVEL
+    )
+    return np.asarray(changed.any(axis=2) if changed.ndim == 3 else changed)

@@ -161,7 +161,8 @@ class GlitchyReader:
 
 def test_one_bad_reading_never_changes_the_table(scenes: Any) -> None:
     reader = GlitchyReader(scenes.PixelReader(), glitches={5, 9, 12})
-    feed = game(scenes, reader=reader)
+    # every reading made (the scene's frames are identical: reused readings would never meet the glitches)
+    feed = game(scenes, reader=reader, config=PipelineConfig(reuse_unchanged=False))
     feed.hands("bottom")  # a draw: readings 4-6 (one of them bad) must give the same table
     feed.run(20.0)  # verification readings 7-12 of the still table, two of them bad
     [move] = moves(feed.events)
@@ -173,7 +174,9 @@ def test_one_bad_reading_never_changes_the_table(scenes: Any) -> None:
 def test_two_agreeing_readings_can_settle_the_table_and_a_disagreeing_pair_takes_a_third(scenes: Any) -> None:
     reader = GlitchyReader(scenes.PixelReader(), glitches={4})
     # readings 1-2: the first table; a draw ruled as it settles (not held: no reading while it waits)
-    feed = game(scenes, reader=reader, config=PipelineConfig(agreeing_readings=2, pause_hold_s=0.0))
+    feed = game(
+        scenes, reader=reader, config=PipelineConfig(agreeing_readings=2, pause_hold_s=0.0, reuse_unchanged=False)
+    )
     feed.hands("bottom")  # a draw: readings 3-4 disagree (4 is bad), so a third is taken
     [move] = moves(feed.run(2.0))
     assert same(move["after"], START) and reader.calls == 5
@@ -241,7 +244,7 @@ class DriftingReader:
 
 def test_a_reading_that_drifts_on_a_still_table_is_at_worst_a_review(scenes: Any) -> None:
     reader = DriftingReader(scenes.PixelReader(), "blue-5", "blue-6", since=4)
-    feed = game(scenes, reader=reader)
+    feed = game(scenes, reader=reader, config=PipelineConfig(reuse_unchanged=False))  # every verification read
     feed.run(40.0)
     kinds = [e["event"] for e in feed.events]
     assert "reading-disagrees" in kinds  # noticed first, not acted on at once
