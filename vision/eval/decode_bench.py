@@ -8,7 +8,9 @@ it as a phone writes one (H.264 by libx264, a keyframe every second, x264's B-fr
 - **analyze** with each decoder of :data:`DECODERS`: ``opencv`` (every frame decoded, samples converted) and
   ``pyav`` (:mod:`vision.runtime.decode`: keyframes only while the table is still, disposable frames skipped),
   with the models loaded once beforehand (loading them is not the video's) and the play area given (``truth``) or
-  found (``auto``).
+  found (``auto``); with ``baseline`` also ``pyav-reread``: PyAV with every reading made
+  (:attr:`~vision.game.pipeline.PipelineConfig.reuse_unchanged` off: no reading of an unchanged picture reused, no
+  verification skipped), what reusing readings saves, measured in the same run.
 
 Each is timed in wall seconds and in the CPU seconds of this process (decoder and ONNX Runtime threads included):
 on a machine shared with other jobs the wall clock also counts what they took, so both speeds are given, as *x real
@@ -111,11 +113,19 @@ def timed(work: Callable[[], Any]) -> tuple[Any, dict[str, Any]]:
 
 
 def bench_video(
-    folder: Path, video: Path, work: Path, reader: Any, *, calibration: str = "truth", label: str = ""
+    folder: Path,
+    video: Path,
+    work: Path,
+    reader: Any,
+    *,
+    calibration: str = "truth",
+    label: str = "",
+    baseline: bool = False,
 ) -> dict[str, Any]:
-    """One video of a game folder: plain decoding and each decoder's analysis, timed and scored."""
-    from vision.game.gamelog import GameSetup, read_log
-    from vision.session.analyze import AnalyzeOptions, analyze_video
+    """One video of a game folder: plain decoding and each decoder's analysis (``baseline``: and PyAV's with every
+    reading made), timed and scored."""
+    from vision.game.gamelog import GameSetup
+    from vision.session.analyze import AnalyzeOptions
 
     header, truth = load_truth(folder)
     frames, opencv = timed(lambda: plain_decode_opencv(video))
@@ -136,26 +146,49 @@ def bench_video(
         how = "auto" if calibration == "auto" else str(truth_calibration(header, out))
         setup = GameSetup.of(header["profile"], header["players"])
         options = AnalyzeOptions(setup=setup, calibration=how, progress=False, decoder=decoder)
-        summary, timing = timed(lambda: analyze_video(video, out, options, reader, overwrite=True))  # noqa: B023
-        scores = score_game(truth, read_log(out / "game-log.jsonl"))
-        moves = json.loads((out / "moves.json").read_text())
-        scored = summarise([scores])
-        row["analyze"][decoder] = {
-            **timing,
-            "samples": summary["pipeline"]["samples"],
-            "readings": summary["pipeline"]["readings"],
-            "decode": summary.get("decode"),
-            "moves_found": scored["moves_found"],
-            "true_moves": scored["true_moves"],
-            "right_tables": scored["moves_with_right_tables"],
-            "false_reverts": scored["false_reverts"],
-            "phantom_moves": scored["phantom_moves"],
-            "verdicts": scored["verdicts"],
-            "moves": [_move_key(m) for m in moves],
-            "uncertain": [_uncertain(m) for m in moves],
-        }
+        row["analyze"][decoder] = _analysis(video, out, options, reader, truth)
+    if baseline:  # the same PyAV analysis with every reading made
+        from dataclasses import replace
+
+        reread = replace(options, decoder="pyav", config=replace(options.config, reuse_unchanged=False))
+        out = work / f"{folder.name}-{label or 'mp4'}-pyav-reread"
+        row["analyze"]["pyav-reread"] = _analysis(video, out, reread, reader, truth)
     _ratios(row)
     return row
+
+
+def _analysis(video: Path, out: Path, options: Any, reader: Any, truth: list[dict[str, Any]]) -> dict[str, Any]:
+    """``analyze`` of ``video`` into ``out``, timed and scored against the truth."""
+    from vision.game.gamelog import read_log
+    from vision.session.analyze import analyze_video
+
+    summary, timing = timed(lambda: analyze_video(video, out, options, reader, overwrite=True))
+    scores = score_game(truth, read_log(out / "game-log.jsonl"))
+    moves = json.loads((out / "moves.json").read_text())
+    scored = summarise([scores])
+    pipeline = summary["pipeline"]
+    return {
+        **timing,
+        "samples": pipeline["samples"],
+        "readings": pipeline["readings"],
+        "readings_reused": pipeline.get("readings_reused", 0),
+        "verifies_skipped": pipeline.get("verifies_skipped", 0),
+        "decode": summary.get("decode"),
+        "moves_found": scored["moves_found"],
+        "true_moves": scored["true_moves"],
+        "right_tables": scored["moves_with_right_tables"],
+        "false_reverts": scored["false_reverts"],
+        "phantom_moves": scored["phantom_moves"],
+        "verdicts": scored["verdicts"],
+        "clean_moves_ruled_review": _clean_reviews(scores),
+        "moves": [_move_key(m) for m in moves],
+        "uncertain": [_uncertain(m) for m in moves],
+    }
+
+
+def _clean_reviews(scores: dict[str, Any]) -> int:
+    """Moves the truth calls clean that were found and ruled REVIEW."""
+    return sum(1 for r in scores["rows"] if r["found"] and r["true_verdict"] == "ok" and r["verdict"] == "review")
 
 
 def _move_key(move: dict[str, Any]) -> list[Any]:
@@ -191,7 +224,13 @@ def _ratios(row: dict[str, Any]) -> None:
 
 
 def run_decode_benchmark(
-    folders: list[Path], work: Path, *, h264: bool = False, calibration: str = "truth", models: Path | None = None
+    folders: list[Path],
+    work: Path,
+    *,
+    h264: bool = False,
+    calibration: str = "truth",
+    models: Path | None = None,
+    baseline: bool = False,
 ) -> dict[str, Any]:
     """Every game (and with ``h264`` its H.264 copy) through :func:`bench_video`; the rows and the targets read
     from them."""
@@ -202,10 +241,12 @@ def run_decode_benchmark(
     for folder in folders:
         header, _ = load_truth(folder)
         video = folder / header.get("video", "game.mp4")
-        rows.append(bench_video(folder, video, work, reader, calibration=calibration, label="mp4"))
+        rows.append(bench_video(folder, video, work, reader, calibration=calibration, label="mp4", baseline=baseline))
         if h264:
             copy = h264_copy(video, work / "h264" / f"{folder.name}.mp4")
-            rows.append(bench_video(folder, copy, work, reader, calibration=calibration, label="h264"))
+            rows.append(
+                bench_video(folder, copy, work, reader, calibration=calibration, label="h264", baseline=baseline)
+            )
     return {"rows": rows, "calibration": calibration, "target_share": TARGET_SHARE}
 
 
@@ -221,14 +262,16 @@ def format_decode_benchmark(result: dict[str, Any]) -> str:
         for name, timing in row["analyze"].items():
             stats = timing.get("decode") or {}
             decoded = f", decoded {stats['decoded']} of {row['frames']} frames" if "decoded" in stats else ""
+            reused = timing.get("readings_reused", 0) + timing.get("verifies_skipped", 0)
             lines.append(
                 f"  analyze {name:<6} {_speed(timing)}; {timing['samples']} samples, {timing['readings']} readings"
-                f"{decoded}; moves found {timing['moves_found']}/{timing['true_moves']}, right tables"
-                f" {timing['right_tables']}, false reverts {timing['false_reverts']},"
-                f" phantoms {timing['phantom_moves']}"
+                f" ({reused} not made again){decoded}; moves found {timing['moves_found']}/{timing['true_moves']},"
+                f" right tables {timing['right_tables']}, false reverts {timing['false_reverts']},"
+                f" phantoms {timing['phantom_moves']},"
+                f" clean moves ruled review {timing.get('clean_moves_ruled_review')}"
             )
         lines.append(
-            f"  same moves, tables and verdicts with both decoders: {'yes' if row['same_moves'] else 'NO'}"
+            f"  same moves, tables and verdicts in every analysis: {'yes' if row['same_moves'] else 'NO'}"
             f" (tiles marked uncertain: {'the same' if row['same_uncertain_tiles'] else 'not the same'})"
         )
     return "\n".join(lines)
@@ -261,9 +304,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path("cache") / "bench-decode", help="analyses and H.264 copies")
     parser.add_argument("--h264", action="store_true", help="also each game re-encoded as H.264 (1 s keyframes)")
     parser.add_argument("--calibration", choices=("truth", "auto"), default="truth")
+    parser.add_argument(
+        "--baseline", action="store_true", help="also analyze with PyAV making every reading (none reused)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    result = run_decode_benchmark(args.games, args.work, h264=args.h264, calibration=args.calibration)
+    result = run_decode_benchmark(
+        args.games, args.work, h264=args.h264, calibration=args.calibration, baseline=args.baseline
+    )
     print(json.dumps(result, indent=1) if args.json else format_decode_benchmark(result))
     return 0
 

@@ -55,3 +55,19 @@ def test_decoding_and_both_analyses_in_one_run(
         assert row["same_moves"] is expected and isinstance(row["same_uncertain_tiles"], bool)
     text = format_decode_benchmark(result)
     assert text.count("decode opencv") == 2 and text.count("analyze pyav") == 2 and "share" in text
+
+
+def test_the_baseline_makes_every_reading_in_the_same_run(game: Path, tmp_path: Path) -> None:
+    from vision.eval.decode_bench import run_decode_benchmark
+
+    result = run_decode_benchmark([game], tmp_path, baseline=True)
+    [row] = result["rows"]
+    assert list(row["analyze"]) == [*DECODERS, "pyav-reread"]
+    reread, pyav = row["analyze"]["pyav-reread"], row["analyze"]["pyav"]
+    assert reread["readings_reused"] == 0 and reread["verifies_skipped"] == 0  # every reading made
+    assert reread["decode"]["decoder"] == "pyav" and reread["true_moves"] == pyav["true_moves"]
+    assert reread["share_of_decode_cpu"] == pytest.approx(row["decode"]["opencv"]["cpu_s"] / reread["cpu_s"], abs=0.01)
+    expected = len({str(a["moves"]) for a in row["analyze"].values()}) == 1
+    assert row["same_moves"] is expected
+    text = format_decode_benchmark(result)
+    assert "analyze pyav-reread" in text and "not made again" in text
