@@ -375,7 +375,7 @@ def run_batch(
                 record.errors.append(result.get("error") or "unknown error")
                 failed.append(job)
                 if attempt < ATTEMPTS:
-                    bar.warn(f"{job.spec.label} failed ({record.errors[-1]}): trying it once more")
+                    bar.warn(f"{job.spec.label}: {record.errors[-1]}; trying it once more")
                 else:
                     record.status = "failed"
                     bar.finish(lengths[job.spec.label], "failed")

@@ -116,7 +116,7 @@ def check_every_game_analysed_once(out: Path, status: int, err: str, killed: tup
         moves = json.loads((out / name / "moves.json").read_text())
         assert [int(r["move"]) for r in rows if r["label"] == name] == [m["number"] for m in moves]
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
-    assert len(warnings) == 1 and label in warnings[0] and "trying it once more" in warnings[0], err
+    assert warnings == [f"warning: {label}: {games[label]['errors'][0]}; trying it once more"], err
     return summary
 
 
@@ -198,3 +198,5 @@ def test_a_ray_worker_killed_from_outside_mid_game(
     head, env = ray_cluster
     summary = run_and_kill(["--ray", "auto"], tmp_path / "archive", manifest, head, env)
     assert summary["backend"] == "ray:auto"
+    errors = [e for g in summary["games"] for e in g["errors"]]
+    assert len(errors) == 1 and "worker died" in errors[0], errors  # Ray's own words for the task's lost worker
