@@ -160,7 +160,7 @@ def ray_cluster(tmp_path: Path) -> Iterator[tuple[int, dict[str, str]]]:
     head = subprocess.Popen(
         [str(ray), "start", "--head", "--block", "--num-cpus", "2", f"--port={port}", "--node-ip-address=127.0.0.1",
          "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp}"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **auth},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, **auth},
     )  # fmt: skip
     try:
         said = started(head)
@@ -177,19 +177,20 @@ def ray_cluster(tmp_path: Path) -> Iterator[tuple[int, dict[str, str]]]:
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def started(head: subprocess.Popen[str], wait_s: float = 180) -> str:
-    """What ``ray start`` printed until it said the node is up (or it ended, or ``wait_s`` passed)."""
+def started(head: subprocess.Popen[bytes], wait_s: float = 180) -> str:
+    """What ``ray start`` printed until it said the node is up (or it ended, or ``wait_s`` passed), read from the
+    pipe as it comes (a buffered ``readline`` could hold back the line that says so)."""
     import select
 
     assert head.stdout is not None
-    said, deadline = "", time.monotonic() + wait_s
-    while "Ray runtime started" not in said and time.monotonic() < deadline:
-        ready, _, _ = select.select([head.stdout], [], [], 1.0)
-        line = head.stdout.readline() if ready else ""
-        if ready and not line:  # it ended
-            break
-        said += line
-    return said
+    pipe, said, deadline = head.stdout.fileno(), b"", time.monotonic() + wait_s
+    while b"Ray runtime started" not in said and time.monotonic() < deadline:
+        if select.select([pipe], [], [], 1.0)[0]:
+            chunk = os.read(pipe, 65536)
+            if not chunk:  # it ended
+                break
+            said += chunk
+    return said.decode(errors="replace")
 
 
 def test_a_ray_worker_killed_from_outside_mid_game(
