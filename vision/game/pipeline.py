@@ -50,7 +50,7 @@ import numpy as np
 
 from referee.events import Event as GameEvent
 from referee.table import Table
-from vision.game.moves import GameKeeper
+from vision.game.moves import GameKeeper, looks_restored
 from vision.game.timelimit import LimitWatch
 from vision.runtime.detections import Detections
 from vision.runtime.detector import TILE_PX, Region
@@ -137,11 +137,12 @@ class PipelineConfig:
     """Width of a tile, in pixels, at the detector's input (what it learnt; the frame is scaled to it)."""
     default_width_px: int = 896
     """Width the play area is scaled to when the calibration does not say how big a tile is."""
-    pause_hold_s: float = 3.0
+    pause_hold_s: float = 6.0
     """A table settled unchanged after one seat's hands (a draw, or a move paused before any tile is laid) is ruled
     a draw once it has stayed still this long, or at once when another seat's hands come, the clock is pressed or
     the source ends; the same seat's hands back before that continue the move (0: a draw ruled when it settles).
-    The paused move that was ruled twice had its hands off the play area for about 1.1 s."""
+    On issue 16's bench games the same hands came back 0.3 to 4.0 s after such a table settled (long moves filmed
+    at 30 degrees: the arm off the play area while it moved between tiles)."""
 
 
 @dataclass(frozen=True)
@@ -499,7 +500,7 @@ class TablePipeline:
             and seat is not None
             and self.clock_pressed is None
             and keeper.table is not None
-            and keeper.pending is None
+            and (keeper.game.pending is None or not looks_restored(table, keeper.game.pending.table))
             and not keeper.clock_mode
             and not keeper.game.over
             and table.same_layout(keeper.table)

@@ -89,9 +89,9 @@ def test_a_draw_is_ruled_as_soon_as_the_next_players_hands_come(scenes: Any) -> 
 def test_a_draw_left_still_is_ruled_once_the_hold_has_passed(scenes: Any) -> None:
     feed = game(scenes)
     feed.hands("bottom")
-    feed.run(2.0)
+    feed.run(5.0)
     assert moves(feed.events) == []
-    [draw] = moves(feed.run(2.0))  # 3 s (pause_hold_s) after it settled
+    [draw] = moves(feed.run(2.0))  # 6 s (pause_hold_s) after it settled
     assert (draw["player"], draw["kind"]) == (0, "draw")
     # the same hands after that are the next move of a turn order gone wrong, as without the hold
     feed.hands("bottom", OPENED)
@@ -143,3 +143,16 @@ def test_a_table_quiet_when_the_source_ends_is_settled_and_hands_still_over_it_a
     feed.scene.show(OPENED)
     feed.run(0.5)  # the video ends with the hands still over the table: the move is not over
     assert feed.pipeline.phase == "active" and feed.pipeline.finish() == []
+
+
+def test_a_move_that_pauses_after_a_review_is_one_move(scenes: Any) -> None:
+    # a review may be put back (the game waits for a restore that is not owed): the next player's pause is no restore
+    feed = game(scenes, reader=scenes.PixelReader({"red-12": 0.4}))
+    feed.hands("bottom", OPENED)
+    feed.run(2.0)
+    feed.hands("top", seconds=1.0)
+    feed.run(PAUSE_S)
+    feed.hands("top", f"{OPENED} [blue-10 blue-11 blue-12]")
+    feed.run(2.0)
+    summary = [(m["number"], m["player"], m["kind"], m["ruling"]["verdict"]) for m in moves(feed.events)]
+    assert summary == [(1, 0, "play", "review"), (2, 1, "play", "ok")]

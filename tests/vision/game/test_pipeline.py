@@ -349,7 +349,7 @@ def test_a_hand_resting_on_the_table_holds_the_move_and_warns(scenes: Any) -> No
     warnings = [e for e in events if e["event"] == "occluded"]
     assert len(warnings) == 1 and 5.0 <= warnings[0]["seconds"] <= 6.0
     scene.arm, scene.arm_still = None, False
-    [move] = moves(feed.run(4.0))  # a draw: ruled once the table has been still for pause_hold_s (3 s)
+    [move] = moves(feed.run(7.0))  # a draw: ruled once the table has been still for pause_hold_s (6 s)
     # the tile under the hand was never read as gone: the hand came and went, a draw
     assert (move["kind"], move["ruling"]["removed"], move["ruling"]["verdict"]) == ("draw", [], "ok")
 
