@@ -230,8 +230,9 @@ def watched(tmp_path: Path, scenes: Any, timeline: Timeline) -> tuple[LiveSessio
     camera = TimedCamera(scene, timeline, clock, end_s=27.0)
     log = GameLog.create(tmp_path / "game.jsonl", GameSetup.of("official", 2), {"mode": "live"})
     reader = StallingReader(scenes.PixelReader(), clock, camera, stall_at=9.0, stall_s=3.0)
+    # every verification read (reuse_unchanged off): the stall is the still table's first reading after 9 s
     options = LiveOptions(source="0", setup=GameSetup.of("official", 2), calibration="frame",
-                          config=PipelineConfig(sample_hz=500.0))  # fmt: skip
+                          config=PipelineConfig(sample_hz=500.0, reuse_unchanged=False))  # fmt: skip
     capture = {"opener": camera.open, "sleep": clock.sleep, "clock": clock}
     live = LiveSession(options, reader, log, GameKeeper("official", 2), capture_options=capture)
     reader.session = live
