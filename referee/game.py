@@ -62,7 +62,7 @@ from referee.events import (
     event_from_json,
 )
 from referee.moves import Ruling, Verdict, check_move, unsure_of_left_out
-from referee.profiles import SeedRule, get_profile
+from referee.profiles import PROFILES, Profile, SeedRule, get_profile
 from referee.table import LOOSE, Table
 from referee.tiles import Tile
 
@@ -74,8 +74,6 @@ __all__ = [
 ]  # fmt: skip
 
 MIN_PLAYERS = 2
-USE_PROFILE: Any = object()
-"""A time limit not agreed at the table: the profile's."""
 
 # -- the seeds' rules for the end of the pool and the re-deal ---------------------------------------------------
 
@@ -268,19 +266,29 @@ class Game:
     @classmethod
     def start(
         cls,
-        profile: str,
+        profile: str | Profile,
         players: int,
         *,
         first_player: int = 0,
-        time_limit_s: float | None = USE_PROFILE,
         seats: Sequence[int] | None = None,
         max_players: int | None = None,
     ) -> Game:
         """A new game: 2 players up to the profile's ``max_players`` (or ``max_players``, when fewer: the
-        camera's seats), the first player 0-based, a time limit agreed at the table (seconds, or None for none)."""
-        if not isinstance(profile, str):
+        camera's seats), the first player 0-based. The profile is a registered profile's name, or that profile
+        with a time limit agreed at the table applied (``dataclasses.replace(profile, time_limit_s=...)``, seconds
+        or None for none): the profile's ``time_limit_s`` is the game's limit."""
+        if isinstance(profile, Profile):
+            rules = profile
+            registered = get_profile(rules.name) if rules.name in PROFILES else None
+            if registered is None or replace(rules, time_limit_s=registered.time_limit_s) != registered:
+                raise GameStateError(
+                    f"a game is played under a registered profile ({', '.join(PROFILES)}), only its time limit"
+                    f" replaced, not {rules.name!r} with other rules"
+                )
+        elif isinstance(profile, str):
+            rules = get_profile(profile)  # an unknown profile fails here, before any frame is read
+        else:
             raise GameStateError(f"a profile is a name, not {profile!r}")
-        rules = get_profile(profile)  # an unknown profile fails here, before any frame is read
         most = rules.max_players if max_players is None else min(rules.max_players, max_players)
         if not _is_int(players) or not MIN_PLAYERS <= players <= most:
             raise GameStateError(f"{rules.name} is played by {MIN_PLAYERS} to {most} players, not {players!r}")
@@ -288,16 +296,14 @@ class Game:
             raise GameStateError(
                 f"the first player is 0 to {players - 1} (0-based) at a {players}-player table, not {first_player!r}"
             )
-        limit = time_limit_s
-        if limit is USE_PROFILE:
-            limit = rules.time_limit_s
-        elif limit is not None and not (_is_number(limit) and 0 <= limit < math.inf):
+        limit = rules.time_limit_s
+        if limit is not None and not (_is_number(limit) and 0 <= limit < math.inf):
             raise GameStateError(f"a time limit is a finite number of seconds (or none), not {limit!r}")
         numbers = tuple(range(players)) if seats is None else tuple(seats)
         if len(numbers) != players:
             raise GameStateError(f"{players} players need {players} seats, not {len(numbers)}")
         return cls(
-            profile, players, first_player, None if limit is None else float(limit), numbers,
+            rules.name, players, first_player, None if limit is None else float(limit), numbers,
             player=first_player, opened=(False,) * players,
         )  # fmt: skip
 

@@ -21,6 +21,7 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ from referee.events import (
 )
 from referee.game import Game, GameStateError
 from referee.moves import Ruling, check_move
+from referee.profiles import Profile, get_profile
 from referee.table import Table
 
 GAMES_DIR = Path(__file__).resolve().parents[1] / "golden" / "games"
@@ -125,10 +127,11 @@ def subset(expected: dict[str, Any], actual: dict[str, Any]) -> dict[str, Any]:
 
 
 def start(spec: dict[str, Any]) -> Game:
-    options: dict[str, Any] = {"first_player": spec.get("first_player", 0)}
+    """The golden game's start: a limit agreed at the table (``time_limit_s``) replaces the profile's."""
+    profile: str | Profile = spec["profile"]
     if "time_limit_s" in spec:
-        options["time_limit_s"] = spec["time_limit_s"]
-    return Game.start(spec["profile"], spec["players"], **options)
+        profile = replace(get_profile(spec["profile"]), time_limit_s=spec["time_limit_s"])
+    return Game.start(profile, spec["players"], first_player=spec.get("first_player", 0))
 
 
 def at_limit(step: dict[str, Any]) -> dict[str, Any]:
@@ -253,10 +256,24 @@ def test_six_players_sit_in_the_seats_given() -> None:
 
 def test_a_time_limit_agreed_at_the_table_replaces_the_profiles() -> None:
     assert Game.start("official", 2).time_limit_s == 60.0
-    assert Game.start("official", 2, time_limit_s=None).time_limit_s is None
-    assert Game.start("official", 2, time_limit_s=30).time_limit_s == 30.0
+    official = get_profile("official")
+    assert Game.start(replace(official, time_limit_s=None), 2).time_limit_s is None
+    assert Game.start(replace(official, time_limit_s=30), 2).time_limit_s == 30.0
+    assert Game.start(replace(official, time_limit_s=30), 2).profile == "official"
     with pytest.raises(GameStateError, match="a time limit is a finite number"):
-        Game.start("official", 2, time_limit_s=float("nan"))
+        Game.start(replace(official, time_limit_s=float("nan")), 2)
+
+
+@pytest.mark.parametrize(
+    "profile",
+    [
+        replace(get_profile("official"), opening_threshold=0),  # other rules than the registered profile's
+        replace(get_profile("official"), name="mine"),  # not a registered profile
+    ],
+)
+def test_a_profile_replaced_in_more_than_its_time_limit_is_refused(profile: Profile) -> None:
+    with pytest.raises(GameStateError, match="only its time limit"):
+        Game.start(profile, 2)
 
 
 # -- values and their JSON -------------------------------------------------------------------------------------

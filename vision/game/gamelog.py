@@ -243,9 +243,7 @@ class GameSetup:
         """A new game under this setup (:class:`~vision.game.moves.GameKeeper`), the time limit in force included."""
         from vision.game.moves import GameKeeper
 
-        return GameKeeper(
-            self.rules.name, self.players, self.first_player, self.rules.time_limit_s, orientation=self.orientation
-        )
+        return GameKeeper(self.rules, self.players, self.first_player, orientation=self.orientation)
 
     @classmethod
     def from_start(cls, start: Mapping[str, Any], path: str | Path) -> GameSetup:

@@ -19,7 +19,6 @@ from dataclasses import replace
 from typing import Any
 
 from referee.game import (
-    USE_PROFILE,
     Event,
     Game,
     GameStateError,
@@ -28,7 +27,7 @@ from referee.game import (
     event_from_json,
     looks_restored,
 )
-from referee.profiles import PROFILES
+from referee.profiles import PROFILES, Profile
 from referee.table import LOOSE, Table
 from referee.tiles import Tile
 from vision.runtime.seats import PLAYERS, Orientation, Seat, seating, turn_order
@@ -41,10 +40,9 @@ class GameKeeper:
 
     def __init__(
         self,
-        profile: str,
+        profile: str | Profile,
         players: int,
         first_player: int = 0,
-        time_limit_s: float | None = USE_PROFILE,
         *,
         orientation: Orientation | None = None,
     ) -> None:
@@ -52,16 +50,16 @@ class GameKeeper:
         """How the camera sees the table (the edge player 1 sits at, mirrored or not): the players then sit round
         the table the profile's way (:func:`vision.runtime.seats.turn_order`); None: :func:`seating`'s order, as
         logs always had it."""
+        name = profile.name if isinstance(profile, Profile) else profile
         if isinstance(players, int) and not isinstance(players, bool) and PLAYERS[0] <= players <= PLAYERS[-1]:
-            seats: tuple[int, ...] | None = tuple(seat.number for seat in self._seating(profile, players))
+            seats: tuple[int, ...] | None = tuple(seat.number for seat in self._seating(name, players))
         else:
             seats = None  # Game.start names what is wrong with the number
         self.game = Game.start(
-            profile, players, first_player=first_player, time_limit_s=time_limit_s, seats=seats,
-            max_players=PLAYERS[-1],
+            profile, players, first_player=first_player, seats=seats, max_players=PLAYERS[-1],
         )  # fmt: skip
-        # time_limit_s: the move time in force (seconds, None for none; by default the profile's), held by the game
-        # (Game.time_limit_s); the session passes its profile's with an agreed limit applied (gamelog.GameSetup)
+        # the move time in force is the profile's time_limit_s (a name: the registered profile's; a limit agreed at
+        # the table: the profile replaced, as gamelog.GameSetup passes it), held by the game (Game.time_limit_s)
 
     # -- the game's state, read through ----------------------------------------------------------------------
     @property

@@ -7,13 +7,14 @@ The official profile: a 30-point opening, 60 s per move, one penalty tile.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from referee.events import ClockPress, Event, Move, Override, Undo, event_from_json
 from referee.moves import Verdict
-from referee.profiles import ProfileError
+from referee.profiles import Profile, ProfileError, get_profile
 from referee.table import LOOSE, Table
 from vision.game.moves import GameKeeper, GameStateError
 
@@ -31,9 +32,9 @@ def lines(events: list[Event]) -> list[dict[str, Any]]:
     return [event.to_json() for event in events]
 
 
-def new_keeper(first: str = "", players: int = 2, **options: Any) -> GameKeeper:
+def new_keeper(first: str = "", players: int = 2, profile: str | Profile = "official", **options: Any) -> GameKeeper:
     """A keeper that has read its first table at t=0."""
-    keeper = GameKeeper("official", players, **options)
+    keeper = GameKeeper(profile, players, **options)
     events = lines(keeper.settled(T(first), time_s=0.0, frame=0, start_s=None, seat=None, hands=False))
     assert [e["event"] for e in events] == ["table"]
     return keeper
@@ -302,7 +303,7 @@ def test_a_late_draw_is_not_a_timeout() -> None:
     ],
 )
 def test_a_limit_agreed_at_the_table_replaces_the_profiles(limit: float | None, elapsed: float, timeout: bool) -> None:
-    keeper = new_keeper(time_limit_s=limit)
+    keeper = new_keeper(profile=replace(get_profile("official"), time_limit_s=limit))
     move = only_move(settle(keeper, OPENING, elapsed))
     assert ("timeout" in [v["code"] for v in move["ruling"]["violations"]]) is timeout
 
@@ -585,14 +586,15 @@ def test_other_events_the_game_cannot_take_are_game_state_errors(event: dict, me
     [
         ({"first_player": 2}, "the first player is 0 to 1"),  # wrapped around to player 0 before
         ({"first_player": -1}, "the first player is 0 to 1"),
-        ({"time_limit_s": float("nan")}, "a time limit is a finite number"),
-        ({"time_limit_s": float("inf")}, "a time limit is a finite number"),
-        ({"time_limit_s": -1.0}, "a time limit is a finite number"),
+        ({"profile": replace(get_profile("official"), time_limit_s=float("nan"))}, "a time limit is a finite number"),
+        ({"profile": replace(get_profile("official"), time_limit_s=float("inf"))}, "a time limit is a finite number"),
+        ({"profile": replace(get_profile("official"), time_limit_s=-1.0)}, "a time limit is a finite number"),
     ],
 )
 def test_a_keeper_with_a_player_or_limit_out_of_range_fails_at_once(options: dict, message: str) -> None:
+    setup: dict[str, Any] = {"profile": "official", "players": 2, **options}
     with pytest.raises(GameStateError, match=message):
-        GameKeeper("official", 2, **options)
+        GameKeeper(**setup)
 
 
 def test_a_keeper_for_a_profile_that_is_not_a_name_fails_in_one_line() -> None:

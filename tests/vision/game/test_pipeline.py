@@ -477,11 +477,14 @@ def test_a_revert_with_boxes_left_out_of_the_reading_is_a_review() -> None:
 
 
 def test_a_move_over_time_is_reverted_whatever_boxes_were_left_out() -> None:
+    from dataclasses import replace
+
     from referee.moves import Verdict
+    from referee.profiles import get_profile
     from referee.table import Table
     from vision.game.moves import GameKeeper
 
-    keeper = GameKeeper("official", 2, time_limit_s=60.0)
+    keeper = GameKeeper(replace(get_profile("official"), time_limit_s=60.0), 2)
     keeper.settled(Table.parse("[red-10 red-11 red-12]"), time_s=1.0, frame=30, start_s=None, seat=None, hands=False)
     after = Table.parse("[red-10 red-11 red-12] [blue-10 blue-11 blue-12]")
     [move] = keeper.settled(after, time_s=90.0, frame=2700, start_s=80.0, seat=0, hands=True, left_out=2)

@@ -3,10 +3,12 @@ the table after it reach the ruling of a move over time, on scripted scenes at 6
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from referee.profiles import get_profile
 from referee.table import Table
 from vision.game.moves import GameKeeper
 
@@ -33,7 +35,7 @@ class LateMove:
     def __init__(self, scenes: Any, profile: str) -> None:
         scene = scenes.TableScene()
         scene.show(BEFORE)
-        keeper = GameKeeper(profile, 2, time_limit_s=LIMIT_S)
+        keeper = GameKeeper(replace(get_profile(profile), time_limit_s=LIMIT_S), 2)
         keeper.opened = [True, True]
         self.scene, self.keeper = scene, keeper
         self.feed = scenes.SceneFeed(scenes.pipeline(scene, keeper=keeper), scene)
