@@ -682,6 +682,38 @@ NOTE_TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
 reading's warnings), one text per kind for the console, the station and the report."""
 
 
+def limit_passed_s(move: Move, time_limit_s: float | None) -> float | None:
+    """When the turn's time limit passed during ``move``, in the game's seconds (the video's or the camera's); None
+    for a move in time (as the game rules it: over only when longer than the limit), with no limit, or logged without
+    its elapsed time."""
+    if time_limit_s is None or move.elapsed_s is None or move.elapsed_s <= time_limit_s:
+        return None
+    started = move.turn_started_s if move.turn_started_s is not None else move.time_s - move.elapsed_s
+    return started + time_limit_s
+
+
+def describe_at_limit(move: Move, time_limit_s: float | None) -> str | None:
+    """What the camera saw when the time limit passed during a move over time, in one line (the station's, the
+    report's): the table then (:attr:`Move.table_at_limit`, or not seen: hands over the table) and whether the table
+    was touched after the limit (:attr:`Move.touched_after_limit`); None for a move in time."""
+    if limit_passed_s(move, time_limit_s) is None:
+        return None
+    assert time_limit_s is not None and move.elapsed_s is not None  # limit_passed_s checked them
+    over = f"Over the {time_limit_s:g} s limit by {move.elapsed_s - time_limit_s:.1f} s"
+    table = move.table_at_limit
+    if table is None:
+        seen = "the table at the limit not seen (hands over the table)"
+    else:
+        sets = len(table.sets)
+        seen = f"the table at the limit: {len(table)} tiles, {sets} set{'' if sets == 1 else 's'}"
+    touched = {
+        True: "touched after the limit",
+        False: "not touched after the limit",
+        None: "whether it was touched after the limit is not known",
+    }[move.touched_after_limit]
+    return f"{over}: {seen}; {touched}"
+
+
 def describe_line(line: Mapping[str, Any]) -> str:
     """:func:`describe` for a game log's line (what listeners and the report read); a line the game cannot take
     is named by its kind."""

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from referee.events import GameStateError, Move, event_from_json
+from referee.events import GameStateError, Move, describe_at_limit, event_from_json, limit_passed_s
 from referee.game import Game
 from referee.table import Table
 
@@ -136,3 +136,29 @@ def test_a_correction_is_ruled_again_on_the_table_at_the_limit_corrected_too() -
                                 "table": "after", "place": [1, 2], "label": "blue-11"})  # fmt: skip
     completed = game.complete(override)
     assert completed.ruling is not None and completed.ruling.verdict.value == "ok"
+
+
+# case -> what the station and the report say of it (the limit: przasnysz's 40 s, the move 4 s over it)
+SAID = {
+    "valid-at-limit": "Over the 40 s limit by 4.0 s: the table at the limit: 6 tiles, 2 sets; not touched after the"
+    " limit",
+    "unfinished-at-limit": "Over the 40 s limit by 4.0 s: the table at the limit: 5 tiles, 2 sets; touched after the"
+    " limit",
+    "hands-over-it-at-limit": "Over the 40 s limit by 4.0 s: the table at the limit not seen (hands over the table);"
+    " touched after the limit",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAID))
+def test_a_move_over_time_says_what_the_camera_saw_at_the_limit(case: str) -> None:
+    move = _late_move("przasnysz", case)
+    assert describe_at_limit(move, 40.0) == SAID[case]
+    assert limit_passed_s(move, 40.0) == 40.0  # the turn started at 0 (the first reading)
+
+
+def test_a_move_in_time_or_without_a_limit_says_nothing_of_one() -> None:
+    move = _late_move("przasnysz", "valid-at-limit")  # 44 s
+    assert describe_at_limit(move, 44.0) is None  # exactly on the limit is in time
+    assert describe_at_limit(move, None) is None
+    unknown = replace(move, touched_after_limit=None)
+    assert str(describe_at_limit(unknown, 40.0)).endswith("whether it was touched after the limit is not known")
