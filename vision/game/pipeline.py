@@ -216,7 +216,9 @@ class TablePipeline:
         move: a table that settles showing that picture again takes them (:attr:`PipelineConfig.reuse_unchanged`)."""
         self.slot_picture = ReadPicture()
         self.slots_alike = True
-        """The picture of the settling table's first reading, and whether every reading since showed it too."""
+        self.slots_reused = False
+        """The picture of the settling table's first reading, whether every reading since showed it too, and whether
+        they all showed the still table's picture (so took its readings)."""
         self.disagreement: Table | None = None
         self.busy_s = -1e9
         """Time of the last sample with motion or hands."""
@@ -568,13 +570,17 @@ class TablePipeline:
         if not self.readings:
             self.slot_picture.remember(image, region)
             self.slots_alike = True
-        elif self.slots_alike and not self.slot_picture.same(image, region):
-            self.slots_alike = False
-        if (
-            self.config.reuse_unchanged
-            and len(self.still_readings) >= self.config.readings
-            and self.still_picture.same(image, region)
-        ):
+            self.slots_reused = (
+                self.config.reuse_unchanged
+                and len(self.still_readings) >= self.config.readings
+                and self.still_picture.same(image, region)
+            )
+        elif not (self.slots_reused and self.still_picture.same(image, region)):
+            # a picture compared costs a phase correlation: once the table differs from the one read before, the
+            # slots are only compared with the first (whether its picture may stand for the readings afterwards)
+            self.slots_reused = False
+            self.slots_alike = self.slots_alike and self.slot_picture.same(image, region)
+        if self.slots_reused:
             self.stats.reused += 1
             return self.still_readings[-1 - len(self.readings) % len(self.still_readings)]
         return self._read(image)

@@ -35,7 +35,7 @@ def test_a_draw_settles_on_the_readings_of_the_table_before_it(scenes: Any) -> N
         feed = game(scenes, reader, config)
         read = reader.calls
         feed.hands("bottom")  # hands over the table, nothing laid: the picture settles as it was
-        feed.run(5.0)
+        feed.run(PipelineConfig().pause_hold_s + 2.0)  # a draw is ruled once held that long
         rulings.append(moves(feed))
         stats = feed.pipeline.stats
         if config is None:
@@ -54,7 +54,7 @@ def test_a_table_that_changed_is_read_again(scenes: Any) -> None:
     assert moves(feed) == [("play", "ok", str(Table.parse(OPENED)))]
     assert reader.calls == read + PipelineConfig().readings and feed.pipeline.stats.reused == 0
     feed.hands("right")  # the next player draws: the opened table's own readings serve
-    feed.run(5.0)
+    feed.run(PipelineConfig().pause_hold_s + 2.0)  # a draw is ruled once held that long
     assert [kind for kind, _, _ in moves(feed)] == ["play", "draw"] and reader.calls == read + 3
 
 
