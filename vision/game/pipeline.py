@@ -354,12 +354,14 @@ class TablePipeline:
         Readings of one still period are fused together (nothing moved between them). A fused reading that
         disagrees with the state twice in a row, with no hands seen, is handed on as a settled table.
         """
-        if self._may_skip_verify(image):
+        same_picture = self.config.reuse_unchanged and self.still_picture.same(image, self._region_box())
+        if same_picture and self._nothing_to_verify():
             self.stats.verifies_skipped += 1
             return []
         latest = self._read(image)
         self.state_readings = [*self.state_readings[-(MAX_STATE_READINGS - 1) :], latest]
-        self._note_still(image, latest)
+        if self.config.reuse_unchanged:
+            self._note_still(image, latest, same_picture)
         if len(self.state_readings) < self.config.readings:
             return []
         current = self.keeper.table
@@ -449,7 +451,7 @@ class TablePipeline:
                 touched_after_limit=touched,
             )  # fmt: skip
         self.phase, self.state_readings, self.readings = "stable", self.readings, []
-        if self.slots_alike:
+        if self.slots_alike and self.config.reuse_unchanged:
             self._remember_still(image)
         else:  # the table changed while it was read: its picture stands for no reading
             self.still_picture.forget()
@@ -566,6 +568,8 @@ class TablePipeline:
         """The reading of a settling table's frame: made, or (``reuse_unchanged``) one of the still table's readings
         when the frame shows the picture they read (the n-th reading due takes the n-th latest of them, so a table
         that settles unchanged fuses the readings its state was fused from)."""
+        if not self.config.reuse_unchanged:
+            return self._read(image)
         region = self._region_box()
         if not self.readings:
             self.slot_picture.remember(image, region)
@@ -585,24 +589,23 @@ class TablePipeline:
             return self.still_readings[-1 - len(self.readings) % len(self.still_readings)]
         return self._read(image)
 
-    def _may_skip_verify(self, image: np.ndarray) -> bool:
-        """A verification is not needed: the picture is the one the state was read from, no disagreement waits, and
-        there is nothing to refine (no uncertain tile, or as many readings fused as are kept)."""
+    def _nothing_to_verify(self) -> bool:
+        """A still table showing the picture its state was read from needs no verification: no disagreement waits,
+        there is nothing to refine (no uncertain tile, or as many readings fused as are kept), and the picture has
+        readings enough of its own."""
         table = self.keeper.table
         return (
-            self.config.reuse_unchanged
-            and self.disagreement is None
+            self.disagreement is None
             and table is not None
             and (not table.uncertain or len(self.state_readings) >= MAX_STATE_READINGS)
             and len(self.still_readings) >= self.config.readings
-            and self.still_picture.same(image, self._region_box())
         )
 
-    def _note_still(self, image: np.ndarray, reading: Detections) -> None:
+    def _note_still(self, image: np.ndarray, reading: Detections, same_picture: bool) -> None:
         """A verification's reading: one more of the picture remembered, or the first of a new one (a lamp, a
         change nobody was seen making), which needs ``readings`` of its own before it stands for them."""
         region = self._region_box()
-        if self.still_picture.same(image, region):
+        if same_picture:
             self.still_readings = [*self.still_readings[-(MAX_STATE_READINGS - 1) :], reading]
         else:
             self.still_picture.remember(image, region)
