@@ -52,7 +52,9 @@ from referee.events import (
     Undo,
     WentOut,
     describe,
+    describe_at_limit,
     event_from_json,
+    limit_passed_s,
 )
 from referee.table import Place
 from referee.tiles import Tile
@@ -416,13 +418,18 @@ class Report:
                 + self._figure(snapshot(move), f"after · {_clock(move.time_s)}")
                 + "</div>"
             )
-        body = [self._tiles_part(move), self._ruling_part(move)]
+        limit = self._at_limit(move)
+        if limit is not None:
+            shots = shots.removesuffix("</div>") + limit.figure + "</div>"
+        body = [self._tiles_part(move), "" if limit is None else limit.line, self._ruling_part(move)]
         tables = (
-            "<details><summary>Table before and after (as read)</summary>"
-            f"<p><b>Before</b></p>{layout(move.before)}"
-            f"<p><b>After</b> <span class='muted'>(tiles played are ringed)</span></p>"
+            f"<details><summary>Table before{' and' if limit is None else ', at the limit and'} after (as read)"
+            f"</summary><p><b>Before</b></p>{layout(move.before)}"
+            + ("" if limit is None else f"<p><b>At the limit</b> <span class='muted'>({limit.when})</span></p>"
+               f"{limit.table}")
+            + f"<p><b>After</b> <span class='muted'>(tiles played are ringed)</span></p>"
             f"{layout(move.after, ruling.played)}</details>"
-        )
+        )  # fmt: skip
         return (
             f'<article class="move {verdict}" id="move-{number}" data-move data-verdict="{verdict}"'
             f' data-codes="{_e(" ".join(codes))}">{head}<div class="cols">{shots}<div class="ruling">'
@@ -430,6 +437,26 @@ class Report:
         )
 
     # -- parts of a move ------------------------------------------------------------------------------------
+    def _at_limit(self, move: Move) -> AtLimit | None:
+        """A move over time's table at the limit, as the camera saw it (None for a move in time)."""
+        limit_s = self.start.time_limit_s
+        text, passed = describe_at_limit(move, limit_s), limit_passed_s(move, limit_s)
+        if text is None or passed is None:
+            return None
+        when = _clock(passed)
+        if move.table_at_limit is not None:
+            table = layout(move.table_at_limit)
+        elif self.start.old_log:  # the log's version kept no table at the limit: not "not seen"
+            table = "<p class='muted'>not in the log (written before the camera kept it)</p>"
+            text = text.split(": ", 1)[0] + ": what the camera saw at the limit is not in this log"
+        else:
+            table = "<p class='muted'>not seen (hands over the table)</p>"
+        figure = (
+            f'<figure class="at-limit" style="grid-column:1/-1">{table}'
+            f"<figcaption>at the limit · {when}</figcaption></figure>"
+        )
+        return AtLimit(when, table, figure, f'<p class="limit"><b>Time limit</b> {_e(text)}</p>')
+
     @staticmethod
     def _crop_shots(move: Move, crops: MoveCrop, before: tuple[str, float] | None) -> str:
         size = f"{crops.width}&times;{crops.height} px of the camera's picture"
@@ -591,6 +618,17 @@ class Report:
 
 
 # -- small pieces -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AtLimit:
+    """A move over time's table at the limit as the move's card shows it: when (the video's clock), the table (or
+    why it is not shown), the figure beside the pictures before and after, and the line in the ruling's column."""
+
+    when: str
+    table: str
+    figure: str
+    line: str
 
 
 def _is_warning(event: Event) -> TypeGuard[Note]:

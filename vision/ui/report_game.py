@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.events import Event, Note, Undo
+from referee.events import LOG_FORMAT, Event, GameStateError, Note, Undo, logged_time_limit
+from referee.profiles import PROFILES
 from vision.game.gamelog import GameLogError, read_events
 
 LOG_NAME = "game-log.jsonl"
@@ -50,6 +51,11 @@ class Start:
     size: tuple[int, int] | None
     fps: float | None
     wall_time: str | None
+    time_limit_s: float | None = None
+    """The move time the game was played under (seconds; None: no limit, or a profile this program does not know)."""
+    old_log: bool = False
+    """Written by an older version of the log (:data:`~referee.events.OLD_LOG_FORMATS`, or none named), before the
+    camera's evidence on a move over time (:attr:`~referee.events.Move.table_at_limit`) was logged."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +150,19 @@ def _start(fields: Mapping[str, Any]) -> Start:
         size=(size[0], size[1]) if isinstance(size, Sequence) and len(size) == 2 else None,
         fps=_number(fps),
         wall_time=str(fields["wall_time"]) if fields.get("wall_time") else None,
+        time_limit_s=_time_limit(fields),
+        old_log=fields.get("format") != LOG_FORMAT,
     )
+
+
+def _time_limit(fields: Mapping[str, Any]) -> float | None:
+    """The start line's time limit in any of the log's encodings (:func:`referee.events.logged_time_limit`)."""
+    profile = fields.get("profile")
+    rules = PROFILES.get(profile) if isinstance(profile, str) else None
+    try:
+        return logged_time_limit(fields, None if rules is None else rules.time_limit_s)
+    except GameStateError:  # read_events checked the line: only a line it let through for another reason
+        return None
 
 
 def _end(note: Note) -> End:
