@@ -93,6 +93,20 @@ class Camera:
         translation = -rotation @ np.asarray(self.position)
         return self.matrix @ np.column_stack([rotation[:, 0], rotation[:, 1], translation])
 
+    def on_table(self, pixels: np.ndarray) -> np.ndarray:
+        """Pixels (N, 2) to the points of the table plane z = 0 they show, in mm (N, 2): :meth:`project` undone
+        (distortion by fixed-point iteration); NaN where the ray misses the table (above the horizon)."""
+        centre = np.array([self.width / 2, self.height / 2])
+        distorted = (np.asarray(pixels, float).reshape(-1, 2) - centre) / self.focal_px
+        normalised = distorted
+        for _ in range(20 if self.k1 or self.k2 else 0):
+            r2 = np.sum(normalised**2, axis=1, keepdims=True)
+            normalised = distorted / (1 + self.k1 * r2 + self.k2 * r2 * r2)
+        pinhole = np.column_stack([normalised * self.focal_px + centre, np.ones(len(normalised))])
+        world = np.linalg.solve(self.table_homography(), pinhole.T).T
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(world[:, 2:3] > 1e-12, world[:, :2] / world[:, 2:3], np.nan)
+
     def faces_camera(self, centre: np.ndarray, normal: np.ndarray) -> bool:
         return float(np.dot(np.asarray(self.position) - centre, normal)) > 0
 

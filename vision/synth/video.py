@@ -766,7 +766,8 @@ def _with_hand(still: np.ndarray, segment: Segment, t: float, film: GameFilm, rn
     entries = {0: (sway * w, h + 5), 1: (w + 5, (1 - sway) * h), 2: ((1 - sway) * w, -5), 3: (-5, sway * h)}
     ex, ey = entries[seat.edge]
     centre = (w / 2, h / 2)
-    tip = (ex + (centre[0] - ex) * reach * 1.6, ey + (centre[1] - ey) * reach * 1.6)
+    share = max(reach * 1.6, _least_reach(film.camera, (ex, ey), centre))
+    tip = (ex + (centre[0] - ex) * share, ey + (centre[1] - ey) * share)
     ppm = film.camera.focal_px / film.camera.position[2]
     margin = int(120 * ppm)
     x0, y0 = max(0, int(min(ex, tip[0])) - margin), max(0, int(min(ey, tip[1])) - margin)
@@ -780,6 +781,33 @@ def _with_hand(still: np.ndarray, segment: Segment, t: float, film: GameFilm, rn
         skin_bgr=_SKINS[number], sleeve_bgr=_SLEEVES[number],
     )  # fmt: skip
     return frame
+
+
+HAND_DEPTH_MM = 75.0
+"""How far into the play area (mm on the table, from its nearest edge) the fingertips reach at the least while a
+player's hands are over the table, so the truth's hands-off time is when the play area is clear. An untilted camera
+(``Staging.tilt_deg`` None: 0-12 degrees, field of view 55-70, roll up to 4) reaches 78 mm or more on its own
+(measured), so those films are unchanged; a camera tilted 30 degrees stands back, and its hands stopped up to 50 mm
+short of the edge."""
+
+
+def _least_reach(camera: Camera, entry: tuple[float, float], centre: tuple[float, float]) -> float:
+    """The least share of the way from ``entry`` to ``centre`` (the play area's middle, in the render's pixels) that
+    puts the fingertip :data:`HAND_DEPTH_MM` inside the play area (found by bisection: deeper towards the middle)."""
+    start, way = np.asarray(entry, float), np.subtract(centre, entry)
+
+    def deep_enough(share: float) -> bool:
+        x, y = camera.on_table((start + way * share)[None])[0]
+        area = PLAY_AREA
+        return bool(min(x - area.x0, area.x1 - x, y - area.y0, area.y1 - y) >= HAND_DEPTH_MM)  # NaN: False
+
+    low, high = 0.0, 1.0
+    if deep_enough(low):
+        return low
+    for _ in range(20):
+        middle = (low + high) / 2
+        low, high = (low, middle) if deep_enough(middle) else (middle, high)
+    return high
 
 
 _SKINS = {0: (150, 180, 225), 1: (95, 125, 170), 2: (120, 155, 205), 3: (70, 95, 140), 4: (135, 170, 215),
