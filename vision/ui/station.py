@@ -73,15 +73,18 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from referee.events import (
+    Move,
     OpeningDeclared,
     Override,
     PoolEmpty,
     RedealRequest,
     Undo,
     WentOut,
+    describe_at_limit,
     describe_line,
     describe_override,
     event_from_json,
+    limit_passed_s,
 )
 from referee.game import GameStateError
 from referee.profiles import get_profile
@@ -284,6 +287,29 @@ def _place_text(which: str, place: Iterable[int]) -> str:
 def event_text(event: dict[str, Any]) -> str:
     """A short line for the page's event list: :func:`referee.events.describe`, as the console and the report."""
     return describe_line(event)
+
+
+def at_limit_view(move: dict[str, Any], limit_s: float | None) -> dict[str, Any] | None:
+    """What the camera saw when the time limit passed during a move over time (None for a move in time, or a line
+    the game cannot take): :func:`referee.events.describe_at_limit`'s line, when the limit passed, whether the table
+    was seen then and touched after it."""
+    elapsed = move.get("elapsed_s")
+    if limit_s is None or not _finite_number(elapsed) or elapsed <= limit_s:
+        return None
+    try:
+        typed = event_from_json(move)
+    except GameStateError:
+        return None
+    text = describe_at_limit(typed, limit_s) if isinstance(typed, Move) else None
+    if text is None or not isinstance(typed, Move):
+        return None
+    passed = limit_passed_s(typed, limit_s)
+    return {
+        "text": text,
+        "passed_s": None if passed is None else round(passed, 2),
+        "seen": typed.table_at_limit is not None,
+        "touched": typed.touched_after_limit,
+    }
 
 
 def override_text(event: dict[str, Any]) -> str:
@@ -535,6 +561,7 @@ class Station:
             "notes": ruling.get("notes", []),
             "overrides": history,
             "restored": self.restored.get(number),
+            "at_limit": at_limit_view(move, time_limit(self.keeper)),
         }
         if tables:
             profile = ruling.get("profile") or self.keeper.profile
@@ -542,6 +569,8 @@ class Station:
             view["before"] = table_view(before, profile)
             view["after"] = table_view(after, profile, changed_sets=changed)
             view["restore"] = plan.get("restore") or move["before"]
+            if view["at_limit"] is not None:  # the table as read when the limit passed (None: not seen)
+                view["at_limit"]["table"] = table_view(move.get("table_at_limit"), profile)
         return view
 
     def banner(self) -> dict[str, Any]:

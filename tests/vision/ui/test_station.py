@@ -56,12 +56,22 @@ class Game:
         self.time_s = 0.0
 
     def settle(
-        self, table: str | dict[str, Any], *, hands: bool = True, seat: int | None = None
+        self,
+        table: str | dict[str, Any],
+        *,
+        hands: bool = True,
+        seat: int | None = None,
+        after_s: float = 10.0,
+        **at_limit: Any,
     ) -> list[dict[str, Any]]:
-        self.time_s += 10.0
+        """``after_s``: seconds since the last table; ``at_limit``: what the camera saw of the time limit
+        (``table_at_limit``, ``touched_after_limit``)."""
+        self.time_s += after_s
         self.session.latest_time_s = self.time_s
         parsed = Table.parse(table) if isinstance(table, str) else Table.from_json(table)
-        events = self.keeper.settled(parsed, time_s=self.time_s, frame=0, start_s=None, seat=seat, hands=hands)
+        events = self.keeper.settled(
+            parsed, time_s=self.time_s, frame=0, start_s=None, seat=seat, hands=hands, **at_limit
+        )
         self.session.pipeline.phase = "stable"  # as the pipeline is once a table has settled (the clock key rules)
         for event in events:
             self.session.record(event)
@@ -297,6 +307,34 @@ def test_moves_by_number(game: Game) -> None:
     move = client.get("/api/moves/1").json()
     assert move["verdict"] == "ok" and len(move["after"]["sets"]) == 2
     assert client.get("/api/moves/2").status_code == 404
+
+
+def test_a_move_over_time_shows_the_table_at_the_limit(tmp_path: Path) -> None:
+    # przasnysz: 40 s a move; player 1's turn runs from the game's start (the first table read at 10 s), the limit
+    # passes at 40 s, the move ends at 45 s
+    game = Game(tmp_path / "game.jsonl", profile="przasnysz")
+    game.settle(START, hands=False)
+    half = Table.parse(f"{START} [red-10 red-11]")
+    game.settle(f"{START} [red-10 red-11 red-12]", after_s=35.0, table_at_limit=half, touched_after_limit=True)
+    client = client_for(game)
+    [listed] = client.get("/api/state").json()["moves"]
+    text = "Over the 40 s limit by 5.0 s: the table at the limit: 5 tiles, 2 sets; touched after the limit"
+    assert listed["at_limit"] == {"text": text, "passed_s": 40.0, "seen": True, "touched": True}
+    move = client.get("/api/moves/1").json()
+    assert [[c["label"] for c in s["tiles"]] for s in move["at_limit"]["table"]["sets"]] == [
+        ["black-1", "black-2", "black-3"], ["red-10", "red-11"],
+    ]  # fmt: skip
+    assert [s["valid"] for s in move["at_limit"]["table"]["sets"]] == [True, False]
+    # hands over the table when the limit passed: not seen; a move in time has none
+    game.settle(START, hands=False)  # the run goes back (the restore)
+    game.settle(f"{START} [blue-10 blue-11 blue-12]", after_s=41.0, touched_after_limit=True)
+    game.settle(f"{START} [blue-10 blue-11 blue-12] [red-5 red-6 red-7]", after_s=5.0)
+    moves = client.get("/api/state").json()["moves"]
+    unseen = next(m for m in moves if m["number"] == 2)["at_limit"]
+    assert unseen["seen"] is False and "the table at the limit not seen (hands over the table)" in unseen["text"]
+    assert client.get("/api/moves/2").json()["at_limit"]["table"] is None
+    assert next(m for m in moves if m["number"] == 3)["at_limit"] is None
+    assert client.get("/api/moves/3").json()["at_limit"] is None
 
 
 def test_an_ended_game_keeps_its_last_ruling_with_the_summary_and_refuses_actions(game: Game) -> None:

@@ -92,13 +92,16 @@ class Game:
         self._loop = threading.Thread(target=self._handle, daemon=True)
         self._loop.start()
 
-    def settle(self, text: str, *, hands: bool = True, uncertain: tuple[str, ...] = ()) -> None:
+    def settle(
+        self, text: str, *, hands: bool = True, uncertain: tuple[str, ...] = (), after_s: float = 10.0, **at_limit: Any
+    ) -> None:
+        """``after_s``: seconds since the last table; ``at_limit``: what the camera saw of the time limit."""
         table, image = photo(text, uncertain)
         with self.lock:
-            self.time_s += 10.0
+            self.time_s += after_s
             self.session.latest_image, self.session.latest_time_s = image, self.time_s
             events = self.keeper.settled(
-                Table.from_json(table), time_s=self.time_s, frame=0, start_s=None, seat=None, hands=hands
+                Table.from_json(table), time_s=self.time_s, frame=0, start_s=None, seat=None, hands=hands, **at_limit
             )
             self.session.pipeline.phase = "stable"  # as the pipeline is once a table has settled
             for event in events:
@@ -254,6 +257,28 @@ def test_a_review_names_the_uncertain_tiles(page: Any, game: Game) -> None:
     expect(page.locator("#banner-body")).to_contain_text("Uncertain reading: after, set 5, tile 2: red-11?")
     expect(page.locator("#current-table .chip.uncertain")).to_have_count(1)
     screenshot(page, "station-review.png")
+
+
+def test_a_move_over_time_shows_the_table_at_the_limit(page: Any, game: Game) -> None:
+    expect = sync_api.expect
+    shown = seq(page)
+    # pl-championship: 60 s a move from the game's start; the opening ends at 65 s, the run two tiles at 60 s
+    at_limit = Table.parse(f"{START} [red-10 red-11]")
+    game.settle(OPENING, after_s=55.0, table_at_limit=at_limit, touched_after_limit=True)
+    seq_after(page, shown)
+    expect(page.locator("#moves li.move .at-limit")).to_have_text(
+        "Over the 60 s limit by 5.0 s: the table at the limit: 15 tiles, 5 sets; touched after the limit"
+    )
+    page.click("#moves li.move button[data-action=correct]")
+    expect(page.locator("#correct-dialog")).to_be_visible()
+    expect(page.locator("#correct-at-limit-box")).to_be_visible()
+    expect(page.locator("#correct-at-limit-title")).to_have_text("At the time limit (01:00), touched after it")
+    expect(page.locator("#correct-at-limit .set").last.locator(".chip")).to_have_text(["10", "11"])
+    expect(page.locator("#correct-at-limit .set.invalid")).to_have_count(1)  # two tiles: not a set yet
+    expect(page.locator("#correct-at-limit .chip[data-table]")).to_have_count(0)  # shown, not corrected there
+    screenshot(page, "station-late-move.png")
+    page.click("#correct-cancel")
+    expect(page.locator("#correct-dialog")).to_be_hidden()
 
 
 def test_the_timer_warns_before_the_limit(page: Any, game: Game) -> None:

@@ -269,6 +269,7 @@
         el("span", { class: "tag " + move.verdict, text: move.verdict.toUpperCase() }));
       const lines = move.violations.map((v) => el("div", { class: "details", text: v.code + ": " + v.detail }));
       for (const u of move.uncertain) lines.push(el("div", { class: "details", text: "uncertain: " + u.text }));
+      if (move.at_limit) lines.push(el("div", { class: "details at-limit", text: move.at_limit.text }));
       if (move.ruled !== move.verdict) lines.push(el("div", { class: "details", text: "ruled " + move.ruled.toUpperCase() + " by the camera" }));
       for (const o of move.overrides) lines.push(el("div", { class: "override" + (o.undone ? " undone" : ""), text: "referee: " + o.text }));
       const actions = el("div", { class: "move-actions" },
@@ -479,6 +480,15 @@
     $("correct-label").value = "";
     renderTable($("correct-before"), move.before, { pickable: true, which: "before" });
     renderTable($("correct-after"), move.after, { pickable: true, which: "after" });
+    // A move over time: the table as read when the limit passed, beside before and after (not corrected here).
+    const atLimit = move.at_limit;
+    $("correct-at-limit-box").hidden = !atLimit;
+    if (atLimit) {
+      $("correct-at-limit-title").textContent = "At the time limit (" + clockText(atLimit.passed_s || 0) + ")" +
+        (atLimit.touched === true ? ", touched after it" : atLimit.touched === false ? ", not touched after it" : "");
+      if (atLimit.seen) renderTable($("correct-at-limit"), atLimit.table);
+      else $("correct-at-limit").replaceChildren(el("div", { class: "empty-table", text: "Not seen (hands over the table)." }));
+    }
     $("correct-dialog").showModal();
   }
 
