@@ -1,18 +1,26 @@
 """The report shows a move over time's table at the limit (issue 17): the golden game
-``tests/golden/games/przasnysz-late-moves-table-at-limit.json`` played by the game, logged, and written as a page."""
+``tests/golden/games/przasnysz-late-moves-table-at-limit.json`` played by the game, logged, and written as a page; and
+a synthetic game with a move unfinished when the limit passed, filmed, analysed and reported."""
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import cv2
+import numpy as np
 import pytest
 
 from referee.game import Game
+from referee.profiles import get_profile
 from referee.table import Table
 from vision.game.gamelog import GameLog, GameSetup
+from vision.session.analyze import AnalyzeOptions, analyze_video
+from vision.synth.game import simulate_game
+from vision.synth.video import timeline
 from vision.ui.report import write_report
 
 GOLDEN = Path(__file__).parents[2] / "golden" / "games" / "przasnysz-late-moves-table-at-limit.json"
@@ -45,8 +53,8 @@ def _article(page: str, number: int) -> str:
 
 
 def _chips(html: str) -> list[str]:
-    """The tiles a piece of the page draws, by their tooltips."""
-    return re.findall(r'<span class="chip[^"]*" title="([^"]*)"', html)
+    """The tiles a piece of the page draws, by their tooltips (without the reader's confidence)."""
+    return [title.split(" (")[0] for title in re.findall(r'<span class="chip[^"]*" title="([^"]*)"', html)]
 
 
 def _at_limit_figure(article: str) -> str:
@@ -87,3 +95,38 @@ def test_a_table_at_the_limit_under_hands_is_not_seen(tmp_path: Path) -> None:
     assert "not seen (hands over the table)" in _at_limit_figure(third)
     assert _chips(_at_limit_figure(third)) == []
     assert "the table at the limit not seen (hands over the table); touched after the limit" in third
+
+
+def test_an_analysed_late_move_shows_the_table_the_camera_read_at_the_limit(tmp_path: Path, scenes: Any) -> None:
+    # synth-game --time-limit 6 --late-move unfinished-at-limit, filmed as a scripted scene (as
+    # tests/vision/synth/test_synth_late_move.py does) and analysed under pl-championship with the 6 s agreed
+    limit_s, fps = 6.0, 12.0
+    game = next(
+        g
+        for seed in range(40)
+        if (g := simulate_game(players=2, seed=seed, violation_rate=0.0, profile="pl-championship",
+                               time_limit_s=limit_s, late_move="unfinished-at-limit")).ending == "late-move"
+        and len(g.moves) <= 2
+    )  # fmt: skip
+    segments, truth, states = timeline(game, np.random.default_rng(0), fps=fps)
+    late = next(line for line in truth if "late" in line)
+    scene, video = scenes.TableScene(), tmp_path / "late.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), fps, scene.size)
+    index = 0
+    for frame in range(round(segments[-1].end_s * fps)):
+        while index < len(segments) - 1 and frame / fps >= segments[index].end_s:
+            index += 1
+        scene.show(states[segments[index].state][0])
+        scene.arm = None if segments[index].hands_seat is None else segments[index].hands_seat.edge.label
+        writer.write(scene.frame())
+    writer.release()
+    setup = GameSetup(replace(get_profile("pl-championship"), time_limit_s=limit_s), 2)
+    out = tmp_path / "analysed"
+    analyze_video(video, out, AnalyzeOptions(setup=setup, calibration="frame", progress=False), scenes.PixelReader())
+    page = write_report(out).read_text(encoding="utf-8")
+    number = max(int(n) for n in re.findall(r'<article[^>]*id="move-(\d+)"', page))
+    article = _article(page, number)
+    figure = _at_limit_figure(article)
+    expected = Table.from_json(late["late"]["table_at_limit"])
+    assert sorted(_chips(figure)) == sorted(str(tile) for tile in expected.tiles())
+    assert "Over the 6 s limit by " in article and "; touched after the limit" in article
