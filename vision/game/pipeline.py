@@ -215,10 +215,9 @@ class TablePipeline:
         """The picture the still table was last read from and its readings of that picture, kept through the next
         move: a table that settles showing that picture again takes them (:attr:`PipelineConfig.reuse_unchanged`)."""
         self.slot_picture = ReadPicture()
-        self.slots_alike = True
         self.slots_reused = False
-        """The picture of the settling table's first reading, whether every reading since showed it too, and whether
-        they all showed the still table's picture (so took its readings)."""
+        """The picture of the settling table's first reading, and whether it showed the still table's picture (so
+        this settling takes its readings)."""
         self.disagreement: Table | None = None
         self.busy_s = -1e9
         """Time of the last sample with motion or hands."""
@@ -451,10 +450,11 @@ class TablePipeline:
                 touched_after_limit=touched,
             )  # fmt: skip
         self.phase, self.state_readings, self.readings = "stable", self.readings, []
-        if self.slots_alike and self.config.reuse_unchanged:
+        if self.config.reuse_unchanged and (self.slots_reused or self.slot_picture.same(image, self._region_box())):
             self._remember_still(image)
         else:  # the table changed while it was read: its picture stands for no reading
             self.still_picture.forget()
+        self.slots_reused = False
         self.disagreement = None
         self.meter.set_background(image)
         if not self.seen_still and self.motion_check is not None and self.calibration is not None:
@@ -570,20 +570,15 @@ class TablePipeline:
         that settles unchanged fuses the readings its state was fused from)."""
         if not self.config.reuse_unchanged:
             return self._read(image)
-        region = self._region_box()
         if not self.readings:
+            # A picture compared costs a phase correlation (45 ms at 1080p), so only the first reading's is: the
+            # later ones come while the activity meter sees nothing move (else the table is active again), and the
+            # last is compared with the first once the table has settled (whether its picture stands for them).
+            region = self._region_box()
             self.slot_picture.remember(image, region)
-            self.slots_alike = True
-            self.slots_reused = (
-                self.config.reuse_unchanged
-                and len(self.still_readings) >= self.config.readings
-                and self.still_picture.same(image, region)
+            self.slots_reused = len(self.still_readings) >= self.config.readings and self.still_picture.same(
+                image, region
             )
-        elif not (self.slots_reused and self.still_picture.same(image, region)):
-            # a picture compared costs a phase correlation: once the table differs from the one read before, the
-            # slots are only compared with the first (whether its picture may stand for the readings afterwards)
-            self.slots_reused = False
-            self.slots_alike = self.slots_alike and self.slot_picture.same(image, region)
         if self.slots_reused:
             self.stats.reused += 1
             return self.still_readings[-1 - len(self.readings) % len(self.still_readings)]
