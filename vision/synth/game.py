@@ -23,7 +23,7 @@ import json
 import random
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Any
 
@@ -385,7 +385,9 @@ class _Simulator:
         if late_move is not None and late_move not in LATE_MOVES:
             raise ValueError(f"a late move is one of {', '.join(LATE_MOVES)}, not {late_move!r}")
         self.agreed_limit_s = time_limit_s
-        self.limit_s = self.rules.time_limit_s if time_limit_s is None else time_limit_s
+        if time_limit_s is not None:  # the one carrier of an agreed limit: the profile, replaced
+            self.rules = replace(self.rules, time_limit_s=time_limit_s)
+        self.limit_s = self.rules.time_limit_s
         if late_move is not None and self.limit_s is None:
             raise ValueError(f"{self.rules.name} has no time limit: agree one to script a late move")
         self.late_move = late_move
@@ -473,9 +475,7 @@ class _Simulator:
         )
 
     def _rule(self, before: Table, after: Table, opened: bool, duration: float) -> Ruling:
-        return check_move(
-            before, after, opened=opened, profile=self.rules, elapsed_s=duration, time_limit_s=self.limit_s
-        )
+        return check_move(before, after, opened=opened, profile=self.rules, elapsed_s=duration)
 
     def _late(self, player: int, base: _Plan) -> _Late | None:
         """The plausible move ``base`` over the time limit, as ``self.late_move`` scripts it; None when it cannot
@@ -499,8 +499,8 @@ class _Simulator:
         duration = round(self.limit_s + LATE_OVERRUN_S, 1)
         opened = self.opened[player]
         ruling = check_move(
-            self.table, done, opened=opened, profile=self.rules, elapsed_s=duration, time_limit_s=self.limit_s,
-            table_at_limit=at_limit, touched_after_limit=touched,
+            self.table, done, opened=opened, profile=self.rules, elapsed_s=duration, table_at_limit=at_limit,
+            touched_after_limit=touched,
         )  # fmt: skip
         return _Late(done, duration, ruling, LateMove(self.late_move, self.limit_s, at_limit, touched))
 
