@@ -308,6 +308,11 @@ class Game:
         )  # fmt: skip
 
     # -- views ----------------------------------------------------------------------------------------------
+    @property
+    def rules(self) -> Profile:
+        """The rules a move is ruled under: the profile with the game's time limit (``dataclasses.replace``)."""
+        return replace(get_profile(self.profile), time_limit_s=self.time_limit_s)
+
     def seat_of(self, player: int) -> int:
         return self.seats[player]
 
@@ -542,8 +547,8 @@ class Game:
             assert move.elapsed_s is not None  # _corrected checked it
             over = self.time_limit_s is not None and move.elapsed_s > self.time_limit_s
             ruling = check_move(
-                before, after, opened=bool(move.opened), profile=self.profile, elapsed_s=float(move.elapsed_s),
-                time_limit_s=self.time_limit_s, table_at_limit=_at_limit_corrected(move, event) if over else None,
+                before, after, opened=bool(move.opened), profile=self.rules, elapsed_s=float(move.elapsed_s),
+                table_at_limit=_at_limit_corrected(move, event) if over else None,
                 touched_after_limit=move.touched_after_limit if over else None,
             )  # fmt: skip
             return replace(event, ruling=ruling)
@@ -654,8 +659,8 @@ class Game:
         if self.time_limit_s is None or elapsed <= self.time_limit_s:
             table_at_limit, touched_after_limit = None, None
         ruling = check_move(
-            before, after, opened=opened, profile=self.profile, elapsed_s=elapsed,
-            time_limit_s=self.time_limit_s, table_at_limit=table_at_limit, touched_after_limit=touched_after_limit,
+            before, after, opened=opened, profile=self.rules, elapsed_s=elapsed,
+            table_at_limit=table_at_limit, touched_after_limit=touched_after_limit,
         )  # fmt: skip
         ruling = unsure_of_left_out(ruling, at["left_out"] + self.left_out)
         if self.pool_empty and ruling.kind == "draw":

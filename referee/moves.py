@@ -202,15 +202,6 @@ class Ruling:
         )
 
 
-class _UseProfile(enum.Enum):
-    """The default of ``time_limit_s``: the profile's own limit (a type of its own, so that None stays "no limit")."""
-
-    USE_PROFILE = enum.auto()
-
-
-_USE_PROFILE = _UseProfile.USE_PROFILE
-
-
 @dataclass
 class _Findings:
     violations: list[Violation] = field(default_factory=list)
@@ -236,14 +227,14 @@ def check_move(
     opened: bool,
     profile: Profile | str = DEFAULT_PROFILE,
     elapsed_s: float | None = None,
-    time_limit_s: float | _UseProfile | None = _USE_PROFILE,
     table_at_limit: Table | None = None,
     touched_after_limit: bool | None = None,
 ) -> Ruling:
     """Rule on one move. ``opened``: the player had opened before this move.
 
-    ``time_limit_s`` overrides the profile's limit (``None``: no limit), for limits agreed at the table. A time that
-    is not a finite number of seconds, at least 0, is a :class:`MoveError` (``nan`` would rule every move late).
+    The time limit is the profile's ``time_limit_s`` (``None``: no limit); a limit agreed at the table is the profile
+    with it replaced, ``dataclasses.replace(profile, time_limit_s=...)``. A time (elapsed or limit) that is not a
+    finite number of seconds, at least 0, is a :class:`MoveError` (``nan`` would rule every move late).
 
     For a move over the limit the camera may know more than a human referee (RULES.md §6): ``table_at_limit``, the
     table as it stood when the time ran out, and ``touched_after_limit``, whether hands were over the tiles after it.
@@ -252,7 +243,7 @@ def check_move(
     of the profile names is REVIEW, never REVERT.
     """
     rules = get_profile(profile)
-    limit = rules.time_limit_s if time_limit_s is _UseProfile.USE_PROFILE else time_limit_s
+    limit = rules.time_limit_s
     _check_seconds("elapsed_s", elapsed_s)
     _check_seconds("time_limit_s", limit)
     over = elapsed_s is not None and limit is not None and elapsed_s > limit

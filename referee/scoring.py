@@ -164,8 +164,10 @@ def replay_log(events: Sequence[tuple[int, Mapping[str, Any]]], where: str = "th
     try:
         profile: Any = start.get("profile")  # checked by Game.start, as it checks any setup
         players: Any = start.get("players")
+        if isinstance(profile, str):  # the game starts with the limit in force (old logs' encodings too)
+            rules = get_profile(profile)
+            profile = replace(rules, time_limit_s=logged_time_limit(start, rules.time_limit_s))
         game = played.Game.start(profile, players, first_player=start.get("first_player", 0))
-        game = replace(game, time_limit_s=logged_time_limit(start, game.time_limit_s))  # old logs' encodings too
     except (GameStateError, ProfileError) as error:
         raise ScoreError(f"{where}:{number}: {error}") from None
     for number, event in events[1:]:

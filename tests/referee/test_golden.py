@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from referee.moves import Code, Ruling, check_move
-from referee.profiles import PROFILES
+from referee.profiles import PROFILES, get_profile
 from referee.table import Table
 
 GOLDEN_DIR = Path(__file__).resolve().parents[1] / "golden"
@@ -42,15 +43,14 @@ def _params() -> Iterator[Any]:
 
 
 def _rule(case: dict[str, Any]) -> Ruling:
+    # "profile" or absent: the profile's own limit; a number or null replaces it (a limit agreed at the table).
+    limit = case.get("time_limit_s", "profile")
+    rules = get_profile(case["profile"])
     kwargs: dict[str, Any] = {
         "opened": case["opened"],
-        "profile": case["profile"],
+        "profile": rules if limit == "profile" else replace(rules, time_limit_s=limit),
         "elapsed_s": case.get("elapsed_s"),
     }
-    # "profile" or absent: the profile's own limit; a number or null overrides it (a limit agreed at the table).
-    limit = case.get("time_limit_s", "profile")
-    if limit != "profile":
-        kwargs["time_limit_s"] = limit
     # What the camera knows of a late move (RULES.md §6): the table when the time ran out, hands over it after.
     if "at_limit" in case:
         kwargs["table_at_limit"] = Table.from_json(case["at_limit"])

@@ -10,7 +10,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -321,10 +321,8 @@ def test_over_time(data: st.DataObject, setup: Setup, late_by: float) -> None:
         )  # fmt: skip
         assert (untouched.verdict, untouched.codes) == (Verdict.OK, [])
     # An agreed limit replaces the profile's; None means no limit at all.
-    assert (
-        check_move(setup.before, after, opened=True, profile=setup.profile, elapsed_s=1e9, time_limit_s=None).codes
-        == []
-    )
+    unlimited = replace(setup.profile, time_limit_s=None)
+    assert check_move(setup.before, after, opened=True, profile=unlimited, elapsed_s=1e9).codes == []
 
 
 @PROPERTY
@@ -495,9 +493,9 @@ def test_never_raises_on_any_tables(
     before: dict[str, Any], after: dict[str, Any], opened: bool, profile: str, elapsed: float | None, limit: Any
 ) -> None:
     # Anything vision can read (empty sets, 15-tile sets, six jokers, low confidence) gets a ruling, never a crash.
-    kwargs: dict[str, Any] = {} if limit == "profile" else {"time_limit_s": limit}
+    rules = get_profile(profile) if limit == "profile" else replace(get_profile(profile), time_limit_s=limit)
     ruling = check_move(
-        Table.from_json(before), Table.from_json(after), opened=opened, profile=profile, elapsed_s=elapsed, **kwargs
+        Table.from_json(before), Table.from_json(after), opened=opened, profile=rules, elapsed_s=elapsed
     )
     json.dumps(ruling.to_dict())
     assert ruling.verdict in Verdict
@@ -573,8 +571,15 @@ def test_time_limits_per_profile(profile: str, elapsed: float, late: bool) -> No
 
 def test_agreed_time_limit_overrides_the_profile() -> None:
     move = (T("[r5 r6 r7]"), T("[r5 r6 r7] [b1 b2 b3]"))
-    assert check_move(*move, opened=True, profile="official", elapsed_s=35.0, time_limit_s=30.0).codes == ["timeout"]
-    assert check_move(*move, opened=True, profile="official", elapsed_s=999.0, time_limit_s=None).codes == []
+    official = get_profile("official")  # 60 s: 35 s is in time under it, 999 s late
+    assert check_move(*move, opened=True, profile=official, elapsed_s=35.0).codes == []
+    assert check_move(*move, opened=True, profile=official, elapsed_s=999.0).codes == ["timeout"]
+    agreed = replace(official, time_limit_s=30.0)
+    assert check_move(*move, opened=True, profile=agreed, elapsed_s=35.0).codes == ["timeout"]
+    ruling = check_move(*move, opened=True, profile=agreed, elapsed_s=35.0)
+    assert ruling.profile == "official" and "the limit is 30 s" in ruling.violations[0].detail
+    unlimited = replace(official, time_limit_s=None)
+    assert check_move(*move, opened=True, profile=unlimited, elapsed_s=999.0).codes == []
 
 
 def test_przasnysz_rule_15_valid_table_at_timeout_stands() -> None:
@@ -623,8 +628,8 @@ def test_a_late_move_is_ruled_on_the_table_at_the_limit_as_each_profile_says(
     profile: str, at_limit: str, after: str, touched: bool | None, verdict: str, penalty: int
 ) -> None:
     ruling = check_move(
-        T(LATE_BEFORE), T(after), opened=True, profile=profile, elapsed_s=75.0, time_limit_s=60.0,
-        table_at_limit=T(at_limit), touched_after_limit=touched,
+        T(LATE_BEFORE), T(after), opened=True, profile=replace(get_profile(profile), time_limit_s=60.0),
+        elapsed_s=75.0, table_at_limit=T(at_limit), touched_after_limit=touched,
     )  # fmt: skip
     assert (ruling.verdict.value, ruling.penalty_tiles) == (verdict, penalty), ruling.to_dict()
     if verdict != "ok":
@@ -774,8 +779,12 @@ def test_a_tile_too_many_before_and_after_is_one_violation_naming_both_tables() 
 @pytest.mark.parametrize("name", ["elapsed_s", "time_limit_s"])
 def test_times_that_are_not_finite_seconds_are_refused(name: str, bad: Any) -> None:
     # `--elapsed nan` ruled valid moves late ("the limit is nan s"): a typed error instead, never a ruling.
+    # The limit is the profile's field: a profile replaced with a bad one is refused the same way.
+    times: dict[str, Any] = (
+        {"elapsed_s": bad} if name == "elapsed_s" else {"profile": replace(get_profile("official"), time_limit_s=bad)}
+    )
     with pytest.raises(MoveError, match=name):
-        check_move(T("[r5 r6 r7]"), T("[r5 r6 r7] [b1 b2 b3]"), opened=True, **{name: bad})
+        check_move(T("[r5 r6 r7]"), T("[r5 r6 r7] [b1 b2 b3]"), opened=True, **times)
 
 
 def test_six_player_edition_has_three_copies_and_four_jokers() -> None:
