@@ -6,7 +6,10 @@ no folder is given: :data:`BENCH_TABLES`, tables as users film them). Each video
 - **the user's path** (the headline): as ``analyze`` does with its defaults, the play area found on its own
   (no markers, nothing from the truth);
 - **the true play area**: with the play area's corners from the truth header as the calibration (what an
-  operator would give by hand), to tell what the automatic play area costs from what reading costs.
+  operator would give by hand), to tell what the automatic play area costs from what reading costs. It is the upper
+  bound for finding moves because the films show a player's hands over the play area for as long as the truth
+  says they are over the table (:data:`vision.synth.video.HAND_DEPTH_MM`); tilted games filmed before that
+  (issue 16) showed the table clear ~1 s before the truth's settling, and this row lost their long plays.
 
 Then, for each:
 
