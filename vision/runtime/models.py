@@ -22,8 +22,9 @@ SPIN_WAIT = False
 shared (video decoding, the station, other games of a batch), and a spinning thread competes with the very work it
 waits for. Without spinning (and the detector's input made in one pass), reading the 1280x960 bench photo took 0.56x
 the CPU and 0.51x the wall time on the 2-core machine under a load of 13-20 (``python -m vision.eval.benchmark
---against``, 2026-11-26), every reading of 195 frames identical. On an idle machine spinning saves a little latency
-between operators (not measured here: the machine was never idle)."""
+--against``, 2026-11-26), every reading of 195 frames identical; spinning on against off alone, with one other job
+on the machine (load 2-3): wall 497 -> 246 ms, CPU 455 -> 242 ms (21 repeats in turn). On an idle machine spinning
+may save a little latency between operators (not measured: the machine was never idle this session)."""
 PROVIDERS: dict[str, tuple[str, ...]] = {
     "cpu": DEFAULT_PROVIDERS,
     "cuda": ("CUDAExecutionProvider", "CPUExecutionProvider"),
