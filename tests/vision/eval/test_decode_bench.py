@@ -42,7 +42,7 @@ def test_decoding_and_both_analyses_in_one_run(
         assert row["decode"]["pyav"]["frames"] == frames  # both decoders see every frame
         opencv = row["decode"]["opencv"]
         assert opencv["share_of_decode_wall"] == 1.0 and opencv["share_of_decode_cpu"] == 1.0
-        assert set(row["analyze"]) == set(DECODERS)
+        assert list(row["analyze"]) == [*DECODERS, "pyav-reread"]  # the command adds the every-reading baseline
         for analysis in row["analyze"].values():
             assert analysis["true_moves"] > 0 and 0 <= analysis["moves_found"] <= analysis["true_moves"]
             assert analysis["x_real_time_wall"] == pytest.approx(row["video_s"] / analysis["wall_s"], rel=0.01)
@@ -53,8 +53,10 @@ def test_decoding_and_both_analyses_in_one_run(
         assert row["analyze"]["opencv"]["decode"] == {"decoder": "opencv"}
         expected = row["analyze"]["opencv"]["moves"] == row["analyze"]["pyav"]["moves"]
         assert row["same_moves"] is expected and isinstance(row["same_uncertain_tiles"], bool)
+    assert result["calibration"] == "auto"  # the user's path: the play area found, not handed over
     text = format_decode_benchmark(result)
-    assert text.count("decode opencv") == 2 and text.count("analyze pyav") == 2 and "share" in text
+    assert text.count("decode opencv") == 2 and text.count("analyze pyav ") == 2 and "share" in text
+    assert text.count("analyze pyav-reread") == 2 and "play area: found" in text
 
 
 def test_the_baseline_makes_every_reading_in_the_same_run(game: Path, tmp_path: Path) -> None:
