@@ -27,6 +27,7 @@ from referee.game import (
     event_from_json,
     looks_restored,
 )
+from referee.moves import Verdict
 from referee.profiles import PROFILES, Profile
 from referee.table import LOOSE, Table
 from referee.tiles import Tile
@@ -185,6 +186,28 @@ class GameKeeper:
                 table_at_limit=table_at_limit, touched_after_limit=touched_after_limit,
             )
         )  # fmt: skip
+
+    def would_rule(
+        self,
+        after: Table,
+        *,
+        time_s: float,
+        frame: int,
+        start_s: float | None,
+        seat: int | None,
+        hands: bool,
+        left_out: int = 0,
+        table_at_limit: Table | None = None,
+        touched_after_limit: bool | None = None,
+    ) -> Verdict | None:
+        """The verdict :meth:`settled` would give a move ending on ``after`` (None: it would rule no move), asked
+        without applying it: the game is a pure state machine, so the step is taken and dropped."""
+        _, events = self.game.on_settled(
+            after, time_s=time_s, frame=frame, start_s=start_s, hands_seat=seat, hands=hands, left_out=left_out,
+            table_at_limit=table_at_limit, touched_after_limit=touched_after_limit,
+        )  # fmt: skip
+        verdicts = [event.ruling.verdict for event in events if isinstance(event, Move)]
+        return verdicts[-1] if verdicts else None
 
     def refine(self, table: Table, *, time_s: float, frame: int) -> list[Event]:
         """The same table read with more certainty (more readings of the still table agree)."""

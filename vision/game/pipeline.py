@@ -21,7 +21,9 @@ hands seen from one seat, would be ruled a draw at once; it is *held* instead (:
 and ruled a draw only once the turn has passed: another seat's hands over the table, a clock press, the end of the
 source (:meth:`TablePipeline.finish`), or the table still for ``pause_hold_s``. The same seat's hands back before
 that continue the move, ruled once when the table settles again (RULES.md §3: a move is a draw or a play, not
-both). A table that changed is ruled when it settles, as always.
+both). A table that changed and would be ruled REVERT (the game asked without applying it,
+:meth:`GameKeeper.would_rule`) is held the same way: a move paused with some tiles laid must be valid only at the end
+of the turn (issue 16); after the turn's time limit it is not held. Any other changed table is ruled when it settles.
 
 A hand resting on the table keeps the phase ``active`` (the tiles under it cannot be read), with an
 ``occluded`` warning after ``occluded_warn_s``. A camera bump is detected by :class:`CameraMotionCheck` on
@@ -49,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from referee.events import Event as GameEvent
+from referee.moves import Verdict
 from referee.table import Table
 from vision.game.moves import GameKeeper, looks_restored
 from vision.game.timelimit import LimitWatch
@@ -363,13 +366,13 @@ class TablePipeline:
             self._note_still(image, latest, same_picture)
         if len(self.state_readings) < self.config.readings:
             return []
-        current = self.keeper.table
+        current = self.held.table if self.held is not None else self.keeper.table
         reading = read_table(fuse(self.state_readings))
         table = reading.table
         at: dict[str, Any] = {"time_s": round(time_s, 3), "frame": frame}
         if current is not None and _same_tiles(table, current):
             self.disagreement = None
-            if len(table.uncertain) < len(current.uncertain):
+            if len(table.uncertain) < len(current.uncertain) and self.held is None:
                 return list(self.keeper.refine(table, **at))
             return []
         if self.disagreement is None or not _same_tiles(table, self.disagreement):
@@ -434,9 +437,9 @@ class TablePipeline:
         else:
             events += self._rule_held()
         at_limit, touched = self._limit_evidence(table, seat)
-        if self._looks_like_a_draw(table, seat, hands):
-            assert seat is not None
-            self.held = _Held(table, time_s, frame, start_s, seat, left_out, at_limit, touched)
+        held = _Held(table, time_s, frame, start_s, seat, left_out, at_limit, touched) if seat is not None else None
+        if held is not None and (self._looks_like_a_draw(table, seat, hands) or self._half_laid(held, hands)):
+            self.held = held
         else:
             events += self.keeper.settled(
                 table, time_s=time_s, frame=frame, start_s=start_s, seat=seat, hands=hands, left_out=left_out,
@@ -509,6 +512,29 @@ class TablePipeline:
             and not keeper.game.over
             and table.same_layout(keeper.table)
         )
+
+    def _half_laid(self, held: _Held, hands: bool) -> bool:
+        """The settled table changed, after one seat's hands, and would be ruled REVERT: it may be a move paused
+        halfway (tiles laid, the hands off to think), which must be valid only at the end of the turn (RULES.md).
+        The game is asked without applying the move (:meth:`GameKeeper.would_rule`). Not after the turn's time
+        limit: the turn is over then (RULES.md §6), whatever the hands do next."""
+        keeper = self.keeper
+        if not (
+            self.config.pause_hold_s > 0
+            and hands
+            and self.clock_pressed is None
+            and keeper.table is not None
+            and not keeper.clock_mode
+            and not keeper.game.over
+            and not held.table.same_layout(keeper.table)
+            and (keeper.time_limit_at_s is None or held.time_s < keeper.time_limit_at_s)
+        ):
+            return False
+        verdict = keeper.would_rule(
+            held.table, time_s=held.time_s, frame=held.frame, start_s=held.start_s, seat=held.seat, hands=True,
+            left_out=held.left_out, table_at_limit=held.at_limit, touched_after_limit=held.touched,
+        )  # fmt: skip
+        return verdict is Verdict.REVERT
 
     def _rule_held(self) -> list[Event]:
         """The held draw ruled (the game's events), as it was when it settled; nothing when none is held."""
@@ -588,7 +614,7 @@ class TablePipeline:
         """A still table showing the picture its state was read from needs no verification: no disagreement waits,
         there is nothing to refine (no uncertain tile, or as many readings fused as are kept), and the picture has
         readings enough of its own."""
-        table = self.keeper.table
+        table = self.held.table if self.held is not None else self.keeper.table
         return (
             self.disagreement is None
             and table is not None

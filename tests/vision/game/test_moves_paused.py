@@ -78,7 +78,8 @@ def test_a_draw_is_ruled_as_soon_as_the_next_players_hands_come(scenes: Any) -> 
     assert (draw["number"], draw["player"], draw["kind"], draw["ruling"]["verdict"]) == (1, 0, "draw", "ok")
     assert draw["time_s"] < settled_s  # ruled as it was when it settled, not when the next hands came
     assert [e["event"] for e in events] == ["move", "activity"]  # the next move's activity, logged after it
-    feed.scene.show(f"{START} [red-1 red-2 red-3]")
+    feed.scene.show(f"{START} [blue-10 blue-11 blue-12]")  # a valid opening: ruled as it settles (an invalid one
+    # is held like the draw, test_moves_paused_midway.py)
     feed.run(1.0)
     feed.scene.arm = None
     [play] = moves(feed.run(2.0))

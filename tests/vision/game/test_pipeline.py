@@ -85,11 +85,11 @@ def test_a_game_of_moves_draws_and_a_revert_with_its_restore(scenes: Any) -> Non
     feed.hands("top")  # player 1 draws a tile
     feed.run(2.0)
     feed.hands("bottom", f"{OPENED} [blue-7 blue-8]")  # player 0 lays a pair: invalid
-    feed.run(2.0)
+    feed.run(7.5)  # held (the move may go on, test_moves_paused_midway.py), ruled REVERT once still pause_hold_s
     feed.hands("bottom", OPENED)  # ...and takes it back
     feed.run(2.0)
     feed.hands("top", f"{START} [red-9 red-10 red-11 red-12]")  # player 1 cannot extend before opening
-    feed.run(2.0)
+    feed.run(8.0)  # held pause_hold_s, then ruled
     played = moves(feed.events)
     summary = [(m["player"], m["hands_seat"], m["kind"], m["ruling"]["verdict"]) for m in played]
     assert summary == [(0, 0, "play", "ok"), (1, 2, "draw", "ok"), (0, 0, "play", "revert"), (1, 2, "play", "revert")]
@@ -108,8 +108,8 @@ def test_a_table_that_changes_with_no_hands_seen_is_a_re_reading_not_a_move(scen
     events = [e for e in feed.run(2.0) if e["event"] != "activity"]  # the change itself is activity
     assert moves(events) == [] and [(e["event"], e["reason"]) for e in events] == [("table", "re-read, no hands seen")]
     assert same(events[0]["table"], OPENED) and feed.pipeline.keeper.player == 0
-    feed.hands("bottom", EXTENDED)
-    [move] = moves(feed.run(2.0))
+    feed.hands("bottom", EXTENDED)  # by a player who has not opened: REVERT, held pause_hold_s (the move may go on)
+    [move] = moves(feed.run(8.0))
     assert same(move["before"], OPENED)  # the next move starts from the table as re-read
 
 

@@ -1,0 +1,109 @@
+"""A move that pauses after some tiles are laid (issue 16): the table is valid at the END of a turn (RULES.md), so a
+half-laid table that settles after one seat's hands is held, not ruled, until the turn is seen to pass.
+
+Scripted scenes as in ``test_moves_paused.py``: 2 players, player 0 at the bottom, player 1 at the top.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from referee.table import Table
+from vision.game.pipeline import PipelineConfig
+
+START = "[black-5 blue-5 orange-5]"
+HALF = f"{START} [red-10 red-11]"
+"""Player 0 has laid two tiles of a run: not yet a set (ruled REVERT if the move ended here)."""
+OPENED = f"{START} [red-10 red-11 red-12]"
+"""...and the third: an opening of 33 points."""
+PAUSE_S = 1.5
+
+
+def same(table_json: dict, text: str) -> bool:
+    return Table.from_json(table_json).same_layout(Table.parse(text))
+
+
+def moves(events: list[dict]) -> list[dict]:
+    return [e for e in events if e["event"] == "move"]
+
+
+def summary(events: list[dict]) -> list[tuple]:
+    return [(m["number"], m["player"], m["kind"], m["ruling"]["verdict"]) for m in moves(events)]
+
+
+def game(scenes: Any, **options: Any) -> Any:
+    scene = scenes.TableScene()
+    scene.show(START)
+    feed = scenes.SceneFeed(scenes.pipeline(scene, **options), scene)
+    assert [e["event"] for e in feed.run(2.0)] == ["table"]
+    return feed
+
+
+def half_laid(feed: Any) -> float:
+    """Player 0 reaches in, lays two tiles, takes the hands off and the table settles; the time the hands came."""
+    arrived = feed.time_s
+    feed.hands("bottom", HALF)
+    feed.run(1.0)  # settled
+    return arrived
+
+
+def test_without_the_hold_the_half_laid_table_is_ruled_revert(scenes: Any) -> None:
+    # the bug as it was (and is, with no hold): the player had not finished
+    feed = game(scenes, config=PipelineConfig(pause_hold_s=0.0))
+    half_laid(feed)
+    feed.run(PAUSE_S - 1.0)
+    feed.hands("bottom", OPENED)
+    feed.run(2.0)
+    assert summary(feed.events)[0] == (1, 0, "play", "revert")
+
+
+def test_a_move_paused_with_an_invalid_half_table_then_completed_is_one_ok_move(scenes: Any) -> None:
+    feed = game(scenes)
+    arrived = half_laid(feed)
+    assert moves(feed.events) == []  # held: the move may go on
+    feed.run(PAUSE_S - 1.0)
+    feed.hands("bottom", OPENED)
+    feed.run(2.0)
+    assert summary(feed.events) == [(1, 0, "play", "ok")]
+    [move] = moves(feed.events)
+    assert same(move["before"], START) and same(move["after"], OPENED)  # ruled against the table before the move
+    assert move["start_s"] == pytest.approx(arrived, abs=0.2)
+    assert feed.pipeline.keeper.player == 1
+
+
+def test_an_invalid_half_table_and_the_next_seat_reaching_in_is_revert_at_the_settle_time(scenes: Any) -> None:
+    feed = game(scenes)
+    half_laid(feed)
+    settled_s = feed.time_s
+    assert moves(feed.events) == []
+    feed.scene.arm = "top"
+    [move] = moves(feed.run(0.5))
+    assert (move["player"], move["kind"], move["ruling"]["verdict"]) == (0, "play", "revert")
+    assert move["time_s"] < settled_s and same(move["after"], HALF)
+
+
+def test_an_invalid_half_table_and_a_clock_press_is_revert_at_once(scenes: Any) -> None:
+    feed = game(scenes)
+    half_laid(feed)
+    events = feed.clock()
+    assert summary(events) == [(1, 0, "play", "revert")]
+    assert events[0]["event"] == "move"
+
+
+def test_an_invalid_half_table_left_still_is_ruled_revert_once_the_hold_has_passed(scenes: Any) -> None:
+    feed = game(scenes)
+    half_laid(feed)
+    feed.run(4.0)
+    assert moves(feed.events) == []
+    feed.run(2.5)  # 6 s (pause_hold_s) after it settled
+    assert summary(feed.events) == [(1, 0, "play", "revert")]
+
+
+def test_the_end_of_the_source_rules_a_held_half_table(scenes: Any) -> None:
+    feed = game(scenes)
+    half_laid(feed)
+    [move] = moves([e if isinstance(e, dict) else e.to_json() for e in feed.pipeline.finish()])
+    assert (move["kind"], move["ruling"]["verdict"]) == ("play", "revert")
+    assert feed.pipeline.finish() == []
