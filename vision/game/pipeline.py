@@ -146,6 +146,10 @@ class PipelineConfig:
     the source ends; the same seat's hands back before that continue the move (0: a draw ruled when it settles).
     On issue 16's bench games the same hands came back 0.3 to 4.0 s after such a table settled (long moves filmed
     at 30 degrees: the arm off the play area while it moved between tiles)."""
+    hold_half_laid: bool = False
+    """Hold a changed table that would be ruled REVERT after one seat's hands too (a move paused with some tiles laid,
+    issue 16; see the module's docstring). Off by default: on the bundled demo game bench pipeline's move recall fell
+    from 1.0 to 0.83 with it on, not yet explained."""
 
 
 @dataclass(frozen=True)
@@ -520,7 +524,8 @@ class TablePipeline:
         limit: the turn is over then (RULES.md §6), whatever the hands do next."""
         keeper = self.keeper
         if not (
-            self.config.pause_hold_s > 0
+            self.config.hold_half_laid
+            and self.config.pause_hold_s > 0
             and hands
             and self.clock_pressed is None
             and keeper.table is not None

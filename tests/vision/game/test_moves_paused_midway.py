@@ -34,6 +34,7 @@ def summary(events: list[dict]) -> list[tuple]:
 
 
 def game(scenes: Any, **options: Any) -> Any:
+    options.setdefault("config", PipelineConfig(hold_half_laid=True))
     scene = scenes.TableScene()
     scene.show(START)
     feed = scenes.SceneFeed(scenes.pipeline(scene, **options), scene)
