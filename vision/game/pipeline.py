@@ -144,8 +144,10 @@ class PipelineConfig:
     """A table settled unchanged after one seat's hands (a draw, or a move paused before any tile is laid) is ruled
     a draw once it has stayed still this long, or at once when another seat's hands come, the clock is pressed or
     the source ends; the same seat's hands back before that continue the move (0: a draw ruled when it settles).
-    On issue 16's bench games the same hands came back 0.3 to 4.0 s after such a table settled (long moves filmed
-    at 30 degrees: the arm off the play area while it moved between tiles)."""
+    On issue 16's 10-game bench set (a 2 s pause in every play of one game) the same hands came back 1.33 to 1.47 s
+    after such a table settled, and 3 s ruled every move as 6 s did; 6 s leaves room for players who think longer.
+    (Returns after up to 4.0 s, first taken for pauses, were a fault of the synthetic film of tilted cameras, whose
+    arms fell short of the play area: fixed in 0c77393.)"""
     hold_half_laid: bool = False
     """Hold a changed table that would be ruled REVERT after one seat's hands too (a move paused with some tiles laid,
     issue 16; see the module's docstring). Off by default: on the bundled demo game bench pipeline's move recall fell
@@ -246,15 +248,12 @@ class TablePipeline:
         """The last sample processed (image, time, frame): :meth:`finish` reads it when the source ends."""
         self.held: _Held | None = None
         """A settled table that looks like a draw, not yet ruled (the move may go on: see the module's docstring)."""
-        self.last_time_s = -1e9
-        """Time of the last sample processed."""
         self.stats = PipelineStats()
         self.latest: dict[str, Any] = {"table": keeper.table, "detections": None, "activity": None}
 
     # -- the loop ---------------------------------------------------------------------------------
     def process(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
         self.stats.samples += 1
-        self.last_time_s = time_s
         self.last_sample = (image, time_s, frame)
         activity = self.meter.measure(image)
         if not self.seen_still:
@@ -558,7 +557,9 @@ class TablePipeline:
         has passed: a recording is then sampled at the full rate even on a still table (with PyAV, not only at
         keyframes), so the first sample after the limit comes in time and a brief touch after it is seen."""
         at_s = self.keeper.time_limit_at_s
-        return at_s is not None and self.phase != "starting" and self.last_time_s >= at_s - LIMIT_LOOKAHEAD_S
+        if at_s is None or self.phase == "starting" or self.last_sample is None:
+            return False
+        return self.last_sample[1] >= at_s - LIMIT_LOOKAHEAD_S
 
     def _watch_limit(self, image: np.ndarray, time_s: float, activity: Activity) -> None:
         """The turn's time limit: the table when it passes, hands over the table after it (the game rules on them
