@@ -69,12 +69,35 @@ class AugmentParams:
     jpeg_prob: float = 0.4
     jpeg_quality: tuple[int, int] = (35, 95)
     jitter: JitterParams = field(default_factory=JitterParams)
+    right_angle_prob: float = 0.0
+    """Share of turns drawn near 0, 90, 180 or 270 degrees (tiles laid square to the table edge, from any seat)
+    rather than uniformly; ``small_angle_deg`` is the spread (standard deviation) around them."""
+    small_angle_deg: float = 5.0
+    small_tile_prob: float = 0.0
+    """Share of crops cut as the live pipeline cuts them from a video frame: the tile turned, shrunk (area
+    averaging, as a sensor does) until its longer side is ``small_tile_px``, squashed vertically by a factor in
+    ``tilt_squash`` (a tilted camera), blurred and compressed at that scale, then cropped by ``crop_boxes``."""
+    small_tile_px: tuple[float, float] = (20.0, 40.0)
+    tilt_squash: tuple[float, float] = (0.8, 1.0)
+    small_blur_prob: float = 0.4
+    small_blur_sigma: tuple[float, float] = (0.3, 0.8)
+    video_jpeg_prob: float = 0.8
+    video_jpeg_quality: tuple[int, int] = (25, 75)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> AugmentParams:
         data = dict(data or {})
         jitter = JitterParams(**data.pop("jitter", {}))
-        for key in ("blur_sigma", "lowres_side", "noise_sigma", "jpeg_quality"):
+        for key in (
+            "blur_sigma",
+            "lowres_side",
+            "noise_sigma",
+            "jpeg_quality",
+            "small_tile_px",
+            "tilt_squash",
+            "small_blur_sigma",
+            "video_jpeg_quality",
+        ):
             if key in data:
                 data[key] = tuple(data[key])
         return cls(jitter=jitter, **data)
@@ -352,12 +375,59 @@ def render_crop(
     return cv2.warpAffine(patch, matrix, (CROP_SIZE, CROP_SIZE), flags=interpolation, borderMode=cv2.BORDER_REPLICATE)
 
 
-def photometric(crop: np.ndarray, rng: np.random.Generator, params: AugmentParams) -> np.ndarray:
-    """Lighting, white balance, camera blur, low resolution, noise and JPEG on one BGR uint8 crop."""
+def render_small_crop(
+    patch: np.ndarray, polygon: np.ndarray, angle_cw_deg: float, rng: np.random.Generator, params: AugmentParams
+) -> np.ndarray:
+    """The crop ``crop_boxes`` cuts around the tile in a video frame where it is small: the patch turned clockwise
+    by ``angle_cw_deg``, shrunk with area averaging so the tile's longer side is drawn from ``small_tile_px`` (never
+    enlarged), squashed vertically by ``tilt_squash``, blurred and JPEG-compressed at that scale (video
+    compression works on the frame, not on the crop), then cut around the tile's jittered box."""
+    h, w = patch.shape[:2]
+    rotation = rotation_matrix((w / 2, h / 2), angle_cw_deg)
+    turned = cv2.warpAffine(patch, rotation, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    poly = _apply(rotation, polygon)
+    box = polygon_box(poly)
+    longer = float(max(box[2] - box[0], box[3] - box[1], 2.0))
+    scale = min(1.0, float(rng.uniform(*params.small_tile_px)) / longer)
+    squash = float(rng.uniform(*params.tilt_squash))
+    out_w, out_h = max(8, round(w * scale)), max(8, round(h * scale * squash))
+    small = cv2.resize(turned, (out_w, out_h), interpolation=cv2.INTER_AREA)
+    # Pixel centres map as (x + 0.5) * s - 0.5 under a resize.
+    factors = np.array([out_w / w, out_h / h])
+    small_poly = (poly + 0.5) * factors - 0.5
+    if rng.random() < params.small_blur_prob:
+        small = cv2.GaussianBlur(small, (0, 0), float(rng.uniform(*params.small_blur_sigma)))
+    if rng.random() < params.video_jpeg_prob:
+        small = _jpeg(small, int(rng.integers(params.video_jpeg_quality[0], params.video_jpeg_quality[1] + 1)))
+    small_box = jitter_boxes(polygon_box(small_poly), rng, params.jitter)
+    return crop_boxes(small, small_box)[0]
+
+
+def _jpeg(img: np.ndarray, quality: int) -> np.ndarray:
+    ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
+    return img if decoded is None else decoded
+
+
+def draw_turn(rng: np.random.Generator, params: AugmentParams) -> float:
+    """A training crop's turn in degrees clockwise, [0, 360): uniform, or near a right angle with probability
+    ``right_angle_prob`` (no random number is drawn for a zero probability: older recipes keep their crops)."""
+    if not params.rotate_any:
+        return 0.0
+    if params.right_angle_prob > 0 and rng.random() < params.right_angle_prob:
+        return float((90.0 * int(rng.integers(4)) + rng.normal(0.0, params.small_angle_deg)) % 360.0)
+    return float(rng.uniform(0, 360))
+
+
+def photometric(
+    crop: np.ndarray, rng: np.random.Generator, params: AugmentParams, *, degrade: bool = True
+) -> np.ndarray:
+    """Lighting, white balance, camera blur, low resolution, noise and JPEG on one BGR uint8 crop (blur, low
+    resolution and JPEG only if ``degrade``: a crop cut small from a video frame had them at that scale)."""
     img = crop
-    if rng.random() < params.blur_prob:
+    if degrade and rng.random() < params.blur_prob:
         img = cv2.GaussianBlur(img, (0, 0), float(rng.uniform(*params.blur_sigma)))
-    if rng.random() < params.lowres_prob:
+    if degrade and rng.random() < params.lowres_prob:
         side = int(rng.integers(params.lowres_side[0], params.lowres_side[1] + 1))
         small = cv2.resize(img, (side, side), interpolation=cv2.INTER_AREA)
         img = cv2.resize(small, (CROP_SIZE, CROP_SIZE), interpolation=cv2.INTER_LINEAR)
@@ -372,12 +442,8 @@ def photometric(crop: np.ndarray, rng: np.random.Generator, params: AugmentParam
     if rng.random() < params.noise_prob:
         x = x + rng.normal(0, rng.uniform(*params.noise_sigma), x.shape).astype(np.float32)
     img = (np.clip(x, 0, 1) * 255 + 0.5).astype(np.uint8)
-    if rng.random() < params.jpeg_prob:
-        quality = int(rng.integers(params.jpeg_quality[0], params.jpeg_quality[1] + 1))
-        ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
-        decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
-        if decoded is not None:
-            img = decoded
+    if degrade and rng.random() < params.jpeg_prob:
+        img = _jpeg(img, int(rng.integers(params.jpeg_quality[0], params.jpeg_quality[1] + 1)))
     return img
 
 
@@ -392,10 +458,14 @@ def _hue_saturation(x: np.ndarray, rng: np.random.Generator, params: AugmentPara
 def augmented_sample(
     tiles: TileSet, index: int, rng: np.random.Generator, params: AugmentParams
 ) -> tuple[np.ndarray, int, float]:
-    """One training crop of tile ``index``: turned to a random angle, jittered box, photometric noise."""
-    turn = float(rng.uniform(0, 360)) if params.rotate_any else 0.0
-    crop = render_crop(tiles.patches[index], tiles.polygons[index], turn, rng=rng, jitter=params.jitter)
-    crop = photometric(crop, rng, params)
+    """One training crop of tile ``index``: turned (:func:`draw_turn`), jittered box, photometric noise; cut at
+    video scale (:func:`render_small_crop`) with probability ``small_tile_prob``."""
+    turn = draw_turn(rng, params)
+    patch, polygon = tiles.patches[index], tiles.polygons[index]
+    if params.small_tile_prob > 0 and rng.random() < params.small_tile_prob:
+        crop = photometric(render_small_crop(patch, polygon, turn, rng, params), rng, params, degrade=False)
+    else:
+        crop = photometric(render_crop(patch, polygon, turn, rng=rng, jitter=params.jitter), rng, params)
     angle = tiles.angles[index]
     return crop, tiles.labels[index], (angle + turn) % 360.0 if not math.isnan(angle) else NO_ANGLE
 

@@ -100,3 +100,93 @@ def test_hue_jitter_keeps_red_red() -> None:
     for _ in range(20):
         hue = cv2.cvtColor(D.photometric(red, rng, params), cv2.COLOR_BGR2HSV_FULL)[..., 0].astype(int)
         assert np.all(np.minimum(hue, 256 - hue) <= 4)  # within ~5 degrees of pure red
+
+
+def _small_only(**overrides: object) -> D.AugmentParams:
+    """Every crop cut at video scale, without blur, compression or box jitter unless asked."""
+    fields: dict = {
+        "small_tile_prob": 1.0,
+        "small_blur_prob": 0.0,
+        "video_jpeg_prob": 0.0,
+        "tilt_squash": (1.0, 1.0),
+        "jitter": D.JitterParams(0, 0, 0),
+    }
+    return D.AugmentParams(**{**fields, **overrides})  # type: ignore[arg-type]
+
+
+def test_small_crop_is_the_runtime_crop_of_the_shrunk_frame() -> None:
+    """At angle 0 the video-scale crop equals crop_boxes on the image shrunk (area) to a 24 px tile: train/serve
+    parity at live tile scale."""
+    image, polygon = tile_image()
+    patch, poly = D.extract_patch(image, polygon)
+    params = _small_only(small_tile_px=(24.0, 24.0))
+    crop = D.render_small_crop(patch, poly, 0.0, np.random.default_rng(0), params)
+    h, w = patch.shape[:2]
+    scale = 24.0 / 60.0  # the tile's longer side is 60 px
+    out_w, out_h = round(w * scale), round(h * scale)
+    small = cv2.resize(patch, (out_w, out_h), interpolation=cv2.INTER_AREA)
+    box = D.polygon_box((poly + 0.5) * np.array([out_w / w, out_h / h]) - 0.5)
+    expected = crop_boxes(small, box[None])[0]
+    assert np.abs(crop.astype(int) - expected).max() <= 1
+    full = D.render_crop(patch, poly, 0.0).astype(np.float32)
+    assert _corr(crop, full) > 0.8  # the same tile, softer
+    assert np.abs(crop.astype(np.float32) - full).mean() > 1.0  # ... and really cut from fewer pixels
+
+
+def test_small_crop_turned_and_squashed_keeps_its_angle_target() -> None:
+    """Turned 180 degrees at video scale the crop is the upright crop turned; squashed as by a tilted camera and
+    turned any way, turning it back by its angle target gives the upright tile, never its mirror."""
+    image, polygon = tile_image()
+    patch, poly = D.extract_patch(image, polygon)
+    upright = D.render_small_crop(patch, poly, 0.0, np.random.default_rng(0), _small_only(small_tile_px=(30, 30)))
+    turned = D.render_small_crop(patch, poly, 180.0, np.random.default_rng(0), _small_only(small_tile_px=(30, 30)))
+    back = np.rot90(turned, 2)
+    core = (slice(14, 50), slice(18, 46))
+    assert _corr(back[core], upright[core]) > 0.8
+    tiles = D.TileSet()
+    tiles.add(patch, poly, D.LABEL_INDEX["red-6"], 0.0, "x")
+    params = _small_only(tilt_squash=(0.8, 1.0))  # geometry only: blur and compression blur the comparison
+    rng = np.random.default_rng(3)
+    for _ in range(8):
+        crop, _, angle = D.augmented_sample(tiles, 0, rng, params)
+        back = cv2.warpAffine(crop, D.rotation_matrix((32, 32), -angle), (64, 64), borderMode=cv2.BORDER_REPLICATE)
+        same = _corr(back[core], upright[core])
+        mirrored = max(_corr(back[core], np.flip(upright, axis)[core]) for axis in (0, 1))
+        assert same > 0.5 and same > mirrored + 0.2
+
+
+@pytest.mark.parametrize(
+    ("prob", "near_right_angle"),
+    [
+        (1.0, 1.0),  # every turn within a few degrees of 0/90/180/270
+        (0.0, 10 / 90),  # uniform: the share of angles within 5 degrees of a right angle by chance
+    ],
+)
+def test_turns_near_right_angles(prob: float, near_right_angle: float) -> None:
+    params = D.AugmentParams(right_angle_prob=prob, small_angle_deg=1.5)
+    rng = np.random.default_rng(0)
+    turns = np.array([D.draw_turn(rng, params) for _ in range(2000)])
+    off = np.abs((turns + 45) % 90 - 45)
+    assert np.mean(off < 5) == pytest.approx(near_right_angle, abs=0.03)
+    quarter = np.round(turns / 90) % 4
+    assert all(np.mean(quarter == k) > 0.2 for k in range(4))  # all four seats' directions
+
+
+def test_default_augmentation_keeps_older_recipes_crops() -> None:
+    """Zero probabilities draw no random numbers: a recipe without the new options gets the crops it got before
+    they existed (the turn and photometric draws in their old order)."""
+    image, polygon = tile_image()
+    patch, poly = D.extract_patch(image, polygon)
+    tiles = D.TileSet()
+    tiles.add(patch, poly, D.LABEL_INDEX["red-6"], 0.0, "x")
+    params = D.AugmentParams()
+    crop, _, angle = D.augmented_sample(tiles, 0, np.random.default_rng(5), params)
+    rng = np.random.default_rng(5)
+    turn = float(rng.uniform(0, 360))
+    expected = D.photometric(D.render_crop(patch, poly, turn, rng=rng, jitter=params.jitter), rng, params)
+    assert angle == pytest.approx(turn) and np.array_equal(crop, expected)
+
+
+def test_augment_params_read_the_new_ranges_from_a_recipe() -> None:
+    params = D.AugmentParams.from_dict({"small_tile_prob": 0.5, "small_tile_px": [20, 40], "tilt_squash": [0.8, 1]})
+    assert params.small_tile_prob == 0.5 and params.small_tile_px == (20, 40) and params.tilt_squash == (0.8, 1)
