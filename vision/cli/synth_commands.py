@@ -74,7 +74,7 @@ def cmd_synth_game(args: argparse.Namespace) -> int:
         Path(args.out), players=players, seed=args.seed, violation_rate=args.violations, profile=args.profile,
         minutes=args.minutes, size=args.size, fps=args.fps, progress=not args.json, staging=staging,
         time_limit_s=None if agreed is None else agreed.seconds, late_move=args.late_move,
-        paused_move_s=args.paused_move,
+        paused_move_s=args.paused_move, paused_midway_s=args.paused_midway,
     )  # fmt: skip
     text = (
         f"wrote {summary['video']} ({summary['frames']} frames, {summary['duration_s']:.0f} s of game,"
@@ -125,11 +125,18 @@ def _synth_game_arguments(parser: argparse.ArgumentParser) -> None:
         help="the game's first play goes over the time limit (valid when it passes and untouched after; touched"
         " after it; unfinished at it) and the game ends there: filmed around the moment analyze sees the limit pass",
     )  # fmt: skip
-    parser.add_argument(
+    paused = parser.add_mutually_exclusive_group()
+    paused.add_argument(
         "--paused-move", type=POSITIVE, metavar="SECONDS",
         help="film every play with a pause: the player's hands leave the table for SECONDS before laying a tile"
         " (the table still), then come back and make the move (plays with hands over the table too briefly for it"
         " are filmed as usual)",
+    )  # fmt: skip
+    paused.add_argument(
+        "--paused-midway", type=POSITIVE, metavar="SECONDS",
+        help="film every play with a pause after some of its tiles are laid: half the tiles from the rack on the"
+        " table, the hands off it for SECONDS, then back to finish the move (one move in the truth; plays of one"
+        " tile, or with hands over the table too briefly, are filmed as usual)",
     )  # fmt: skip
     add_json_option(parser)
 

@@ -384,7 +384,12 @@ def play_area_px(camera: Camera) -> list[list[float]]:
 
 
 def timeline(
-    game: SimGame, rng: np.random.Generator, *, fps: float = 30.0, paused_move_s: float | None = None
+    game: SimGame,
+    rng: np.random.Generator,
+    *,
+    fps: float = 30.0,
+    paused_move_s: float | None = None,
+    paused_midway_s: float | None = None,
 ) -> tuple[list[Segment], list[dict[str, Any]], list[tuple[Table, Seat]]]:
     """Segments of video, the truth lines (seats by number), and the table states (with the seat that made each).
 
@@ -397,7 +402,14 @@ def timeline(
     the player's hands reach in, leave the table for this many seconds before any tile is laid (the table as it
     was, still), then come back and make the move; the move's truth line gets ``pause_s`` (hands off, hands back).
     The move keeps its start, settle and end times, so its elapsed time and ruling stay the same.
+
+    ``paused_midway_s``: the same, but the pause comes after some of the play's tiles are laid (:func:`half_laid`:
+    the first half of the tiles from the rack, in the table's order; plays of one tile without a rearrangement are
+    filmed as usual), the table half laid and still meanwhile (issue 16: the rules judge the table at the end of the
+    turn); the truth line gets ``pause_s`` and ``half_laid`` (that table). Still one move in the truth.
     """
+    if paused_move_s is not None and paused_midway_s is not None:
+        raise ValueError("a play pauses before its first tile or after some are laid, not both")
     states: list[tuple[Table, Seat]] = []
     segments: list[Segment] = []
     truth: list[dict[str, Any]] = []
@@ -426,7 +438,18 @@ def timeline(
         switch = start + 0.6 * (settled - start)
         segments.append(Segment(now, start, before))
         pause = _pause(move, start, switch, paused_move_s)
-        if pause is None:
+        half = half_laid(move) if paused_midway_s is not None else None
+        midway = None if half is None else _pause(move, start, settled, paused_midway_s)
+        if midway is not None and half is not None:
+            pause = midway
+            off, back = midway
+            segments.append(Segment(start, start + 0.5 * (off - start), before, seat))
+            halfway = state_of(half, seat)
+            segments.append(Segment(start + 0.5 * (off - start), off, halfway, seat))
+            segments.append(Segment(off, back, halfway))
+            switch = back + 0.5 * (settled - back)
+            segments.append(Segment(back, switch, halfway, seat))
+        elif pause is None:
             segments.append(Segment(start, switch, before, seat))
         else:
             segments.append(Segment(start, pause[0], before, seat))
@@ -446,6 +469,7 @@ def timeline(
                 "settle_s": settled,
                 "end_s": end,
                 **({} if pause is None else {"pause_s": [round(pause[0], 3), round(pause[1], 3)]}),
+                **({} if midway is None or half is None else {"half_laid": half.to_json()}),
             }
         )
         now = end
@@ -474,6 +498,29 @@ def timeline(
 
 PAUSE_HANDS_S = 1.0
 """A paused move's hands are over the table at least this long before the pause and after it."""
+
+
+def half_laid(move: SimMove) -> Table | None:
+    """The table of a play paused midway: its ``after`` without the second half of the tiles it brought from the
+    rack (in the table's order; a set left empty is gone). None for a draw, or where that table would be the one
+    before or after the move (one tile from the rack and no rearrangement)."""
+    if move.kind != "play":
+        return None
+    brought = Counter(move.after.tiles()) - Counter(move.before.tiles())
+    from_rack = []
+    for place, tile in reversed(list(move.after.places())):  # a tile's last copies on the table are the ones brought
+        if brought[tile] > 0:
+            brought[tile] -= 1
+            from_rack.insert(0, place)
+    later = set(from_rack[(len(from_rack) + 1) // 2 :])
+    sets = [
+        [tile for j, tile in enumerate(tile_set) if (i, j) not in later] for i, tile_set in enumerate(move.after.sets)
+    ]
+    loose = [tile for (i, j), tile in move.after.places() if i < 0 and (i, j) not in later]
+    half = Table(tuple(TileSet.of(tiles) for tiles in sets if tiles), tuple(loose))
+    if not later or half.same_layout(move.before) or half.same_layout(move.after):
+        return None
+    return half
 
 
 def _pause(move: SimMove, start: float, switch: float, pause_s: float | None) -> tuple[float, float] | None:
@@ -595,13 +642,16 @@ def write_game(
     time_limit_s: float | None = None,
     late_move: str | None = None,
     paused_move_s: float | None = None,
+    paused_midway_s: float | None = None,
 ) -> dict[str, Any]:
     """Simulate a game and film it into ``out`` (``game.mp4``, ``truth.jsonl``, ``summary.json``). ``time_limit_s``:
     a limit agreed at the table; ``late_move``: the game's first play goes over it, scripted as
     :data:`vision.synth.game.LATE_MOVES` names, and the game ends there; ``paused_move_s``: plays filmed with a pause
-    of that many seconds, hands off the table before the first tile is laid (:func:`timeline`)."""
-    if paused_move_s is not None and not 0 < paused_move_s <= MAX_PAUSE_S:
-        raise ValueError(f"a paused move's pause is more than 0 and at most {MAX_PAUSE_S:g} s, not {paused_move_s:g}")
+    of that many seconds, hands off the table before the first tile is laid; ``paused_midway_s``: the same after some
+    of the play's tiles are laid (:func:`timeline`)."""
+    for pause_s in (paused_move_s, paused_midway_s):
+        if pause_s is not None and not 0 < pause_s <= MAX_PAUSE_S:
+            raise ValueError(f"a paused move's pause is more than 0 and at most {MAX_PAUSE_S:g} s, not {pause_s:g}")
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     game = simulate_game(
@@ -610,7 +660,7 @@ def write_game(
     )  # fmt: skip
     rng = np.random.default_rng([seed, 7])
     film = GameFilm(film_camera(size, rng, staging), size, seed, LayoutParams(), staging)
-    segments, truth, states = timeline(game, rng, fps=fps, paused_move_s=paused_move_s)
+    segments, truth, states = timeline(game, rng, fps=fps, paused_move_s=paused_move_s, paused_midway_s=paused_midway_s)
     stills = _StillCache(film, game, states, seed)
     total_s = segments[-1].end_s if segments else 0.0
     frames = round(total_s * fps)
@@ -645,6 +695,9 @@ def write_game(
         header["staging"] = staging.describe()
     if paused_move_s is not None:
         header["paused_move_s"] = paused_move_s
+        header["paused_moves"] = sum("pause_s" in line for line in truth)
+    if paused_midway_s is not None:
+        header["paused_midway_s"] = paused_midway_s
         header["paused_moves"] = sum("pause_s" in line for line in truth)
     with truth_path.open("w") as handle:
         handle.write(json.dumps(header, sort_keys=True) + "\n")
