@@ -507,7 +507,7 @@ def half_laid(move: SimMove) -> Table | None:
     if move.kind != "play":
         return None
     brought = Counter(move.after.tiles()) - Counter(move.before.tiles())
-    from_rack = []
+    from_rack: list[tuple[int, int]] = []
     for place, tile in reversed(list(move.after.places())):  # a tile's last copies on the table are the ones brought
         if brought[tile] > 0:
             brought[tile] -= 1
