@@ -190,3 +190,13 @@ def test_default_augmentation_keeps_older_recipes_crops() -> None:
 def test_augment_params_read_the_new_ranges_from_a_recipe() -> None:
     params = D.AugmentParams.from_dict({"small_tile_prob": 0.5, "small_tile_px": [20, 40], "tilt_squash": [0.8, 1]})
     assert params.small_tile_prob == 0.5 and params.small_tile_px == (20, 40) and params.tilt_squash == (0.8, 1)
+
+
+@pytest.mark.parametrize(
+    "path", sorted((Path(__file__).resolve().parents[3] / "models").glob("classifier*.yaml")), ids=lambda p: p.stem
+)
+def test_every_classifier_recipe_names_known_augmentations(path: Path) -> None:
+    """A misspelt augmentation option fails here, not after the data of a long run are built."""
+    from vision.train.recipes import load_training_recipe
+
+    D.AugmentParams.from_dict(load_training_recipe(path, "classifier").get("augment"))
