@@ -75,6 +75,13 @@ MAX_STATE_READINGS = 9
 READING_SPACING = 0.75
 """Share of ``1 / sample_hz`` that must pass between two readings of a settling table: a camera metered
 faster than readings are due reads back to back once a reading takes longer than this."""
+SETTLE_LATE_S = 0.3
+"""A settling table's readings are *late* when the last one due is this far behind its schedule (readings spaced by
+``READING_SPACING / sample_hz`` from the first): each reading took longer than the samples leave it (a live camera
+on a busy CPU). Hands back over the table then end a still table that was never read: see
+:meth:`TablePipeline._read_too_late`. At 0.3 s, readings of up to 0.27 s each (these 2 cores idle: 0.17-0.19 s on
+720p, ``bench live``) finish every settling on schedule; on issue 16's 10-game set under load (0.25-0.5 s a reading)
+a play taken back 1.35 s after it settled was merged with its taking back, unsaid, before this check."""
 QUIET_SLACK_S = 0.01
 """Frame times are rounded (30 fps: steps of 0.0333 s), so quiet for ``quiet_s`` allows this much less."""
 OVERHEAD_NMS_IOU = 0.3
@@ -232,6 +239,8 @@ class TablePipeline:
         """Time of the last sample with motion or hands."""
         self.read_s = -1e9
         """Time of the frame last read while settling."""
+        self.first_read_s: float | None = None
+        """Time of the settling table's first reading (None: no reading of it yet)."""
         self.activity_start: float | None = None
         self.seats: Counter[int] = Counter()
         """Samples with an arm over the table, by the seat number it reaches in from."""
@@ -417,15 +426,37 @@ class TablePipeline:
             if self.phase == "settling" and not self.seen_still:
                 self.readings = []
                 return []
-            return self._begin_activity(time_s, frame, activity, keep_start=True)
+            events = self._read_too_late(time_s, frame)
+            return events + self._begin_activity(time_s, frame, activity, keep_start=True)
         if time_s - self.read_s < READING_SPACING / self.config.sample_hz:
             return []  # metered only: still quiet, and the next reading is not due yet
         self.read_s = time_s
+        if not self.readings:
+            self.first_read_s = time_s
         self.readings.append(self._settling_reading(image))
         count = len(self.readings)
         if count < self.config.readings and not (count >= self.config.agreeing_readings and unanimous(self.readings)):
             return []
         return self._settle(image, time_s, frame)
+
+    def _read_too_late(self, time_s: float, frame: int) -> list[Event]:
+        """Hands back over a table still long enough to have settled, had its readings kept to their schedule
+        (:data:`SETTLE_LATE_S`): what the hands left was never read in full, so it is not known (a play taken back,
+        a half move). The move goes on as one, as if the pause had been short, but the camera counts as unread from
+        the first reading on (an ``unread`` line: the move is REVIEW, and the console and station say so at once),
+        never a draw or a verdict on a table nobody read."""
+        if not self.readings or self.first_read_s is None:
+            return []
+        due_s = (self.config.readings - 1) * READING_SPACING / self.config.sample_hz + SETTLE_LATE_S
+        if time_s - self.first_read_s < due_s:
+            return []  # a short pause: the readings were on schedule, the move simply went on
+        event: dict[str, Any] = {
+            "event": "unread", "time_s": round(time_s, 3), "frame": frame, "from_s": round(self.first_read_s, 3),
+            "seconds": round(time_s - self.first_read_s, 3), "readings": len(self.readings),
+            "cause": "the table went still but hands came back before it was read",
+        }  # fmt: skip
+        self.keeper.apply(event)
+        return [event]
 
     def _settle(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
         """The readings taken since the table went quiet, fused: the settled table, handed to the game."""
