@@ -22,8 +22,11 @@ and ruled a draw only once the turn has passed: another seat's hands over the ta
 source (:meth:`TablePipeline.finish`), or the table still for ``pause_hold_s``. The same seat's hands back before
 that continue the move, ruled once when the table settles again (RULES.md §3: a move is a draw or a play, not
 both). A table that changed and would be ruled REVERT (the game asked without applying it,
-:meth:`GameKeeper.would_rule`) is held the same way: a move paused with some tiles laid must be valid only at the end
-of the turn (issue 16); after the turn's time limit it is not held. Any other changed table is ruled when it settles.
+:meth:`GameKeeper.would_rule`) is held the same way (:attr:`PipelineConfig.hold_half_laid`): a move paused with some
+tiles laid must be valid only at the end of the turn (issue 16); after the turn's time limit it is not held. The same
+hands back putting the table as it was before the move give the move up: the held table is ruled REVERT (as it
+settled) and the table put back is its restore. Any other changed table is ruled when it settles (a valid one too,
+unless :attr:`PipelineConfig.hold_valid`).
 
 A hand resting on the table keeps the phase ``active`` (the tiles under it cannot be read), with an
 ``occluded`` warning after ``occluded_warn_s``. A camera bump is detected by :class:`CameraMotionCheck` on
@@ -44,7 +47,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -155,10 +158,12 @@ class PipelineConfig:
     after such a table settled, and 3 s ruled every move as 6 s did; 6 s leaves room for players who think longer.
     (Returns after up to 4.0 s, first taken for pauses, were a fault of the synthetic film of tilted cameras, whose
     arms fell short of the play area: fixed in 0c77393.)"""
-    hold_half_laid: bool = False
+    hold_half_laid: bool = True
     """Hold a changed table that would be ruled REVERT after one seat's hands too (a move paused with some tiles laid,
-    issue 16; see the module's docstring). Off by default: on the bundled demo game bench pipeline's move recall fell
-    from 1.0 to 0.83 with it on, not yet explained."""
+    issue 16; see the module's docstring); False: ruled REVERT when it settles."""
+    hold_valid: bool = False
+    """With ``hold_half_laid``, hold a changed table the game would rule OK (or REVIEW) as well: the same hands back
+    go on with the move, ruled once (False: ruled when it settles, and the rest of the move is a second move)."""
 
 
 @dataclass(frozen=True)
@@ -173,6 +178,8 @@ class _Held:
     left_out: int
     at_limit: Table | None
     touched: bool | None
+    verdict: Verdict | None = None
+    """What the game would rule if the move ended on ``table`` (None: a draw held)."""
 
 
 @dataclass
@@ -467,13 +474,18 @@ class TablePipeline:
         seat = self.seats.most_common(1)[0][0] if self.seats else None
         start_s, hands, events = self.activity_start, self.hands, []
         if self.held is not None and seat == self.held.seat and set(self.seats) == {seat}:
-            start_s, self.held = self.held.start_s, None  # the same hands came back: the move went on
+            if self._taken_back(self.held, table):
+                events += self._rule_held()  # an invalid table put back as it was: the REVERT, then its restore
+            else:
+                start_s, self.held = self.held.start_s, None  # the same hands came back: the move went on
         else:
             events += self._rule_held()
         at_limit, touched = self._limit_evidence(table, seat)
         held = _Held(table, time_s, frame, start_s, seat, left_out, at_limit, touched) if seat is not None else None
-        if held is not None and (self._looks_like_a_draw(table, seat, hands) or self._half_laid(held, hands)):
+        if held is not None and self._looks_like_a_draw(table, seat, hands):
             self.held = held
+        elif held is not None and (verdict := self._half_laid(held, hands)) is not None:
+            self.held = replace(held, verdict=verdict)
         else:
             events += self.keeper.settled(
                 table, time_s=time_s, frame=frame, start_s=start_s, seat=seat, hands=hands, left_out=left_out,
@@ -547,11 +559,12 @@ class TablePipeline:
             and table.same_layout(keeper.table)
         )
 
-    def _half_laid(self, held: _Held, hands: bool) -> bool:
-        """The settled table changed, after one seat's hands, and would be ruled REVERT: it may be a move paused
-        halfway (tiles laid, the hands off to think), which must be valid only at the end of the turn (RULES.md).
-        The game is asked without applying the move (:meth:`GameKeeper.would_rule`). Not after the turn's time
-        limit: the turn is over then (RULES.md §6), whatever the hands do next."""
+    def _half_laid(self, held: _Held, hands: bool) -> Verdict | None:
+        """The verdict of a move ending on the settled table, when that table changed after one seat's hands and may
+        be a move paused halfway (tiles laid, the hands off to think): such a table is held, as the rules judge the
+        table at the end of the turn (RULES.md §3, §5). None: not held. The game is asked without applying the move
+        (:meth:`GameKeeper.would_rule`); a table it would take as no move (a restore) is not held. Not after the
+        turn's time limit: the turn is over then (RULES.md §6), whatever the hands do next."""
         keeper = self.keeper
         if not (
             self.config.hold_half_laid
@@ -564,12 +577,22 @@ class TablePipeline:
             and not held.table.same_layout(keeper.table)
             and (keeper.time_limit_at_s is None or held.time_s < keeper.time_limit_at_s)
         ):
-            return False
+            return None
         verdict = keeper.would_rule(
             held.table, time_s=held.time_s, frame=held.frame, start_s=held.start_s, seat=held.seat, hands=True,
             left_out=held.left_out, table_at_limit=held.at_limit, touched_after_limit=held.touched,
         )  # fmt: skip
-        return verdict is Verdict.REVERT
+        if verdict is Verdict.REVERT or (verdict is not None and self.config.hold_valid):
+            return verdict
+        return None
+
+    def _taken_back(self, held: _Held, table: Table) -> bool:
+        """The same hands, back over a held table the game would rule REVERT, left the table as it was before the
+        move: the move was given up, not finished. That is the REVERT (RULES.md §6: restore the table and draw the
+        penalty), ruled as the held table settled, and this table its restore; taken as the move going on, the
+        violation would be lost in a draw (the bundled demo game's opening under the threshold did so)."""
+        before = self.keeper.table
+        return held.verdict is Verdict.REVERT and before is not None and looks_restored(table, before)
 
     def _rule_held(self) -> list[Event]:
         """The held draw ruled (the game's events), as it was when it settled; nothing when none is held."""
@@ -605,7 +628,7 @@ class TablePipeline:
             quiet = not (activity.busy or activity.global_change)
             table = None
             if quiet and self.phase == "stable":
-                table = self.keeper.table
+                table = self.held.table if self.held is not None else self.keeper.table  # a held move's table
             elif quiet:  # hands just left: this frame (and the quiet ones before it) is the table at the limit
                 table = read_table(fuse([*self.readings, self._read(image)])).table
             self.limit.reached(activity, table, time_s, self._arm_seat(activity))

@@ -34,7 +34,6 @@ def summary(events: list[dict]) -> list[tuple]:
 
 
 def game(scenes: Any, **options: Any) -> Any:
-    options.setdefault("config", PipelineConfig(hold_half_laid=True))
     scene = scenes.TableScene()
     scene.show(START)
     feed = scenes.SceneFeed(scenes.pipeline(scene, **options), scene)
@@ -58,6 +57,12 @@ def test_without_the_hold_the_half_laid_table_is_ruled_revert(scenes: Any) -> No
     feed.hands("bottom", OPENED)
     feed.run(2.0)
     assert summary(feed.events)[0] == (1, 0, "play", "revert")
+
+
+def test_with_the_hold_of_half_laid_tables_off_the_half_table_is_ruled_revert_when_it_settles(scenes: Any) -> None:
+    feed = game(scenes, config=PipelineConfig(hold_half_laid=False))
+    half_laid(feed)
+    assert summary(feed.events) == [(1, 0, "play", "revert")]
 
 
 def test_a_move_paused_with_an_invalid_half_table_then_completed_is_one_ok_move(scenes: Any) -> None:
@@ -108,3 +113,33 @@ def test_the_end_of_the_source_rules_a_held_half_table(scenes: Any) -> None:
     [move] = moves([e if isinstance(e, dict) else e.to_json() for e in feed.pipeline.finish()])
     assert (move["kind"], move["ruling"]["verdict"]) == ("play", "revert")
     assert feed.pipeline.finish() == []
+
+
+def test_an_invalid_half_table_the_same_hands_put_back_is_the_revert_and_its_restore(scenes: Any) -> None:
+    # the bundled demo game's opening under the threshold: laid, the hands off, then the player takes it back (and
+    # draws the penalty); taken as the move going on, it was one draw and the violation was lost
+    feed = game(scenes)
+    half_laid(feed)
+    settled_s = feed.time_s
+    feed.run(PAUSE_S - 1.0)
+    feed.hands("bottom", START)
+    feed.run(2.0)
+    [move] = moves(feed.events)
+    assert (move["player"], move["kind"], move["ruling"]["verdict"]) == (0, "play", "revert")
+    assert move["time_s"] < settled_s and same(move["after"], HALF)  # ruled as the half table settled
+    [restore] = feed.of_kind("restore")
+    assert (restore["after_move"], restore["complete"]) == (1, True) and restore["time_s"] > settled_s
+    assert feed.pipeline.keeper.player == 1 and feed.pipeline.keeper.pending is None
+
+
+def test_an_invalid_half_table_partly_taken_back_goes_on_as_the_move(scenes: Any) -> None:
+    # one tile taken back of two: the table is not the one before the move, so the move goes on (held again)
+    feed = game(scenes)
+    half_laid(feed)
+    feed.run(PAUSE_S - 1.0)
+    feed.hands("bottom", f"{START} loose: red-10")
+    feed.run(2.0)
+    assert moves(feed.events) == []
+    feed.hands("bottom", OPENED)
+    feed.run(2.0)
+    assert summary(feed.events) == [(1, 0, "play", "ok")]
