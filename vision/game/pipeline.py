@@ -57,6 +57,7 @@ from referee.events import Event as GameEvent
 from referee.moves import Verdict
 from referee.table import Table
 from vision.game.moves import GameKeeper, looks_restored
+from vision.game.tilememory import TileMemory
 from vision.game.timelimit import LimitWatch
 from vision.runtime.detections import Detections
 from vision.runtime.detector import TILE_PX, Region
@@ -264,6 +265,8 @@ class TablePipeline:
         """The last sample processed (image, time, frame): :meth:`finish` reads it when the source ends."""
         self.held: _Held | None = None
         """A settled table that looks like a draw, not yet ruled (the move may go on: see the module's docstring)."""
+        self.tile_memory = TileMemory()
+        """The last settled table and its picture: a tile lying as it lay then is weighed against its reading then."""
         self.stats = PipelineStats()
         self.latest: dict[str, Any] = {"table": keeper.table, "detections": None, "activity": None}
 
@@ -467,8 +470,9 @@ class TablePipeline:
 
     def _settle(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
         """The readings taken since the table went quiet, fused: the settled table, handed to the game."""
-        reading = read_table(fuse(self.readings))
+        reading = read_table(self.tile_memory.weigh(image, fuse(self.readings)))
         table, left_out = reading.table, len(reading.left_out)
+        self.tile_memory.remember(image, table)
         self.latest["table"], self.latest["left_out"] = table, reading.left_out
         self.stats.settles += 1
         seat = self.seats.most_common(1)[0][0] if self.seats else None
