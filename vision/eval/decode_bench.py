@@ -9,9 +9,10 @@ it as a phone writes one (H.264 by libx264, a keyframe every second, x264's B-fr
   ``pyav`` (:mod:`vision.runtime.decode`: keyframes only while the table is still, disposable frames skipped),
   with the models loaded once beforehand (loading them is not the video's) and the play area found (``auto``,
   the default: the user's path) or given (``truth``, labelled so in the output); with ``baseline`` also
-  ``pyav-reread``: PyAV with every reading made
+  ``pyav-dense``: PyAV decoding every busy sample (:attr:`~vision.session.analyze.AnalyzeOptions.hands_keyframes`
+  off: not keyframes only while an arm stays over the table), and ``pyav-reread``: PyAV with every reading made
   (:attr:`~vision.game.pipeline.PipelineConfig.reuse_unchanged` off: no reading of an unchanged picture reused, no
-  verification skipped), what reusing readings saves, measured in the same run.
+  verification skipped), what each saves, measured in the same run.
 
 Each is timed in wall seconds and in the CPU seconds of this process (decoder and ONNX Runtime threads included):
 on a machine shared with other jobs the wall clock also counts what they took, so both speeds are given, as *x real
@@ -123,8 +124,8 @@ def bench_video(
     label: str = "",
     baseline: bool = False,
 ) -> dict[str, Any]:
-    """One video of a game folder: plain decoding and each decoder's analysis (``baseline``: and PyAV's with every
-    reading made), timed and scored."""
+    """One video of a game folder: plain decoding and each decoder's analysis (``baseline``: and PyAV's decoding
+    every busy sample, and making every reading), timed and scored."""
     from vision.game.gamelog import GameSetup
     from vision.session.analyze import AnalyzeOptions
 
@@ -148,12 +149,14 @@ def bench_video(
         setup = GameSetup.of(header["profile"], header["players"])
         options = AnalyzeOptions(setup=setup, calibration=how, progress=False, decoder=decoder)
         row["analyze"][decoder] = _analysis(video, out, options, reader, truth)
-    if baseline:  # the same PyAV analysis with every reading made
+    if baseline:  # the same PyAV analysis decoding every busy sample, and with every reading made
         from dataclasses import replace
 
+        dense = replace(options, decoder="pyav", hands_keyframes=False)
         reread = replace(options, decoder="pyav", config=replace(options.config, reuse_unchanged=False))
-        out = work / f"{folder.name}-{label or 'mp4'}-pyav-reread"
-        row["analyze"]["pyav-reread"] = _analysis(video, out, reread, reader, truth)
+        for name, variant in (("pyav-dense", dense), ("pyav-reread", reread)):
+            out = work / f"{folder.name}-{label or 'mp4'}-{name}"
+            row["analyze"][name] = _analysis(video, out, variant, reader, truth)
     _ratios(row)
     return row
 
@@ -264,6 +267,8 @@ def format_decode_benchmark(result: dict[str, Any]) -> str:
         for name, timing in row["analyze"].items():
             stats = timing.get("decode") or {}
             decoded = f", decoded {stats['decoded']} of {row['frames']} frames" if "decoded" in stats else ""
+            if stats.get("hand_probes"):
+                decoded += f" ({stats['hand_probes']} keyframes under hands, {stats['hand_probes_left']} gone)"
             reused = timing.get("readings_reused", 0) + timing.get("verifies_skipped", 0)
             lines.append(
                 f"  analyze {name:<6} {_speed(timing)}; {timing['samples']} samples, {timing['readings']} readings"
@@ -292,8 +297,8 @@ def _speed(timing: dict[str, Any]) -> str:
 
 def bench_suite(args: argparse.Namespace) -> tuple[Any, str]:
     """``bench decode``: ``--games`` synth-game folders, or ``--inputs`` (default 1) games of ``--minutes`` made in
-    ``cache/bench-pipeline``; each also as H.264, read the user's way (the play area found, not given), and once
-    more with every reading made (``baseline``: what reusing readings saves, in the same run)."""
+    ``cache/bench-pipeline``; each also as H.264, read the user's way (the play area found, not given), and again
+    decoding every busy sample and making every reading (``baseline``: what each saves, in the same run)."""
     from vision.eval.pipeline_bench import generate_games
 
     if args.games:
@@ -316,7 +321,9 @@ def main(argv: list[str] | None = None) -> int:
         help="the play area found as analyze finds it (auto, the default: the user's path) or the true one handed over",
     )
     parser.add_argument(
-        "--baseline", action="store_true", help="also analyze with PyAV making every reading (none reused)"
+        "--baseline",
+        action="store_true",
+        help="also analyze with PyAV decoding every busy sample, and making every reading (none reused)",
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)

@@ -13,7 +13,17 @@ not the analysis, sets the pace there. :class:`SparseVideo` decodes less:
   the frames it would have seen from a full decode, so the start of a move is never skipped over;
 - **while something happens** every packet is decoded (with several threads), and frames nobody refers to
   (``skip_frame`` ``NONREF``: an H.264 stream's disposable B-frames) are not decoded at all: the sample is then the
-  first decoded frame at or after the one due (a frame or two later);
+  first decoded frame at or after the one due (a frame or two later), and the next is due where it was (busy samples
+  are due every ``busy_step`` frames counted from the last still sample, as OpenCV reads them);
+- **while hands stay over the table** (the analysis says so: :class:`HandsOver`) it decodes keyframes only again:
+  the next keyframe at least ``busy_step`` frames on is decoded alone and shown to the analysis's own activity
+  meter (on a copy, nothing counted). Hands still there, it is the next sample, and the frames in between are not
+  decoded; hands gone, the gap is decoded after all from the kept packets and sampled from the last sample on, on
+  the grid a full decode keeps, so the analysis sees the hands leave and the table settle frame for frame as before.
+  What it cannot see is hands lifted and back between two keyframes that both show them (at most
+  :data:`MAX_PROBE_GAP_S`): the table is read only after ``quiet_s`` without hands and settles after three readings
+  (0.67 s at 6 samples a second), so a pause shorter than that is one move either way, and a longer one within a
+  second is taken as part of the move (as the analysis takes a paused move whose hands come back);
 - only sampled frames are converted to BGR.
 
 Probing needs keyframes at most :data:`MAX_PROBE_GAP_S` apart (phones write one a second): with sparser keyframes
@@ -67,6 +77,18 @@ RegionOf = Callable[[], tuple[float, float, float, float] | None] | None
 """Asked before each sample: the part of the frame the analysis looks at, in pixels (None: all of it)."""
 
 
+@dataclass(frozen=True, slots=True)
+class HandsOver:
+    """What the analysis tells the decoder about hands over the table (see the module's docstring)."""
+
+    now: Callable[[], bool]
+    """Asked before each busy sample: the last sample showed hands over the table, and until they leave no sample
+    can be read or counted otherwise (not near a turn's time limit)."""
+    seen_in: Callable[[Frame], bool]
+    """A frame the decoder may hand out next shows hands over the table, as the analysis would see it (asked
+    without the analysis counting it)."""
+
+
 _LUMA_FIRST = {"yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "nv12", "nv21", "gray"}
 """8-bit pixel formats whose first plane is the luma."""
 
@@ -86,6 +108,10 @@ class DecodeStats:
     probes_changed: int = 0
     rewinds: int = 0
     delivered: int = 0
+    hand_probes: int = 0
+    """Keyframes shown to :attr:`HandsOver.seen_in` while hands were over the table..."""
+    hand_probes_left: int = 0
+    """...of which showed the hands gone (the gap before them decoded after all)."""
 
     def to_json(self) -> dict[str, int]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -149,6 +175,14 @@ class SparseVideo:
         self._closed = False
         self._region: tuple[float, float, float, float] | None = None
         """Where the analysis looks (pixels), as ``region()`` last said."""
+        self._grid = 0
+        """Where busy samples are counted from: busy samples are due ``busy_step`` frames apart from here on, wherever
+        the frame handed out for each fell (a disposable frame skipped, a keyframe taken under hands), as OpenCV
+        reads them; the last still sample sets it."""
+        self._dense_to = -1
+        """A keyframe that showed the hands gone: no keyframes only while hands are over the table before it."""
+        self._image: tuple[Any, np.ndarray] | None = None
+        """A decoded frame already converted to BGR (a keyframe shown to the analysis), with its image."""
         first = self._next_decoded()
         if first is None:
             self.close()
@@ -157,7 +191,10 @@ class SparseVideo:
         self.size: tuple[int, int] = (int(image.shape[1]), int(image.shape[0]))
         self._last_index = self._index(first)
         self._first: Frame | None = Frame(self._last_index, self._last_index / self.fps, image)
-        self._last_small = _luma_small(first, self.size)
+        self._last_decoded: Any = first
+        """The last frame handed out, as decoded: a probe compares its luma..."""
+        self._last_small: np.ndarray | None = None
+        """...made when a probe first needs it."""
 
     # -- frames -------------------------------------------------------------------------------------------
 
@@ -170,30 +207,89 @@ class SparseVideo:
         return frame
 
     def frames(
-        self, after: Frame, *, busy_step: int, still_step: int, still: Callable[[], bool], region: RegionOf = None
+        self,
+        after: Frame,
+        *,
+        busy_step: int,
+        still_step: int,
+        still: Callable[[], bool],
+        region: RegionOf = None,
+        hands: HandsOver | None = None,
     ) -> Iterator[Frame]:
-        """The samples after ``after``: the first decodable frame at or after ``busy_step`` frames on, or
-        ``still_step`` while ``still()`` (asked after each sample has been looked at). ``region()``: the part of the
-        frame the analysis looks at (``x0, y0, x1, y1`` in pixels; the whole frame when None): a probe compares
-        only there, so players sorting their racks beside the play area change nothing."""
-        last = after.index
+        """The samples after ``after``: the first decodable frame at or after each ``busy_step``-th frame (counted
+        from the last still sample), or ``still_step`` on while ``still()`` (asked after each sample has been
+        looked at). ``region()``: the part of the frame the analysis looks at (``x0, y0, x1, y1`` in pixels; the
+        whole frame when None): a probe compares only there, so players sorting their racks beside the play area
+        change nothing. ``hands``: keyframes only while hands stay over the table (see the module's docstring)."""
+        self._grid = last = after.index
         while True:
             self._region = region() if region is not None else None
             is_still = still()
-            due = last + (still_step if is_still else busy_step)
-            decoded = self._probe_until(due) if is_still and self.probe else self._dense_until(due)
+            if is_still:
+                due = last + still_step
+                decoded = self._probe_until(due) if self.probe else self._dense_until(due)
+            else:
+                due = self._grid + busy_step * ((last - self._grid) // busy_step + 1)  # the grid's next frame
+                if hands is not None and self.probe and last >= self._dense_to and hands.now():
+                    decoded = self._hands_until(last + busy_step, due, hands)
+                else:
+                    decoded = self._dense_until(due)
             if decoded is None:
                 return
             index = self._index(decoded)
-            image = decoded.to_ndarray(format="bgr24")
-            self._last_small = _luma_small(decoded, self.size)
+            image = self._bgr(decoded)
+            self._last_decoded, self._last_small = decoded, None
             self._last_index = index
+            if is_still:
+                self._grid = index
             self.stats.frames_read += 1
             self.decode_stats.delivered += 1
             last = index
             yield Frame(index, index / self.fps, image)
 
+    def _bgr(self, frame: Any) -> np.ndarray:
+        """``frame`` converted to BGR (once: a keyframe shown to the analysis already was)."""
+        if self._image is not None and self._image[0] is frame:
+            return self._image[1]
+        self._image = None
+        return frame.to_ndarray(format="bgr24")
+
     # -- decoding ---------------------------------------------------------------------------------------
+
+    def _hands_until(self, after: int, due: int, hands: HandsOver) -> Any:
+        """While hands are over the table: the next keyframe at or after frame ``after`` if it shows them still
+        there (the frames in between left undecoded); else, from the kept packets, the first frame at or after
+        ``due`` (the grid's next) decoded in full. Falls back to :meth:`_dense_until` while frames are queued."""
+        if self._queue:
+            return self._dense_until(due)
+        kept = list(self._gop)
+        """Packets from the keyframe at or before the last sample on, to decode after all if the hands left."""
+        while True:
+            packet = self._next_packet()
+            self._primed = False
+            if packet is None:
+                return self._replay(kept, due)
+            if not packet.is_keyframe or self._packet_index(packet) < after:
+                kept.append(packet)
+                if not self.probe:  # no keyframe for too long (see _next_packet): decode in full from here on
+                    return self._replay(kept, due)
+                continue
+            if self._key_gap_s > MAX_PROBE_GAP_S + 0.5 / self.fps:
+                self.probe = False  # keyframes too sparse to see between: decode every frame from here on
+                return self._replay([*kept, packet], due)
+            frame = self._decode_alone(packet)
+            if frame is None:
+                kept.append(packet)
+                continue
+            self.decode_stats.hand_probes += 1
+            index = self._index(frame)
+            image = frame.to_ndarray(format="bgr24")
+            if hands.seen_in(Frame(index, index / self.fps, image)):
+                self._image = (frame, image)
+                return frame
+            self.decode_stats.hand_probes_left += 1
+            self._dense_to = index
+            return self._replay([*kept, packet], due)
 
     def _dense_until(self, due: int) -> Any:
         """The first decoded frame at or after frame ``due``, every packet decoded on the way."""
@@ -233,12 +329,18 @@ class SparseVideo:
                 kept.append(packet)
                 continue
             self.decode_stats.probes += 1
-            if _changed(_luma_small(frame, self.size), self._last_small, self._probe_box()):
+            if _changed(_luma_small(frame, self.size), self._last_luma(), self._probe_box()):
                 self.decode_stats.probes_changed += 1
                 return self._replay([*kept, packet], due)
             if self._index(frame) >= due:
                 return frame
             kept = [packet]
+
+    def _last_luma(self) -> np.ndarray:
+        """The last frame handed out at :data:`PROBE_WIDTH` (made once, when a probe first needs it)."""
+        if self._last_small is None:
+            self._last_small = _luma_small(self._last_decoded, self.size)
+        return self._last_small
 
     def _probe_box(self) -> tuple[int, int, int, int] | None:
         """:attr:`_region` in the probe image's pixels, a pixel wider on each side; None: the whole frame."""
@@ -340,6 +442,11 @@ class SparseVideo:
         start = self._start or 0
         return max(0, round((frame.pts - start) * self._time_base * self.fps))
 
+    def _packet_index(self, packet: Any) -> int:
+        """The frame a packet holds (its presentation time in frames; the next frame's when it has none)."""
+        time_s = self._packet_time(packet)
+        return self._last_index + 1 if time_s is None else max(0, round(time_s * self.fps))
+
     def _packet_time(self, packet: Any) -> float | None:
         if packet.pts is None:
             return None
@@ -426,13 +533,16 @@ def sample(
     still_step: int,
     still: Callable[[], bool],
     region: RegionOf = None,
+    hands: HandsOver | None = None,
 ) -> Iterator[Frame]:
     """The frames after ``first`` at the analysis's pace: ``busy_step`` frames apart, ``still_step`` while
     ``still()`` (asked after each frame has been looked at); OpenCV skips the frames in between without converting
-    them, PyAV without decoding what it need not (its probes compare ``region()`` only: see
-    :meth:`SparseVideo.frames`)."""
+    them, PyAV without decoding what it need not (its probes compare ``region()`` only, and while ``hands`` says
+    hands are over the table it takes keyframes showing them: see :meth:`SparseVideo.frames`)."""
     if isinstance(source, SparseVideo):
-        yield from source.frames(first, busy_step=busy_step, still_step=still_step, still=still, region=region)
+        yield from source.frames(
+            first, busy_step=busy_step, still_step=still_step, still=still, region=region, hands=hands
+        )
         return
     while True:
         step = still_step if still() else busy_step

@@ -12,6 +12,7 @@ SIGTERM: see :mod:`vision.session.stopping`) ends the analysis between frames wi
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import re
 import time
@@ -24,7 +25,7 @@ from typing import Any
 from vision.game.gamelog import GameLog
 from vision.game.pipeline import TablePipeline
 from vision.runtime.capture import CaptureStats, Frame
-from vision.runtime.decode import SparseVideo, VideoSource, sample
+from vision.runtime.decode import HandsOver, SparseVideo, VideoSource, sample
 from vision.runtime.progress import ProgressBar
 from vision.runtime.reader import Reader
 from vision.session.common import END_OF_VIDEO, GameOptions, calibrate_for
@@ -43,6 +44,9 @@ class AnalyzeOptions(GameOptions):
     decoder: str = "auto"
     """"pyav" (keyframes only while the table is still: :mod:`vision.runtime.decode`), "opencv" (every frame decoded),
     or "auto": PyAV where it is installed."""
+    hands_keyframes: bool = True
+    """With PyAV, keyframes only while an arm stays over the table (:class:`vision.runtime.decode.HandsOver`);
+    False: every busy sample decoded, as before (``bench decode --baseline`` measures both in one run)."""
 
 
 class OutputFolderError(ValueError):
@@ -245,11 +249,29 @@ def _sampled(
     def still() -> bool:  # near a turn's time limit every sample counts, still table or not
         return pipeline.phase == "stable" and not pipeline.near_limit
 
-    for frame in sample(source, first, busy_step=busy_step, still_step=still_step, still=still, region=looked_at):
+    hands = HandsOver(now=lambda: _hands_over(pipeline), seen_in=lambda frame: _arm_in(pipeline, frame))
+    frames = sample(
+        source, first, busy_step=busy_step, still_step=still_step, still=still, region=looked_at,
+        hands=hands if options.hands_keyframes else None,
+    )  # fmt: skip
+    for frame in frames:
         if bar is not None:
             bar.advance(frame.index - done)
             done = frame.index
         yield frame
+
+
+def _hands_over(pipeline: TablePipeline) -> bool:
+    """The last sample showed an arm over the table mid-move: until the pipeline sees it gone, no sample is read (a
+    reading is due only after ``quiet_s`` without hands), and none near a turn's time limit is thinned out."""
+    activity = pipeline.latest["activity"]
+    return pipeline.phase == "active" and not pipeline.near_limit and activity is not None and activity.arm
+
+
+def _arm_in(pipeline: TablePipeline, frame: Frame) -> bool:
+    """``frame`` shows an arm over the table as the pipeline's meter would measure it next (on a copy of the meter:
+    what the pipeline counts is unchanged)."""
+    return copy.copy(pipeline.meter).measure(frame.image).arm
 
 
 def _decode_json(source: VideoSource) -> dict[str, Any]:

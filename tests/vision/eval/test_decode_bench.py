@@ -42,7 +42,7 @@ def test_decoding_and_both_analyses_in_one_run(
         assert row["decode"]["pyav"]["frames"] == frames  # both decoders see every frame
         opencv = row["decode"]["opencv"]
         assert opencv["share_of_decode_wall"] == 1.0 and opencv["share_of_decode_cpu"] == 1.0
-        assert list(row["analyze"]) == [*DECODERS, "pyav-reread"]  # the command adds the every-reading baseline
+        assert list(row["analyze"]) == [*DECODERS, "pyav-dense", "pyav-reread"]  # the command adds both baselines
         for analysis in row["analyze"].values():
             assert analysis["true_moves"] > 0 and 0 <= analysis["moves_found"] <= analysis["true_moves"]
             assert analysis["x_real_time_wall"] == pytest.approx(row["video_s"] / analysis["wall_s"], rel=0.01)
@@ -64,7 +64,9 @@ def test_the_baseline_makes_every_reading_in_the_same_run(game: Path, tmp_path: 
 
     result = run_decode_benchmark([game], tmp_path, baseline=True)
     [row] = result["rows"]
-    assert list(row["analyze"]) == [*DECODERS, "pyav-reread"]
+    assert list(row["analyze"]) == [*DECODERS, "pyav-dense", "pyav-reread"]
+    dense = row["analyze"]["pyav-dense"]
+    assert dense["decode"]["hand_probes"] == 0  # every busy sample decoded: no keyframes only under hands
     reread, pyav = row["analyze"]["pyav-reread"], row["analyze"]["pyav"]
     assert reread["readings_reused"] == 0 and reread["verifies_skipped"] == 0  # every reading made
     assert reread["decode"]["decoder"] == "pyav" and reread["true_moves"] == pyav["true_moves"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
-from itertools import pairwise
 from pathlib import Path
 
 import cv2
@@ -137,7 +136,8 @@ def test_disposable_frames_are_not_decoded_and_the_sample_is_the_next_decoded_fr
         seen = walk(source, lambda _: False, busy=2)
         decoded = source.decode_stats.decoded
     assert decoded < 60  # B-frames nobody refers to were skipped
-    assert all(0 < b - a <= 4 for a, b in pairwise(seen)) and seen[-1] >= 56
+    # The sample is the first decoded frame at or after the one due; the next is due on the grid all the same.
+    assert all(seen[i] - 2 * i in (0, 1, 2) for i in range(len(seen))) and seen[-1] >= 56
     with SparseVideo(video, skip_nonref=False) as source:
         assert walk(source, lambda _: False, busy=2) == list(range(0, 60, 2))
 
@@ -159,6 +159,51 @@ def test_moves_from_still_to_busy_and_back(tmp_path: Path) -> None:
     assert seen[:3] == [0, 10, 20]
     assert seen[3:13] == list(range(22, 42, 2))  # every busy sample, frames after a keyframe probe decoded
     assert seen[13:] == [50, 60, 65]  # still again: keyframes (unchanged since 40); after the last, all decoded
+
+
+def hand_in(frame: decode.Frame) -> bool:
+    """The dark hand of :func:`table` is in the picture."""
+    return bool(frame.image[60, 10].mean() < 80)
+
+
+def walk_hands(video: Path) -> tuple[list[int], decode.DecodeStats]:
+    """Busy samples every 2nd frame, keyframes only while the last sample showed the hand."""
+    with SparseVideo(video) as source:
+        first = source.read()
+        assert first is not None
+        seen = [first]
+        hands = decode.HandsOver(now=lambda: hand_in(seen[-1]), seen_in=hand_in)
+        seen += sample(source, first, busy_step=2, still_step=5, still=lambda: False, hands=hands)
+        return [f.index for f in seen], source.decode_stats
+
+
+@pytest.mark.parametrize("bframes", [0, 2])  # and with disposable frames, decoded only where a sample is due
+def test_while_hands_stay_over_the_table_only_keyframes_are_decoded(tmp_path: Path, bframes: int) -> None:
+    # The hand is over the table from frame 13 to 46; keyframes every 10 frames.
+    def draw(index: int) -> np.ndarray:
+        return table(index, tile_from=30, hand=range(13, 47))
+
+    video = write_video(tmp_path / "hands.mp4", 70, draw, bframes=bframes)
+    seen, stats = walk_hands(video)
+    with SparseVideo(video) as source:  # the same walk decoding every busy sample
+        dense = walk(source, lambda _: False, busy=2)
+        assert source.decode_stats.hand_probes == 0
+    # Up to the hand first seen (at 14, or a frame later) the same samples; then keyframes showing the hand, the
+    # frames between them not decoded; keyframe 50 shows it gone: frames from 40 on decoded after all, sampled as the
+    # full walk does.
+    first_hand = next(i for i in dense if i >= 13)
+    assert seen == [i for i in dense if i <= first_hand] + [20, 30, 40] + [i for i in dense if i > 40]
+    if not bframes:
+        assert dense == list(range(0, 70, 2)) and first_hand == 14
+    assert (stats.hand_probes, stats.hand_probes_left) == (4, 1)
+    assert stats.decoded < 70 - 15
+
+
+def test_hands_lifted_and_back_between_two_keyframes_showing_them_go_unseen(tmp_path: Path) -> None:
+    # The bound of what keyframes only may miss: a hand away from 22 to 26 only, keyframes 20 and 30 show hands.
+    video = write_video(tmp_path / "lifted.mp4", 60, lambda i: table(i, hand=range(13, 47) if not 22 <= i < 27 else ()))
+    seen, _ = walk_hands(video)
+    assert not {22, 24, 26} & set(seen) and seen[8:11] == [20, 30, 40]
 
 
 @pytest.mark.parametrize(
