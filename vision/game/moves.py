@@ -175,17 +175,34 @@ class GameKeeper:
         left_out: int = 0,
         table_at_limit: Table | None = None,
         touched_after_limit: bool | None = None,
+        doubt: str | None = None,
     ) -> list[Event]:
         """The table is still again after activity (``hands``: an arm was seen over it, from ``seat``;
         ``left_out``: boxes left out of the reading as most likely not tiles; ``table_at_limit``: the table read
         when the turn's time limit passed, None where hands were over it; ``touched_after_limit``: hands over the
-        table after the limit, None when not known: ruled on for a move over time, RULES.md §6)."""
-        return self._take(
-            self.game.on_settled(
-                after, time_s=time_s, frame=frame, start_s=start_s, hands_seat=seat, hands=hands, left_out=left_out,
-                table_at_limit=table_at_limit, touched_after_limit=touched_after_limit,
-            )
+        table after the limit, None when not known: ruled on for a move over time, RULES.md §6). ``doubt``: why the
+        camera cannot tell how to rule the move: it is ruled REVIEW (no penalty), the sentence added to its notes."""
+        step = self.game.on_settled(
+            after, time_s=time_s, frame=frame, start_s=start_s, hands_seat=seat, hands=hands, left_out=left_out,
+            table_at_limit=table_at_limit, touched_after_limit=touched_after_limit,
         )  # fmt: skip
+        if doubt is not None:
+            step = self._in_doubt(step[1], doubt)
+        return self._take(step)
+
+    def _in_doubt(self, events: list[Event], note: str) -> tuple[Game, list[Event]]:
+        """``events`` with each move in them ruled REVIEW (no penalty, ``note`` added), applied to this game."""
+        doubted: list[Event] = []
+        for event in events:
+            if isinstance(event, Move) and event.ruling.verdict is not Verdict.REVIEW:
+                ruling = event.ruling
+                ruling = replace(ruling, verdict=Verdict.REVIEW, penalty_tiles=0, notes=(*ruling.notes, note))
+                event = replace(event, ruling=ruling)
+            doubted.append(event)
+        game = self.game
+        for event in doubted:
+            game = game.apply(event)
+        return game, doubted
 
     def would_rule(
         self,
@@ -199,10 +216,12 @@ class GameKeeper:
         left_out: int = 0,
         table_at_limit: Table | None = None,
         touched_after_limit: bool | None = None,
+        game: Game | None = None,
     ) -> Verdict | None:
         """The verdict :meth:`settled` would give a move ending on ``after`` (None: it would rule no move), asked
-        without applying it: the game is a pure state machine, so the step is taken and dropped."""
-        _, events = self.game.on_settled(
+        without applying it: the game is a pure state machine, so the step is taken and dropped. ``game``: an
+        earlier state of this game to ask instead (before its last move: that move as if it had gone on)."""
+        _, events = (game or self.game).on_settled(
             after, time_s=time_s, frame=frame, start_s=start_s, hands_seat=seat, hands=hands, left_out=left_out,
             table_at_limit=table_at_limit, touched_after_limit=touched_after_limit,
         )  # fmt: skip

@@ -54,10 +54,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from referee.events import Event as GameEvent
+from referee.events import Move
+from referee.game import Game
 from referee.moves import Verdict
 from referee.table import Table
 from vision.game.moves import GameKeeper, looks_restored
-from vision.game.tilememory import TileMemory
 from vision.game.timelimit import LimitWatch
 from vision.runtime.detections import Detections
 from vision.runtime.detector import TILE_PX, Region
@@ -181,6 +182,19 @@ class _Held:
     touched: bool | None
     verdict: Verdict | None = None
     """What the game would rule if the move ended on ``table`` (None: a draw held)."""
+    doubt: str | None = None
+    """Why it is to be ruled REVIEW (see :meth:`TablePipeline._doubt`), or None."""
+
+
+@dataclass(frozen=True)
+class _Ruled:
+    """A play ruled OK as it settled after one seat's hands, the turn not yet seen to pass: the same hands may go on
+    with it (a move paused with a valid table). ``game``: the game before it, to rule the move as a whole."""
+
+    seat: int
+    game: Game
+    start_s: float | None
+    time_s: float
 
 
 @dataclass
@@ -265,8 +279,8 @@ class TablePipeline:
         """The last sample processed (image, time, frame): :meth:`finish` reads it when the source ends."""
         self.held: _Held | None = None
         """A settled table that looks like a draw, not yet ruled (the move may go on: see the module's docstring)."""
-        self.tile_memory = TileMemory()
-        """The last settled table and its picture: a tile lying as it lay then is weighed against its reading then."""
+        self.ruled: _Ruled | None = None
+        """The last play, ruled OK as it settled, while the same hands may still go on with it."""
         self.stats = PipelineStats()
         self.latest: dict[str, Any] = {"table": keeper.table, "detections": None, "activity": None}
 
@@ -308,6 +322,7 @@ class TablePipeline:
             if self.clock_pressed is None:  # a second press while waiting changes nothing
                 self.clock_pressed, self.warned_clock = (time_s, frame), False
             return []
+        self.ruled = None
         held = self._rule_held()  # the press ends the turn: a held draw was one
         table = self.keeper.table if self.phase == "stable" else None
         if self.limit is not None and self.limit.due(time_s) and table is not None:
@@ -361,6 +376,8 @@ class TablePipeline:
         events: list[Event] = []
         if self.held is not None and time_s - self.held.time_s >= self.config.pause_hold_s:
             events += self._rule_held()  # still for long enough: the move was a draw
+        if self.ruled is not None and time_s - self.ruled.time_s >= self.config.pause_hold_s:
+            self.ruled = None  # the turn has passed
         if activity.busy or activity.global_change:
             return events + self._begin_activity(time_s, frame, activity)
         check = self.motion_check
@@ -401,6 +418,7 @@ class TablePipeline:
             self.disagreement = table
             return [{"event": "reading-disagrees", **at, "table": table.to_json()}]
         self.disagreement = None
+        self.ruled = None
         held = self._rule_held()
         at_limit, touched = self._limit_evidence(table, None)
         events: list[Event] = held + list(self.keeper.settled(
@@ -470,13 +488,14 @@ class TablePipeline:
 
     def _settle(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
         """The readings taken since the table went quiet, fused: the settled table, handed to the game."""
-        reading = read_table(self.tile_memory.weigh(image, fuse(self.readings)))
+        reading = read_table(fuse(self.readings))
         table, left_out = reading.table, len(reading.left_out)
-        self.tile_memory.remember(image, table)
         self.latest["table"], self.latest["left_out"] = table, reading.left_out
         self.stats.settles += 1
         seat = self.seats.most_common(1)[0][0] if self.seats else None
         start_s, hands, events = self.activity_start, self.hands, []
+        ruled = self.ruled if self.ruled is not None and set(self.seats) == {self.ruled.seat} else None
+        self.ruled = ruled  # another seat's hands, or none seen: the turn passed
         if self.held is not None and seat == self.held.seat and set(self.seats) == {seat}:
             if self._taken_back(self.held, table):
                 events += self._rule_held()  # an invalid table put back as it was: the REVERT, then its restore
@@ -486,16 +505,23 @@ class TablePipeline:
             events += self._rule_held()
         at_limit, touched = self._limit_evidence(table, seat)
         held = _Held(table, time_s, frame, start_s, seat, left_out, at_limit, touched) if seat is not None else None
+        if held is not None and ruled is not None:
+            held = replace(held, doubt=self._doubt(ruled, held))
         if held is not None and self._looks_like_a_draw(table, seat, hands):
             self.held = held
         elif held is not None and (verdict := self._half_laid(held, hands)) is not None:
             self.held = replace(held, verdict=verdict)
         else:
-            events += self.keeper.settled(
+            game = self.keeper.game
+            settled = self.keeper.settled(
                 table, time_s=time_s, frame=frame, start_s=start_s, seat=seat, hands=hands, left_out=left_out,
-                table_at_limit=at_limit, touched_after_limit=touched,
+                table_at_limit=at_limit, touched_after_limit=touched, doubt=None if held is None else held.doubt,
             )  # fmt: skip
+            events += settled
+            if seat is not None and hands and any(_ok_play(event) for event in settled):
+                self.ruled = ruled or _Ruled(seat, game, start_s, time_s)
         if self.clock_pressed is not None:
+            self.ruled = None  # the press ends the turn
             pressed_s, pressed_frame = self.clock_pressed
             self.clock_pressed = None
             events += self.keeper.clock(
@@ -542,6 +568,8 @@ class TablePipeline:
             return []
         seat = seat_at(self.keeper.players, activity.edge, activity.along).number
         self.seats[seat] += 1
+        if self.ruled is not None and seat != self.ruled.seat:
+            self.ruled = None  # the next player's hands: the turn has passed
         if self.held is None or seat == self.held.seat:
             return []
         events = self._rule_held()
@@ -598,6 +626,25 @@ class TablePipeline:
         before = self.keeper.table
         return held.verdict is Verdict.REVERT and before is not None and looks_restored(table, before)
 
+    def _doubt(self, ruled: _Ruled, held: _Held) -> str | None:
+        """The same hands went on with a play already ruled OK as it settled (its valid table was a pause, the move
+        unfinished): the rest is a move of its own to the game, which may rule it otherwise than the move as a
+        whole (a tile laid then taken back, the table rearranged without a tile from the rack: a false REVERT; a
+        manipulation in the opening turn, the time limit over both parts: a violation lost). Then the camera
+        cannot tell which the rules mean, and the rest is ruled REVIEW with this sentence; None when both agree."""
+        at: dict[str, Any] = {
+            "time_s": held.time_s, "frame": held.frame, "seat": held.seat, "hands": True, "left_out": held.left_out,
+            "table_at_limit": held.at_limit, "touched_after_limit": held.touched,
+        }  # fmt: skip
+        alone = self.keeper.would_rule(held.table, start_s=held.start_s, **at)
+        whole = self.keeper.would_rule(held.table, start_s=ruled.start_s, game=ruled.game, **at)
+        if alone is None or whole is None or alone is whole:
+            return None
+        return (
+            f"the same player went on after the last move was ruled ok: ruled as one move with it this is"
+            f" {whole.value}, alone {alone.value}; a person decides"
+        )
+
     def _rule_held(self) -> list[Event]:
         """The held draw ruled (the game's events), as it was when it settled; nothing when none is held."""
         held, self.held = self.held, None
@@ -605,7 +652,7 @@ class TablePipeline:
             return []
         return list(self.keeper.settled(
             held.table, time_s=held.time_s, frame=held.frame, start_s=held.start_s, seat=held.seat, hands=True,
-            left_out=held.left_out, table_at_limit=held.at_limit, touched_after_limit=held.touched,
+            left_out=held.left_out, table_at_limit=held.at_limit, touched_after_limit=held.touched, doubt=held.doubt,
         ))  # fmt: skip
 
     # -- the time limit -------------------------------------------------------------------------
@@ -836,6 +883,10 @@ def detection_region(frame_size: tuple[int, int], calibration: Calibration | Non
 
 TILE_WIDTH_MM = 26.0
 """Width of a tile face on the table."""
+
+
+def _ok_play(event: Event) -> bool:
+    return isinstance(event, Move) and event.ruling.kind == "play" and event.ruling.verdict is Verdict.OK
 
 
 def _same_tiles(a: Table, b: Table) -> bool:

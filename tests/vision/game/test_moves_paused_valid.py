@@ -1,0 +1,113 @@
+"""A move paused with a VALID table laid so far (issue 16): the table is ruled OK as it settles (a ruling within a
+second, DESIGN), and the same hands back before the turn passes go on with the move. The game takes the rest as a
+move of its own; where the move as a whole would be ruled otherwise (a tile laid then taken back, the table
+rearranged with no tile from the rack: a false REVERT; a manipulation in the opening turn: a lost violation) the rest
+is ruled REVIEW, never REVERT nor OK (``PipelineConfig.hold_valid`` holds the valid table instead: one move).
+
+Scripted scenes as in ``test_moves_paused_midway.py``: 2 players, player 0 at the bottom, player 1 at the top.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vision.game.moves import GameKeeper
+from vision.game.pipeline import PipelineConfig
+
+START = "[black-3 blue-3 orange-3] [red-3 red-4 red-5 red-6]"
+EXTENDED = "[black-3 blue-3 orange-3] [red-3 red-4 red-5 red-6 red-7]"
+"""Player 0 has laid red-7 from the rack: valid, a move in itself."""
+REARRANGED = "[black-3 blue-3 orange-3 red-3] [red-4 red-5 red-6 red-7]"
+"""...then moves red-3 from the run to the group: table tiles only."""
+LONG_RUN = f"{START} [red-10 red-11 red-12 red-13]"
+SHORT_RUN = f"{START} [red-10 red-11 red-12]"
+"""A run of four laid, then red-13 taken back to the rack: within a turn, a player's own tile."""
+PAUSE_S = 1.5
+
+
+def moves(events: list[dict]) -> list[dict]:
+    return [e for e in events if e["event"] == "move"]
+
+
+def summary(events: list[dict]) -> list[tuple]:
+    return [(m["number"], m["player"], m["kind"], m["ruling"]["verdict"]) for m in moves(events)]
+
+
+def game(scenes: Any, start: str = START, opened: bool = True, **options: Any) -> Any:
+    keeper = GameKeeper("official", 2)
+    keeper.opened = [opened, opened]
+    scene = scenes.TableScene()
+    scene.show(start)
+    feed = scenes.SceneFeed(scenes.pipeline(scene, keeper=keeper, **options), scene)
+    assert [e["event"] for e in feed.run(2.0)] == ["table"]
+    return feed
+
+
+def paused(feed: Any, first: str, then: str) -> None:
+    """Player 0 lays ``first``, the hands leave, the table settles; they come back and make it ``then``."""
+    feed.hands("bottom", first)
+    feed.run(1.0 + PAUSE_S - 1.0)
+    feed.hands("bottom", then)
+    feed.run(2.0)
+
+
+def test_the_table_rearranged_after_a_pause_is_no_revert(scenes: Any) -> None:
+    feed = game(scenes)
+    feed.hands("bottom", EXTENDED)
+    feed.run(1.0)
+    assert summary(feed.events) == [(1, 0, "play", "ok")]  # ruled within a second, as any move
+    feed.run(PAUSE_S - 1.0)
+    feed.hands("bottom", REARRANGED)
+    feed.run(1.0)
+    feed.scene.arm = "top"  # the next player: the turn has passed
+    feed.run(0.5)
+    [_, rest] = moves(feed.events)
+    assert (rest["player"], rest["ruling"]["verdict"]) == (0, "review")  # alone: no tile from the rack, REVERT
+    assert any("as one move with it this is ok, alone revert" in note for note in rest["ruling"]["notes"])
+    assert rest["ruling"]["penalty_tiles"] == 0
+
+
+def test_a_tile_taken_back_after_a_pause_is_no_revert(scenes: Any) -> None:
+    feed = game(scenes)
+    paused(feed, LONG_RUN, SHORT_RUN)
+    feed.run(6.0)  # still for pause_hold_s: the turn has passed
+    assert summary(feed.events) == [(1, 0, "play", "ok"), (2, 0, "play", "review")]  # alone: tile returned, REVERT
+
+
+def test_a_manipulation_in_the_opening_turn_after_a_pause_is_not_lost(scenes: Any) -> None:
+    feed = game(scenes, start="[black-5 blue-5 orange-5]", opened=False)
+    paused(
+        feed,
+        "[black-5 blue-5 orange-5] [red-10 red-11 red-12]",
+        "[black-5 blue-5 orange-5 red-5] [red-10 red-11 red-12]",
+    )
+    # the opening (33 points) is OK; red-5 added to a set on the table in the same turn is an opening manipulation,
+    # which ruled alone (the player has opened by then) would be OK
+    assert summary(feed.events) == [(1, 0, "play", "ok"), (2, 0, "play", "review")]
+    assert "as one move with it this is revert, alone ok" in " ".join(moves(feed.events)[1]["ruling"]["notes"])
+
+
+def test_after_the_next_players_hands_a_move_is_ruled_alone(scenes: Any) -> None:
+    feed = game(scenes)
+    feed.hands("bottom", EXTENDED)
+    feed.run(1.0)
+    feed.hands("top")  # player 1 draws
+    feed.run(7.0)
+    feed.hands("bottom", REARRANGED)  # player 0 again, a new turn: no tile from the rack
+    feed.run(7.0)
+    assert summary(feed.events) == [(1, 0, "play", "ok"), (2, 1, "draw", "ok"), (3, 0, "play", "revert")]
+
+
+def test_a_move_going_on_that_the_rules_rule_alike_is_ruled_as_it_is(scenes: Any) -> None:
+    feed = game(scenes)
+    paused(feed, EXTENDED, f"{EXTENDED} [blue-10 blue-11 blue-12]")  # more tiles from the rack: OK either way
+    assert summary(feed.events) == [(1, 0, "play", "ok"), (2, 0, "play", "ok")]
+
+
+def test_with_valid_tables_held_the_move_going_on_is_one_move(scenes: Any) -> None:
+    feed = game(scenes, config=PipelineConfig(hold_valid=True))
+    paused(feed, EXTENDED, REARRANGED)
+    assert moves(feed.events) == []  # held: the move may go on
+    feed.scene.arm = "top"
+    feed.run(0.5)
+    assert summary(feed.events) == [(1, 0, "play", "ok")]
