@@ -204,7 +204,7 @@ class GameKeeper:
             game = game.apply(event)
         return game, doubted
 
-    def would_rule(
+    def would_move(
         self,
         after: Table,
         *,
@@ -217,16 +217,21 @@ class GameKeeper:
         table_at_limit: Table | None = None,
         touched_after_limit: bool | None = None,
         game: Game | None = None,
-    ) -> Verdict | None:
-        """The verdict :meth:`settled` would give a move ending on ``after`` (None: it would rule no move), asked
-        without applying it: the game is a pure state machine, so the step is taken and dropped. ``game``: an
-        earlier state of this game to ask instead (before its last move: that move as if it had gone on)."""
+    ) -> Move | None:
+        """The move :meth:`settled` would rule ending on ``after`` (None: it would rule no move), asked without
+        applying it: the game is a pure state machine, so the step is taken and dropped. ``game``: an earlier state
+        of this game to ask instead (before its last move: that move as if it had gone on)."""
         _, events = (game or self.game).on_settled(
             after, time_s=time_s, frame=frame, start_s=start_s, hands_seat=seat, hands=hands, left_out=left_out,
             table_at_limit=table_at_limit, touched_after_limit=touched_after_limit,
         )  # fmt: skip
-        verdicts = [event.ruling.verdict for event in events if isinstance(event, Move)]
-        return verdicts[-1] if verdicts else None
+        moves = [event for event in events if isinstance(event, Move)]
+        return moves[-1] if moves else None
+
+    def would_rule(self, after: Table, **at: Any) -> Verdict | None:
+        """The verdict of :meth:`would_move` (same arguments), None for no move."""
+        move = self.would_move(after, **at)
+        return None if move is None else move.ruling.verdict
 
     def refine(self, table: Table, *, time_s: float, frame: int) -> list[Event]:
         """The same table read with more certainty (more readings of the still table agree)."""

@@ -21,12 +21,13 @@ hands seen from one seat, would be ruled a draw at once; it is *held* instead (:
 and ruled a draw only once the turn has passed: another seat's hands over the table, a clock press, the end of the
 source (:meth:`TablePipeline.finish`), or the table still for ``pause_hold_s``. The same seat's hands back before
 that continue the move, ruled once when the table settles again (RULES.md §3: a move is a draw or a play, not
-both). A table that changed and would be ruled REVERT (the game asked without applying it,
-:meth:`GameKeeper.would_rule`) is held the same way (:attr:`PipelineConfig.hold_half_laid`): a move paused with some
-tiles laid must be valid only at the end of the turn (issue 16); after the turn's time limit it is not held. The same
-hands back putting the table as it was before the move give the move up: the held table is ruled REVERT (as it
-settled) and the table put back is its restore. Any other changed table is ruled when it settles (a valid one too,
-unless :attr:`PipelineConfig.hold_valid`).
+both). A table that changed and would be ruled REVERT, or REVIEW for a player's fault that uncertain tiles leave in
+doubt (the game asked without applying it, :meth:`GameKeeper.would_move`), is held the same way
+(:attr:`PipelineConfig.hold_half_laid`): a move paused with some tiles laid must be valid only at the end of the turn
+(issue 16); after the turn's time limit it is not held. The same hands back putting the table as it was before the
+move give the move up: the held table is ruled as it settled and the table put back is its restore. Any other
+changed table is ruled when it settles (a valid one too, unless :attr:`PipelineConfig.hold_valid`; the same hands
+going on with it before the turn passes: see :meth:`TablePipeline._doubt`).
 
 A hand resting on the table keeps the phase ``active`` (the tiles under it cannot be read), with an
 ``occluded`` warning after ``occluded_warn_s``. A camera bump is detected by :class:`CameraMotionCheck` on
@@ -56,7 +57,7 @@ import numpy as np
 from referee.events import Event as GameEvent
 from referee.events import Move
 from referee.game import Game
-from referee.moves import Verdict
+from referee.moves import Ruling, Verdict
 from referee.table import Table
 from vision.game.moves import GameKeeper, looks_restored
 from vision.game.timelimit import LimitWatch
@@ -180,8 +181,9 @@ class _Held:
     left_out: int
     at_limit: Table | None
     touched: bool | None
-    verdict: Verdict | None = None
-    """What the game would rule if the move ended on ``table`` (None: a draw held)."""
+    faulty: bool = False
+    """The game would rule a move ending on ``table`` REVERT, or REVIEW for a player's fault left in doubt by
+    uncertain tiles (:func:`_faulty`); False for a draw held, or a valid table (``hold_valid``)."""
     doubt: str | None = None
     """Why it is to be ruled REVIEW (see :meth:`TablePipeline._doubt`), or None."""
 
@@ -509,8 +511,8 @@ class TablePipeline:
             held = replace(held, doubt=self._doubt(ruled, held))
         if held is not None and self._looks_like_a_draw(table, seat, hands):
             self.held = held
-        elif held is not None and (verdict := self._half_laid(held, hands)) is not None:
-            self.held = replace(held, verdict=verdict)
+        elif held is not None and (faulty := self._half_laid(held, hands)) is not None:
+            self.held = replace(held, faulty=faulty)
         else:
             game = self.keeper.game
             settled = self.keeper.settled(
@@ -591,11 +593,12 @@ class TablePipeline:
             and table.same_layout(keeper.table)
         )
 
-    def _half_laid(self, held: _Held, hands: bool) -> Verdict | None:
-        """The verdict of a move ending on the settled table, when that table changed after one seat's hands and may
-        be a move paused halfway (tiles laid, the hands off to think): such a table is held, as the rules judge the
-        table at the end of the turn (RULES.md §3, §5). None: not held. The game is asked without applying the move
-        (:meth:`GameKeeper.would_rule`); a table it would take as no move (a restore) is not held. Not after the
+    def _half_laid(self, held: _Held, hands: bool) -> bool | None:
+        """Whether a move ending on the settled table would be faulty (:func:`_faulty`), when that table changed
+        after one seat's hands and may be a move paused halfway (tiles laid, the hands off to think) that is to be
+        held, as the rules judge the table at the end of the turn (RULES.md §3, §5): a faulty one always, a valid one
+        with ``hold_valid``. None: not held. The game is asked without applying the move
+        (:meth:`GameKeeper.would_move`); a table it would take as no move (a restore) is not held. Not after the
         turn's time limit: the turn is over then (RULES.md §6), whatever the hands do next."""
         keeper = self.keeper
         if not (
@@ -610,21 +613,22 @@ class TablePipeline:
             and (keeper.time_limit_at_s is None or held.time_s < keeper.time_limit_at_s)
         ):
             return None
-        verdict = keeper.would_rule(
+        move = keeper.would_move(
             held.table, time_s=held.time_s, frame=held.frame, start_s=held.start_s, seat=held.seat, hands=True,
             left_out=held.left_out, table_at_limit=held.at_limit, touched_after_limit=held.touched,
         )  # fmt: skip
-        if verdict is Verdict.REVERT or (verdict is not None and self.config.hold_valid):
-            return verdict
-        return None
+        if move is None or not (_faulty(move.ruling) or self.config.hold_valid):
+            return None
+        return _faulty(move.ruling)
 
     def _taken_back(self, held: _Held, table: Table) -> bool:
-        """The same hands, back over a held table the game would rule REVERT, left the table as it was before the
-        move: the move was given up, not finished. That is the REVERT (RULES.md §6: restore the table and draw the
-        penalty), ruled as the held table settled, and this table its restore; taken as the move going on, the
-        violation would be lost in a draw (the bundled demo game's opening under the threshold did so)."""
+        """The same hands, back over a held table the game would rule REVERT (or REVIEW for a fault in doubt), left
+        the table as it was before the move: the move was given up, not finished. That is the REVERT (RULES.md §6:
+        restore the table and draw the penalty), ruled as the held table settled, and this table its restore; taken
+        as the move going on, the violation would be lost in a draw (the bundled demo game's opening under the
+        threshold did so)."""
         before = self.keeper.table
-        return held.verdict is Verdict.REVERT and before is not None and looks_restored(table, before)
+        return held.faulty and before is not None and looks_restored(table, before)
 
     def _doubt(self, ruled: _Ruled, held: _Held) -> str | None:
         """The same hands went on with a play already ruled OK as it settled (its valid table was a pause, the move
@@ -883,6 +887,15 @@ def detection_region(frame_size: tuple[int, int], calibration: Calibration | Non
 
 TILE_WIDTH_MM = 26.0
 """Width of a tile face on the table."""
+
+
+def _faulty(ruling: Ruling) -> bool:
+    """Ruled REVERT, or REVIEW with a player's fault found (tiles read with low confidence leave it in doubt): as a
+    half-laid table, both may be a move not yet finished (a REVIEW counts as standing: an opening so ruled would
+    open the player)."""
+    return ruling.verdict is Verdict.REVERT or (
+        ruling.verdict is Verdict.REVIEW and any(v.players_fault for v in ruling.violations)
+    )
 
 
 def _ok_play(event: Event) -> bool:

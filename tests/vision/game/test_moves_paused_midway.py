@@ -143,3 +143,19 @@ def test_an_invalid_half_table_partly_taken_back_goes_on_as_the_move(scenes: Any
     feed.hands("bottom", OPENED)
     feed.run(2.0)
     assert summary(feed.events) == [(1, 0, "play", "ok")]
+
+
+def test_a_half_table_whose_fault_is_in_doubt_is_held_too(scenes: Any) -> None:
+    # red-11 read with low confidence: the half table is REVIEW (invalid set, opening under 30, in doubt), which
+    # would count as the player's opening; g11 of the bench set (synth-game --paused-midway) ruled it so, then the
+    # rest as a second move and the taking back as a third
+    feed = game(scenes, reader=scenes.PixelReader(confidence={"red-11": 0.5}))
+    half_laid(feed)
+    assert moves(feed.events) == []  # held
+    feed.run(PAUSE_S - 1.0)
+    feed.hands("bottom", START)  # ...and put back
+    feed.run(2.0)
+    [move] = moves(feed.events)
+    assert (move["player"], move["ruling"]["verdict"]) == (0, "review") and same(move["after"], HALF)
+    assert [r["complete"] for r in feed.of_kind("restore")] == [True]
+    assert feed.pipeline.keeper.player == 1
