@@ -176,3 +176,17 @@ def test_nothing_remembered_or_forgotten_weighs_nothing() -> None:
     memory = remembered("red-10", 0.99, picture())
     memory.forget()
     assert memory.weigh(picture(), tiles) is tiles
+
+
+def test_a_run_pushed_along_is_no_misreading() -> None:
+    """A run extended at its front may be pushed along one place: each spot then shows its neighbour's tile (or the
+    new one), read certain, which is no contradiction (drawn tiles may differ too little for the face test)."""
+    step = np.array([29.0, 0.0, 29.0, 0.0], np.float32)  # a tile and the gap to the next
+    run = [{"label": "red-10", "box": BOX.tolist(), "confidence": 0.99},
+           {"label": "red-11", "box": (BOX + step).tolist(), "confidence": 0.99}]  # fmt: skip
+    memory = TileMemory()
+    memory.remember(picture("10"), Table.from_json({"sets": [run], "loose": []}))
+    pushed = Detections.of_boxes([BOX.tolist(), (BOX + step).tolist(), (BOX + 2 * step).tolist()],
+                                 [0.98, 0.98, 0.98], ["red-9", "red-10", "red-11"])  # fmt: skip
+    weighed = memory.weigh(picture("10"), pushed)  # the same picture at the first spot: only the labels moved
+    assert weighed.confidence.tolist() == pytest.approx([0.98, 0.98, 0.98])
