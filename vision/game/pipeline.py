@@ -60,6 +60,7 @@ from referee.game import Game
 from referee.moves import Ruling, Verdict
 from referee.table import Table
 from vision.game.moves import GameKeeper, looks_restored
+from vision.game.tilememory import TileMemory
 from vision.game.timelimit import LimitWatch
 from vision.runtime.detections import Detections
 from vision.runtime.detector import TILE_PX, Region
@@ -283,6 +284,8 @@ class TablePipeline:
         """A settled table that looks like a draw, not yet ruled (the move may go on: see the module's docstring)."""
         self.ruled: _Ruled | None = None
         """The last play, ruled OK as it settled, while the same hands may still go on with it."""
+        self.tile_memory = TileMemory()
+        """The last settled table and its picture: a tile lying as it lay then is weighed against its reading then."""
         self.stats = PipelineStats()
         self.latest: dict[str, Any] = {"table": keeper.table, "detections": None, "activity": None}
 
@@ -490,8 +493,9 @@ class TablePipeline:
 
     def _settle(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
         """The readings taken since the table went quiet, fused: the settled table, handed to the game."""
-        reading = read_table(fuse(self.readings))
+        reading = read_table(self.tile_memory.weigh(image, fuse(self.readings)))
         table, left_out = reading.table, len(reading.left_out)
+        self.tile_memory.remember(image, table)
         self.latest["table"], self.latest["left_out"] = table, reading.left_out
         self.stats.settles += 1
         seat = self.seats.most_common(1)[0][0] if self.seats else None
