@@ -107,6 +107,24 @@ def test_analysing_again_into_the_same_folder_starts_afresh_when_told_to(
     assert [e["player"] for e in events if e["event"] == "move"] == [0, 1, 0]  # the hands' sides decide
 
 
+def test_keyframes_only_under_hands_change_nothing_the_game_sees(game_video: Path, tmp_path: Path, scenes: Any) -> None:
+    """With PyAV, keyframes only while an arm stays over the table (every frame of this MJPG video is one): the
+    same samples, moves and rulings as with every busy sample decoded."""
+    from dataclasses import replace
+
+    summaries, logs = [], []
+    for hands in (True, False):
+        out = tmp_path / f"hands-{hands}"
+        how = replace(options(), decoder="pyav", hands_keyframes=hands)
+        summaries.append(analyze_video(game_video, out, how, scenes.PixelReader()))
+        logs.append([{k: v for k, v in e.items() if k != "wall_time"} for e in read_log(out / "game-log.jsonl")])
+    thinned, dense = summaries
+    assert thinned["decode"]["hand_probes"] > 0 and dense["decode"]["hand_probes"] == 0
+    assert thinned["moves"] == 3 and thinned["verdicts"] == dense["verdicts"]
+    assert thinned["pipeline"]["samples"] == dense["pipeline"]["samples"]
+    assert logs[0][1:-1] == logs[1][1:-1]  # every event between the start and the end line alike, frame for frame
+
+
 def test_each_ruling_is_heard_as_soon_as_it_is_made(game_video: Path, tmp_path: Path, scenes: Any) -> None:
     """``on_event`` hears a move while most of the video is still to be read, not all of them at the end."""
     frames = [0]
