@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -85,3 +86,72 @@ def test_synth_game_takes_one_kind_of_pause(capsys: pytest.CaptureFixture[str]) 
     with pytest.raises(SystemExit) as exit_:
         main(["synth-game", "--out", "x", "--paused-move", "2", "--paused-midway", "2"])
     assert exit_.value.code == 2 and "not allowed with" in capsys.readouterr().err
+
+
+def midway_film(scenes: Any) -> tuple[list[tuple[float, np.ndarray]], list[dict[str, Any]]]:
+    """The first short clean 2-player game (by seed) with a play paused midway on a table ruled REVERT if the move
+    ended there, filmed as a scripted table scene at the pipeline's 6 samples a second (as test_synth_paused_move)."""
+    for seed in range(40):
+        game = simulate_game(players=2, seed=seed, violation_rate=0.0, profile="official", max_moves=4)
+        segments, truth, states = timeline(game, np.random.default_rng(0), fps=FPS, paused_midway_s=PAUSE_S)
+        halves = [line for line in truth if "half_laid" in line]
+        if truth[-1]["end_s"] < 60 and any(_ruled_alone(line) == "revert" for line in halves):
+            break
+    else:
+        raise AssertionError("no short game with a play paused on an invalid table among 40 seeds")
+    scene = scenes.TableScene()
+    shown, index = [], 0
+    for frame in range(round(segments[-1].end_s * FPS)):
+        t = frame / FPS
+        while index < len(segments) - 1 and t >= segments[index].end_s:
+            index += 1
+        segment = segments[index]
+        scene.show(states[segment.state][0])
+        scene.arm = None if segment.hands_seat is None else segment.hands_seat.edge.label
+        image = scene.frame()
+        if frame % 2 == 0:
+            shown.append((t, image))
+    return shown, truth
+
+
+def _ruled_alone(line: dict[str, Any]) -> str:
+    from referee.moves import check_move
+    from referee.profiles import PROFILES
+
+    before, half = Table.from_json(line["before"]), Table.from_json(line["half_laid"])
+    return check_move(before, half, opened=line["opened"], profile=PROFILES["official"]).verdict.value
+
+
+def analysed(film: tuple[list[tuple[float, np.ndarray]], list[dict[str, Any]]], scenes: Any, config: Any) -> list:
+    from vision.game.moves import GameKeeper
+    from vision.game.pipeline import TablePipeline
+
+    shown, _ = film
+    pipeline = TablePipeline(scenes.PixelReader(), GameKeeper("official", 2), scenes.TableScene().size, config=config)
+    events = []
+    for t, image in shown:
+        events += pipeline.process(image, t, round(t * FPS))
+    events += pipeline.finish()
+    return [e.to_json() for e in events if not isinstance(e, dict) and e.to_json()["event"] == "move"]
+
+
+@pytest.fixture(scope="module")
+def film(scenes: Any) -> tuple[list[tuple[float, np.ndarray]], list[dict[str, Any]]]:
+    return midway_film(scenes)
+
+
+def test_each_play_paused_midway_is_ruled_once_and_ok(film: Any, scenes: Any) -> None:
+    from vision.game.pipeline import PipelineConfig
+
+    _, truth = film
+    ruled = analysed(film, scenes, PipelineConfig())
+    assert [(m["player"], m["kind"], m["ruling"]["verdict"]) for m in ruled] == [
+        (t["player"], t["kind"], "ok") for t in truth
+    ]
+
+
+def test_without_the_hold_a_half_laid_table_is_a_false_revert(film: Any, scenes: Any) -> None:
+    from vision.game.pipeline import PipelineConfig
+
+    ruled = analysed(film, scenes, PipelineConfig(hold_half_laid=False))
+    assert "revert" in [m["ruling"]["verdict"] for m in ruled]  # the truth has none
