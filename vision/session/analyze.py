@@ -1,8 +1,9 @@
 """A recorded game, as fast as it can be read: the move log and the rulings of every move.
 
 The video is sampled at the pipeline's rate (frames in between are skipped without being converted), more
-sparsely while the table is still, and every event goes to ``DIR/game-log.jsonl`` as it happens; at the end
-``DIR/moves.json`` holds the moves with their rulings and ``DIR/summary.json`` the counts and the speed.
+sparsely while the table is still (with PyAV: at keyframes while it is still or an arm stays over it), and every
+event goes to ``DIR/game-log.jsonl`` as it happens; at the end ``DIR/moves.json`` holds the moves with their
+rulings and ``DIR/summary.json`` the counts and the speed.
 
 ``DIR`` must be empty (or new) unless ``overwrite`` is given; then only what an analysis writes there is
 replaced (:data:`ANALYSIS_FILES` and the snapshots in ``frames/``), never anything else. A stop request (Ctrl-C,
@@ -42,8 +43,8 @@ class AnalyzeOptions(GameOptions):
     progress: bool = True
     """A progress bar on standard error (redrawn in place on a terminal; elsewhere a line every 10 %)."""
     decoder: str = "auto"
-    """"pyav" (keyframes only while the table is still: :mod:`vision.runtime.decode`), "opencv" (every frame decoded),
-    or "auto": PyAV where it is installed."""
+    """"pyav" (keyframes only while the table is still or an arm stays over it: :mod:`vision.runtime.decode`), "opencv"
+    (every frame decoded), or "auto": PyAV where it is installed."""
     hands_keyframes: bool = True
     """With PyAV, keyframes only while an arm stays over the table (:class:`vision.runtime.decode.HandsOver`);
     False: every busy sample decoded, as before (``bench decode --baseline`` measures both in one run)."""
