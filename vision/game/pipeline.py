@@ -503,7 +503,7 @@ class TablePipeline:
         ruled = self.ruled if self.ruled is not None and set(self.seats) == {self.ruled.seat} else None
         self.ruled = ruled  # another seat's hands, or none seen: the turn passed
         if self.held is not None and seat == self.held.seat and set(self.seats) == {seat}:
-            if self._taken_back(self.held, table):
+            if ruled is None and self._taken_back(self.held, table):
                 events += self._rule_held()  # an invalid table put back as it was: the REVERT, then its restore
             else:
                 start_s, self.held = self.held.start_s, None  # the same hands came back: the move went on
@@ -513,7 +513,9 @@ class TablePipeline:
         held = _Held(table, time_s, frame, start_s, seat, left_out, at_limit, touched) if seat is not None else None
         if held is not None and ruled is not None:
             held = replace(held, doubt=self._doubt(ruled, held))
-        if held is not None and self._looks_like_a_draw(table, seat, hands):
+        if ruled is not None and self.keeper.table is not None and table.same_layout(self.keeper.table):
+            pass  # the same hands left the table as their move, ruled, left it: no move of its own (not a draw)
+        elif held is not None and self._looks_like_a_draw(table, seat, hands):
             self.held = held
         elif held is not None and (faulty := self._half_laid(held, hands)) is not None:
             self.held = replace(held, faulty=faulty)

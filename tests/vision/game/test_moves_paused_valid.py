@@ -111,3 +111,24 @@ def test_with_valid_tables_held_the_move_going_on_is_one_move(scenes: Any) -> No
     feed.scene.arm = "top"
     feed.run(0.5)
     assert summary(feed.events) == [(1, 0, "play", "ok")]
+
+
+def test_the_same_hands_touching_the_table_after_their_move_make_no_draw(scenes: Any) -> None:
+    # straightening a tile after the move: the table settles as the move left it, which alone would be a draw
+    feed = game(scenes)
+    feed.hands("bottom", EXTENDED)
+    feed.run(1.5)
+    feed.hands("bottom")
+    feed.run(8.0)
+    assert summary(feed.events) == [(1, 0, "play", "ok")]
+
+
+def test_a_tile_added_after_a_pause_and_taken_back_again_leaves_the_move_as_ruled(scenes: Any) -> None:
+    # valid, paused, a tile more (a set of two: held), paused, taken back: the move is the one ruled OK
+    feed = game(scenes)
+    paused(feed, EXTENDED, f"{EXTENDED} [blue-10 blue-11]")
+    assert summary(feed.events) == [(1, 0, "play", "ok")]
+    feed.run(PAUSE_S - 1.0)
+    feed.hands("bottom", EXTENDED)
+    feed.run(8.0)
+    assert summary(feed.events) == [(1, 0, "play", "ok")]
