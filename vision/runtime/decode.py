@@ -16,10 +16,12 @@ not the analysis, sets the pace there. :class:`SparseVideo` decodes less:
   first decoded frame at or after the one due (a frame or two later), and the next is due where it was (busy samples
   are due every ``busy_step`` frames counted from the last still sample, as OpenCV reads them);
 - **while hands stay over the table** (the analysis says so: :class:`HandsOver`) it decodes keyframes only again:
-  the next keyframe at least ``busy_step`` frames on is decoded alone and shown to the analysis's own activity
-  meter (on a copy, nothing counted). Hands still there, it is the next sample, and the frames in between are not
-  decoded; hands gone, the gap is decoded after all from the kept packets and sampled from the last sample on, on
-  the grid a full decode keeps, so the analysis sees the hands leave and the table settle frame for frame as before.
+  the next keyframe at least ``busy_step`` frames on (where keyframes come more often than once a second, the last
+  one within :data:`MAX_PROBE_GAP_S` of the last sample, as their spacing tells) is decoded alone and shown to the
+  analysis's own activity meter (on a copy, nothing counted). Hands still there, it is the next sample, and the
+  frames in between are not decoded; hands gone, the gap is decoded after all from the kept packets and sampled from
+  the last sample on, on the grid a full decode keeps, so the analysis sees the hands leave and the table settle
+  frame for frame as before.
   What it cannot see is hands lifted and back between two keyframes that both show them (at most
   :data:`MAX_PROBE_GAP_S`): the table is read only after ``quiet_s`` without hands and settles after three readings
   (0.67 s at 6 samples a second), so a pause shorter than that is one move either way, and a longer one within a
@@ -231,7 +233,7 @@ class SparseVideo:
             else:
                 due = self._grid + busy_step * ((last - self._grid) // busy_step + 1)  # the grid's next frame
                 if hands is not None and self.probe and last >= self._dense_to and hands.now():
-                    decoded = self._hands_until(last + busy_step, due, hands)
+                    decoded = self._hands_until(last, last + busy_step, due, hands)
                 else:
                     decoded = self._dense_until(due)
             if decoded is None:
@@ -256,20 +258,25 @@ class SparseVideo:
 
     # -- decoding ---------------------------------------------------------------------------------------
 
-    def _hands_until(self, after: int, due: int, hands: HandsOver) -> Any:
-        """While hands are over the table: the next keyframe at or after frame ``after`` if it shows them still
-        there (the frames in between left undecoded); else, from the kept packets, the first frame at or after
-        ``due`` (the grid's next) decoded in full. Falls back to :meth:`_dense_until` while frames are queued."""
+    def _hands_until(self, last: int, after: int, due: int, hands: HandsOver) -> Any:
+        """While hands are over the table: a keyframe at or after frame ``after`` if it shows them still there (the
+        frames in between left undecoded): the last one before :data:`MAX_PROBE_GAP_S` after ``last`` as far as the
+        keyframes' spacing tells, so that keyframes closer together are not all decoded; else, from the kept packets,
+        the first frame at or after ``due`` (the grid's next) decoded in full. Falls back to :meth:`_dense_until`
+        while frames are queued."""
         if self._queue:
             return self._dense_until(due)
         kept = list(self._gop)
         """Packets from the keyframe at or before the last sample on, to decode after all if the hands left."""
+        reach = last + round(self.fps * MAX_PROBE_GAP_S)
         while True:
             packet = self._next_packet()
             self._primed = False
             if packet is None:
                 return self._replay(kept, due)
-            if not packet.is_keyframe or self._packet_index(packet) < after:
+            index = self._packet_index(packet)
+            spacing = round(self._key_gap_s * self.fps)  # frames since the keyframe before: the next is as far on
+            if not packet.is_keyframe or index < after or (spacing > 0 and index + spacing <= reach):
                 kept.append(packet)
                 if not self.probe:  # no keyframe for too long (see _next_packet): decode in full from here on
                     return self._replay(kept, due)

@@ -199,6 +199,14 @@ def test_while_hands_stay_over_the_table_only_keyframes_are_decoded(tmp_path: Pa
     assert stats.decoded < 70 - 15
 
 
+def test_keyframes_closer_than_a_second_are_not_all_decoded_under_hands(tmp_path: Path) -> None:
+    # Keyframes every 4 frames (0.4 s): under the hand (13 to 46) the last one within a second of the last sample.
+    video = write_video(tmp_path / "dense-keys.mp4", 70, lambda i: table(i, hand=range(13, 47)), gop=4)
+    seen, stats = walk_hands(video)
+    assert seen == [*range(0, 16, 2), 24, 32, 40, *range(42, 70, 2)]  # 48 shows the hand gone: 40 on decoded
+    assert (stats.hand_probes, stats.hand_probes_left) == (4, 1)
+
+
 def test_hands_lifted_and_back_between_two_keyframes_showing_them_go_unseen(tmp_path: Path) -> None:
     # The bound of what keyframes only may miss: a hand away from 22 to 26 only, keyframes 20 and 30 show hands.
     video = write_video(tmp_path / "lifted.mp4", 60, lambda i: table(i, hand=range(13, 47) if not 22 <= i < 27 else ()))

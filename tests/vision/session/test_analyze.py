@@ -108,8 +108,8 @@ def test_analysing_again_into_the_same_folder_starts_afresh_when_told_to(
 
 
 def test_keyframes_only_under_hands_change_nothing_the_game_sees(game_video: Path, tmp_path: Path, scenes: Any) -> None:
-    """With PyAV, keyframes only while an arm stays over the table (every frame of this MJPG video is one): the
-    same samples, moves and rulings as with every busy sample decoded."""
+    """With PyAV, keyframes only while an arm stays over the table (every frame of this MJPG video is one: under the
+    arm a sample a second instead of five): the same events, moves and rulings as with every busy sample decoded."""
     from dataclasses import replace
 
     summaries, logs = [], []
@@ -121,7 +121,7 @@ def test_keyframes_only_under_hands_change_nothing_the_game_sees(game_video: Pat
     thinned, dense = summaries
     assert thinned["decode"]["hand_probes"] > 0 and dense["decode"]["hand_probes"] == 0
     assert thinned["moves"] == 3 and thinned["verdicts"] == dense["verdicts"]
-    assert thinned["pipeline"]["samples"] == dense["pipeline"]["samples"]
+    assert thinned["pipeline"]["samples"] < dense["pipeline"]["samples"]
     assert logs[0][1:-1] == logs[1][1:-1]  # every event between the start and the end line alike, frame for frame
 
 
