@@ -27,8 +27,10 @@ from vision.game.gamelog import GameLog
 from vision.game.pipeline import TablePipeline
 from vision.runtime.capture import CaptureStats, Frame
 from vision.runtime.decode import HandsOver, SparseVideo, VideoSource, sample
+from vision.runtime.motion import Activity
 from vision.runtime.progress import ProgressBar
 from vision.runtime.reader import Reader
+from vision.runtime.seats import seat_at
 from vision.session.common import END_OF_VIDEO, GameOptions, calibrate_for
 from vision.session.driver import GameSession, Line, Listener, StopCheck
 from vision.ui.report import REPORT_NAME
@@ -271,8 +273,21 @@ def _hands_over(pipeline: TablePipeline) -> bool:
 
 def _arm_in(pipeline: TablePipeline, frame: Frame) -> bool:
     """``frame`` shows an arm over the table as the pipeline's meter would measure it next (on a copy of the meter:
-    what the pipeline counts is unchanged)."""
-    return copy.copy(pipeline.meter).measure(frame.image).arm
+    what the pipeline counts is unchanged), reaching in from the seat the last sample's arm came from. Another
+    seat's arm (the next player reaching in within a second of the last one's hands leaving), or an arm whose seat
+    is not known, is no reason to skip frames: the gap is decoded, so a move that settled in it is seen."""
+    seen, last = copy.copy(pipeline.meter).measure(frame.image), pipeline.latest["activity"]
+    if not seen.arm or last is None:
+        return False
+    here, before = _seat_of(pipeline, seen), _seat_of(pipeline, last)
+    return here is not None and here == before
+
+
+def _seat_of(pipeline: TablePipeline, activity: Activity) -> int | None:
+    """The seat an arm reaches in from (None: no arm, or its side not found)."""
+    if not activity.arm or activity.edge is None:
+        return None
+    return seat_at(pipeline.keeper.players, activity.edge, activity.along).number
 
 
 def _decode_json(source: VideoSource) -> dict[str, Any]:
