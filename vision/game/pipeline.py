@@ -94,6 +94,11 @@ QUIET_SLACK_S = 0.01
 OVERHEAD_NMS_IOU = 0.3
 """Seen from above, tiles on the table never overlap: a box overlapping another by this much is a duplicate."""
 
+WHOLE_TAKEN_BACK = (
+    "the same player took back the whole move after its first part was ruled and the rest was held: a person decides"
+)
+"""The note of a table the same hands put back as it was before a move ruled in parts (``TablePipeline._settle``)."""
+
 LIMIT_LOOKAHEAD_S = 1.0
 """From this long before a turn's time limit until the turn ends, every sample counts (the table at the limit, a
 touch after it): :attr:`TablePipeline.near_limit` tells a recording's sampler not to thin out samples then."""
@@ -513,16 +518,24 @@ class TablePipeline:
         start_s, hands, events = self.activity_start, self.hands, []
         ruled = self.ruled if self.ruled is not None and set(self.seats) == {self.ruled.seat} else None
         self.ruled = ruled  # another seat's hands, or none seen: the turn passed
+        whole_back = False
         if self.held is not None and seat == self.held.seat and set(self.seats) == {seat}:
             if ruled is None and self._taken_back(self.held, table):
                 events += self._rule_held()  # an invalid table put back as it was: the REVERT, then its restore
+            elif ruled is not None and self.held.faulty and _restores(table, ruled.game.table):
+                # the rest held, then the whole move taken back (its first part was ruled): the rest as it settled,
+                # and this table ruled REVIEW, never a REVERT for the tiles of the first part going back
+                events += self._rule_held()
+                whole_back, self.ruled, ruled = True, None, None
             else:
                 start_s, self.held = self.held.start_s, None  # the same hands came back: the move went on
         else:
             events += self._rule_held()
         at_limit, touched = self._limit_evidence(table, seat)
         held = _Held(table, time_s, frame, start_s, seat, left_out, at_limit, touched) if seat is not None else None
-        if held is not None and ruled is not None:
+        if held is not None and whole_back:
+            held = replace(held, doubt=WHOLE_TAKEN_BACK)
+        elif held is not None and ruled is not None:
             held = replace(held, doubt=self._doubt(ruled, held))
         if ruled is not None and self.keeper.table is not None and table.same_layout(self.keeper.table):
             pass  # the same hands left the table as their move, ruled, left it: no move of its own (not a draw)
@@ -537,7 +550,7 @@ class TablePipeline:
                 table_at_limit=at_limit, touched_after_limit=touched, doubt=None if held is None else held.doubt,
             )  # fmt: skip
             events += settled
-            if seat is not None and hands and any(_ok_play(event) for event in settled):
+            if seat is not None and hands and not whole_back and any(_standing_play(e) for e in settled):
                 self.ruled = ruled or _Ruled(seat, game, start_s, time_s)
         if self.clock_pressed is not None:
             self.ruled = None  # the press ends the turn
@@ -915,8 +928,18 @@ def _faulty(ruling: Ruling) -> bool:
     )
 
 
-def _ok_play(event: Event) -> bool:
-    return isinstance(event, Move) and event.ruling.kind == "play" and event.ruling.verdict is Verdict.OK
+def _restores(table: Table, before: Table | None) -> bool:
+    return before is not None and looks_restored(table, before)
+
+
+def _standing_play(event: Event) -> bool:
+    """A play ruled OK, or REVIEW for no fault of the player (uncertain tiles): it stands, and may yet go on."""
+    return (
+        isinstance(event, Move)
+        and event.ruling.kind == "play"
+        and event.ruling.verdict is not Verdict.REVERT
+        and (not _faulty(event.ruling))
+    )
 
 
 def _same_tiles(a: Table, b: Table) -> bool:

@@ -132,3 +132,16 @@ def test_a_tile_added_after_a_pause_and_taken_back_again_leaves_the_move_as_rule
     feed.hands("bottom", EXTENDED)
     feed.run(8.0)
     assert summary(feed.events) == [(1, 0, "play", "ok")]
+
+
+def test_a_move_ruled_in_parts_then_taken_back_whole_keeps_its_fault_and_invents_no_revert(scenes: Any) -> None:
+    # g12 of the bench set: a valid half ruled, the invalid rest held, then the whole move taken back; the rest was
+    # taken as going on into the table before the move and the injected violation was lost
+    feed = game(scenes)
+    paused(feed, EXTENDED, f"{EXTENDED} [blue-10 blue-11]")
+    feed.run(PAUSE_S - 1.0)
+    feed.hands("bottom", START)
+    feed.run(8.0)
+    ruled = summary(feed.events)
+    assert ruled[:2] == [(1, 0, "play", "ok"), (2, 0, "play", "revert")]  # the rest's fault, as it settled
+    assert [m for m in ruled[2:] if m[3] == "revert"] == []  # the tiles of the first part going back: no REVERT
