@@ -517,6 +517,8 @@ class TablePipeline:
         seat = self.seats.most_common(1)[0][0] if self.seats else None
         start_s, hands, events = self.activity_start, self.hands, []
         ruled = self.ruled if self.ruled is not None and set(self.seats) == {self.ruled.seat} else None
+        if ruled is not None:  # the same hands at work: the turn goes on, pause_hold_s counts from now
+            ruled = replace(ruled, time_s=time_s)
         self.ruled = ruled  # another seat's hands, or none seen: the turn passed
         whole_back = False
         if self.held is not None and seat == self.held.seat and set(self.seats) == {seat}:

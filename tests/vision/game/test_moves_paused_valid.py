@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from referee.table import Table
 from vision.game.moves import GameKeeper
 from vision.game.pipeline import PipelineConfig
 
@@ -23,6 +24,10 @@ LONG_RUN = f"{START} [red-10 red-11 red-12 red-13]"
 SHORT_RUN = f"{START} [red-10 red-11 red-12]"
 """A run of four laid, then red-13 taken back to the rack: within a turn, a player's own tile."""
 PAUSE_S = 1.5
+
+
+def same(table_json: dict, text: str) -> bool:
+    return Table.from_json(table_json).same_layout(Table.parse(text))
 
 
 def moves(events: list[dict]) -> list[dict]:
@@ -142,6 +147,25 @@ def test_a_move_ruled_in_parts_then_taken_back_whole_keeps_its_fault_and_invents
     feed.run(PAUSE_S - 1.0)
     feed.hands("bottom", START)
     feed.run(8.0)
-    ruled = summary(feed.events)
-    assert ruled[:2] == [(1, 0, "play", "ok"), (2, 0, "play", "revert")]  # the rest's fault, as it settled
-    assert [m for m in ruled[2:] if m[3] == "revert"] == []  # the tiles of the first part going back: no REVERT
+    assert_the_rest_keeps_its_fault(feed)
+
+
+def assert_the_rest_keeps_its_fault(feed: Any) -> None:
+    ruled = moves(feed.events)
+    assert summary(feed.events)[:2] == [(1, 0, "play", "ok"), (2, 0, "play", "revert")]
+    assert same(ruled[1]["after"], f"{EXTENDED} [blue-10 blue-11]")  # the rest's fault, as it settled
+    assert [m for m in ruled[2:] if m["ruling"]["verdict"] == "revert"] == []  # the first part going back: none
+
+
+def test_the_turn_goes_on_while_the_same_hands_keep_working(scenes: Any) -> None:
+    # g12 again: the rest held 13 s after the first part was ruled, then taken back whole; pause_hold_s counts from
+    # the hands' last settling, not from the first part's ruling, or the turn looks passed and the rest is lost
+    feed = game(scenes)
+    feed.hands("bottom", EXTENDED)
+    feed.run(1.0)
+    feed.hands("bottom", EXTENDED, seconds=8.0)  # still at work over the table, nothing changed yet
+    feed.hands("bottom", f"{EXTENDED} [blue-10 blue-11]")
+    feed.run(1.5)
+    feed.hands("bottom", START)
+    feed.run(8.0)
+    assert_the_rest_keeps_its_fault(feed)
