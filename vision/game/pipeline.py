@@ -180,10 +180,10 @@ class PipelineConfig:
     where ruled alone it would differ from the move as a whole: :meth:`TablePipeline._doubt`). Off: it gives up the
     ruling within a second of every play (16 tests of tests/vision/game fail with it on). Measured on a game whose
     plays pause after valid half tables (``synth-game --paused-midway 2 --players 3 --profile official --seed 1614``,
-    13 moves, 6 paused plays, 4 half tables valid; bench pipeline auto row at 8a2545b): off 12/13 moves found, 9 right
-    tables, 4 phantom moves (the halves), the injected violation lost (a valid half ruled REVIEW for uncertain tiles,
-    the invalid rest held, then taken back to the table before the whole move: taken as the rest going on), 0 false
-    REVERT; on 13/13, 13 right tables, 1/1 flagged, no phantom; hold_half_laid off: 11/13, 3 false REVERTs."""
+    13 moves, 6 paused plays, 4 half tables valid; bench pipeline auto row at 2b2d271): off 13/13 moves found, 9 right
+    tables, 5 phantom moves (the valid halves ruled as moves, and a REVIEW for the whole move taken back), the injected
+    violation flagged (REVIEW), 0 false REVERT (at 8a2545b the violation was lost); on 13/13, 13 right tables, 1/1
+    flagged, no phantom; hold_half_laid off (8a2545b): 11/13, 7 right tables, 3 false REVERTs."""
 
 
 @dataclass(frozen=True)
