@@ -116,8 +116,9 @@ def play_live(folder: Path, out: Path, reader: Any, *, minutes: float | None = N
         game.log.close()
     played_s = session.latest_time_s
     events = read_log(game.log_path)
-    truth = [t for t in game.truth if t.get("settle_s", 0.0) < played_s - 3.0]
-    scores = score_game(truth, events)
+    cut_s = played_s - SCORED_BEFORE_END_S
+    truth = [t for t in game.truth if t.get("settle_s", 0.0) < cut_s]
+    scores = without_rulings_after_the_cut(score_game(truth, events), game.truth, cut_s)
     settled = {t["index"]: t["settle_s"] for t in game.truth if t["event"] == "move"}
     shown = session.playback_started
     wall = [
@@ -151,6 +152,25 @@ def play_live(folder: Path, out: Path, reader: Any, *, minutes: float | None = N
         "unread_stretches": keeping_up.get("unread_stretches"),
         "reading_ms_mean": (summary.get("pipeline") or {}).get("reading_ms_mean"),
     }
+
+
+SCORED_BEFORE_END_S = 3.0
+"""Moves that settled this close to the end of what was played are not scored (their rulings may not be made yet)."""
+
+
+def without_rulings_after_the_cut(scores: dict[str, Any], truth: list[dict[str, Any]], cut_s: float) -> dict[str, Any]:
+    """``scores`` without the phantoms that are the rulings of true moves settled after ``cut_s`` (left out of the
+    truth scored, so their rulings would otherwise count as moves invented): a ruling within the match window of
+    such a move, as :func:`score_game` matches them. A ruling no true move accounts for stays a phantom (and a
+    REVERT among them a false one)."""
+    late = [t for t in truth if t["event"] == "move" and t["settle_s"] >= cut_s]
+
+    def after_the_cut(phantom: dict[str, Any]) -> bool:
+        return any(t["settle_s"] - 0.5 <= phantom["time_s"] <= t["settle_s"] + MATCH_WINDOW_S for t in late)
+
+    kept = [p for p in scores["phantoms"] if not after_the_cut(p)]
+    dropped = len(scores["phantoms"]) - len(kept)
+    return {**scores, "phantoms": kept, "detected": scores["detected"] - dropped, "rulings_after_the_cut": dropped}
 
 
 def silent_failures(scores: dict[str, Any], truth: list[dict[str, Any]], events: list[dict[str, Any]]) -> dict:

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from vision.eval.live_bench import LOADS, format_live_benchmark, run_live_benchmark, silent_failures
+from vision.eval.live_bench import (
+    LOADS,
+    format_live_benchmark,
+    run_live_benchmark,
+    silent_failures,
+    without_rulings_after_the_cut,
+)
 from vision.eval.pipeline_bench import load_truth
 from vision.game.pipeline import pipeline_reader
 from vision.session.live import LAG_BOUND_S
@@ -64,3 +70,17 @@ def test_silent_failures_are_misses_no_warning_covered_and_wrong_verdicts_not_se
         "moves_missed": [2],
         "wrong_verdicts": [{"index": 0, "true": "revert", "ruled": "ok"}],
     }
+
+
+def test_the_ruling_of_a_move_settled_after_the_cut_is_no_phantom_but_an_invented_one_still_is() -> None:
+    """Playing stops 89.9 s in; moves settled in the last 3 s are not scored, nor are their rulings."""
+    truth = [
+        {"event": "move", "index": 5, "start_s": 76.7, "settle_s": 78.5},
+        {"event": "move", "index": 6, "start_s": 81.9, "settle_s": 87.1},  # settled after the cut at 86.9 s
+    ]
+    phantoms = [
+        {"number": 3, "time_s": 50.0, "verdict": "revert"},  # no true move near it: invented, a false REVERT
+        {"number": 7, "time_s": 87.8, "verdict": "ok"},  # move 6's ruling
+    ]
+    scores = without_rulings_after_the_cut({"rows": [], "phantoms": phantoms, "detected": 8}, truth, 86.9)
+    assert scores["phantoms"] == phantoms[:1] and scores["detected"] == 7 and scores["rulings_after_the_cut"] == 1
