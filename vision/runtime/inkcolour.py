@@ -13,7 +13,9 @@ Every tile's body is the same cream plastic, and the inks of one table come in a
 3. :func:`check_colours` clusters the table's inks and names each cluster by the classifier's votes
    (weighted by confidence) and by where the cluster lies in the chroma plane. A tile read in a colour other
    than its cluster's becomes uncertain (its confidence is capped under the layout's threshold, so the
-   referee asks for a review); where the cluster's colour is certain the tile is re-read in that colour.
+   referee asks for a review); where the cluster's colour is certain the tile is re-read in that colour. A
+   cluster named only by its votes does not doubt a tile whose own ink's hue shows the colour it was read in (a
+   washed-out red in a glare spot, clustered with the blacks).
    With fewer than :data:`MIN_TILES` inks, or one cluster, each tile is judged on its own, and only an ink
    far from the colour it was read as is doubted.
 
@@ -358,9 +360,29 @@ def check_colours(tiles: Detections, inks: Inks) -> ColourCheck:
             for k in ks:
                 if k != keeper and not sure[clusters.member == k].any():
                     expected[clusters.member == k] = -2  # no colour we can name: doubted, not re-read
-    doubted = usable & (expected != read)
+    # A tile whose own ink shows the colour it was read in (a hue well inside that colour's sector) is not doubted by
+    # a cluster named only by its votes: tiles in a glare spot have washed-out inks (red turns pink, chroma 20-25
+    # instead of 40-55), nearer a table's black cluster, tinged yellow, than its red one, so k-means put a right red
+    # beside black and orange with the blacks and the vote doubted it (issue 16). A cluster whose ink surely shows
+    # a colour (the blues read black under cool light) still doubts every tile read otherwise.
+    spared = ~sure & (read >= 0) & (read != Colour.BLACK.index) & (_hue_colour(inks) == read)
+    doubted = usable & (expected != read) & ~spared
     reread = doubted & sure & (expected >= 0) & (_outvoted(clusters, doubted) | _close_runner_up(tiles, expected))
     return ColourCheck(_doubt(tiles, doubted, reread, expected), doubted, reread, clusters)
+
+
+def _hue_colour(inks: Inks) -> np.ndarray:
+    """Per tile, the colour index its ink's hue surely shows (:data:`SURE_HUE_MARGIN_DEG` inside a sector), -1 where
+    the ink is black (chroma under :data:`BLACK_CHROMA`) or near a hue boundary. Unlike :func:`colour_of_ink`,
+    whatever the chroma over black: a washed-out ink keeps its hue."""
+    colours = np.full(len(inks.lab), -1, np.int64)
+    for i, lab in enumerate(inks.lab):
+        chroma = float(np.hypot(lab[1], lab[2]))
+        if chroma >= BLACK_CHROMA:
+            strong = np.array([lab[0], *(lab[1:] * max(1.0, SURE_COLOUR_CHROMA / chroma))], np.float64)
+            colour, sure = colour_of_ink(strong)
+            colours[i] = colour.index if sure else -1
+    return colours
 
 
 def _outvoted(clusters: InkClusters, doubted: np.ndarray) -> np.ndarray:

@@ -257,3 +257,58 @@ def test_small_black_digits_tinged_yellow_do_not_swallow_the_orange_tiles() -> N
     inks = Inks(np.array(list(measured.values()), np.float32), np.ones(len(measured), bool))
     check = check_colours(read_as(list(measured)), inks)
     assert not check.doubted.any() and check.detections.labels == list(measured)
+
+
+GLARE_G1 = {
+    "black-11": (158, -1.4, 8.4, 1.0), "red-11": (203, 16.9, 12.2, 0.952), "orange-11": (246, -14.2, 55.3, 0.993),
+    "red-5": (126, 35.5, 26.5, 0.998), "red-6": (129, 44.8, 31.1, 0.992), "red-7": (124, 36.6, 24.8, 0.994),
+}  # fmt: skip
+"""Inks (L, a, b) and the classifier's confidence as measured on g1 of issue 16's bench set, frame 1138: the group
+[black-11 red-11 orange-11] lies in a glare spot (bodies white, inks washed out: the red a pink of chroma 21), beside
+a run of red tiles in normal light."""
+GLARE_G2 = {
+    "red-13": (97, 43.8, 32.6, 0.998), "blue-13": (120, -8.6, -16.6, 0.996), "orange-13": (142, 28.1, 50.2, 0.997),
+    "blue-6": (110, -5.3, -22.8, 0.999), "blue-5": (114, -8.5, -19.1, 0.998), "blue-4": (110, -10.1, -14.2, 0.999),
+    "blue-10": (105, -3.7, -20.3, 0.997), "blue-8": (113, -9.5, -20.3, 0.998), "red-10": (121, 42.7, 27.3, 0.999),
+    "red-9": (128, 47.5, 25.9, 0.997), "orange-9": (140, 32.7, 57.6, 0.996), "blue-9": (116, -12.1, -16.8, 1.0),
+    "black-9": (31, 2.4, 10.4, 0.999), "red-8": (129, 44.1, 26.1, 0.996), "orange-7": (191, 4.3, 40.9, 0.953),
+    "red-7": (175, 23.6, 9.1, 0.994), "black-7": (182, -2.8, 2.4, 0.952), "black-5": (31, 5.1, 7.3, 0.993),
+    "red-5": (97, 47.3, 33.0, 0.998), "blue-5 ": (110, -8.1, -16.1, 0.996),
+}  # fmt: skip
+"""g2 of the same set, frame 2609 (its two jokers left out; the second blue-5 keyed with a space): [orange-7 red-7
+black-7] in a glare spot."""
+
+
+def measured_check(measured: dict, read: dict[str, str] | None = None):
+    """The check of tiles with these measured inks and confidences, read as their keys (or as ``read`` says)."""
+    labels = [(read or {}).get(key, key).strip() for key in measured]
+    values = np.array(list(measured.values()), np.float32)
+    tiles = read_as(labels)
+    tiles = tiles.with_(confidence=values[:, 3])
+    return check_colours(tiles, Inks(values[:, :3], np.ones(len(values), bool)))
+
+
+@pytest.mark.parametrize("measured", [GLARE_G1, GLARE_G2], ids=["g1-red-11", "g2-red-7"])
+def test_a_washed_out_red_beside_black_and_orange_is_not_doubted(measured: dict) -> None:
+    """The pale red ink lies nearer the table's black cluster (tinged yellow) than its red one, so k-means put it
+    with the blacks and their vote doubted it: the right red-11 and red-7 were ruled REVIEW (issue 16). Its own hue
+    is well inside red's sector: a cluster named only by votes does not doubt it."""
+    check = measured_check(measured)
+    assert not check.doubted.any()
+    assert check.detections.labels == [key.strip() for key in measured]
+
+
+@pytest.mark.parametrize(
+    ("measured", "tile", "misread"),
+    [
+        (GLARE_G1, "red-11", "orange-11"),  # the pale red read orange
+        (GLARE_G2, "red-7", "orange-7"),
+        (GLARE_G2, "black-7", "red-7"),  # the grey (washed-out black) read red
+        (GLARE_G2, "blue-13", "black-13"),
+    ],
+)
+def test_a_misread_colour_in_the_glare_is_still_doubted(measured: dict, tile: str, misread: str) -> None:
+    """Only a tile whose own ink shows the colour read is spared: these misreads are still doubted."""
+    check = measured_check(measured, {tile: misread})
+    assert check.doubted.tolist() == [key == tile for key in measured]
+    assert check.detections.confidence[list(measured).index(tile)] <= DOUBT_CONFIDENCE
