@@ -318,8 +318,14 @@ class YoloOnnxDetector:
             side = round(side * 1.25)
         return side
 
-    def detect(self, image_bgr: np.ndarray, *, tiled: bool | None = None, whole: bool = True) -> Detections:
-        """Boxes of face-up tiles; ``tiled`` adds native-resolution windows, ``whole=False`` uses them alone."""
+    def detect(
+        self, image_bgr: np.ndarray, *, tiled: bool | None = None, whole: bool = True, size: int | None = None
+    ) -> Detections:
+        """Boxes of face-up tiles; ``tiled`` adds native-resolution windows, ``whole=False`` uses them alone;
+        ``size`` letterboxes the image to that side instead of the input size (a model exported with dynamic axes,
+        not tiled)."""
+        if size is not None:
+            return without_nested(self._detect_once(image_bgr, Letterbox(-(-size // STRIDE) * STRIDE)))
         tiled = self.tiled if tiled is None else tiled
         height, width = image_bgr.shape[:2]
         side = self.window_for(width, height)

@@ -40,6 +40,14 @@ scaled so they are :data:`PHOTO_TILE_PX` wide. Chosen with :data:`PHOTO_TILE_PX`
 flip both), 30/36 0.952 but 3 flips. Real photos (tiles 33-147 px at 448, 5th to 95th percentile): 3 of 192 held-out
 photos are read twice."""
 PHOTO_TILE_PX = 32.0
+AROUND_TILES = 2.0
+"""``TileReader(around=AROUND_TILES)``: the second reading at tile scale covers the first reading's tiles widened by
+this many tile widths on each side, not the whole photo (a tile the first reading missed lies among the others). Not
+the default: about 8 % less CPU per 1280x960 photo, short of the 120 ms budget (models/README.md, 2026-11-26)."""
+SCOUT_SIDE = 320
+"""``TileReader(scout=SCOUT_SIDE)``: the side of a smaller first reading that finds the tiles' scale. Not the
+default: on the 120 held-out edition photos it finds under 3 tiles or calls them large on 12 the 448 reading calls
+small, and recall drops (models/README.md, 2026-11-26)."""
 NOT_A_TILE = 0.1
 """Detector confidence x classifier confidence under this: table texture, glare or a tile's edge, not a tile.
 The live pipeline's rule, applied to readings fused over several frames (:func:`vision.runtime.tables.read_table`)."""
@@ -93,9 +101,12 @@ class Reader(Protocol):
         ...
 
 
-def tile_scale_region(shape: tuple[int, int], boxes: Detections, input_size: int) -> Region | None:
-    """The whole image as a region scaled so its tiles are :data:`PHOTO_TILE_PX` wide, when the tiles found in it
-    are narrower than :data:`SMALL_TILE_PX` at the detector's input (None otherwise, or with under 3 tiles)."""
+def tile_scale_region(
+    shape: tuple[int, int], boxes: Detections, input_size: int, *, margin: float | None = None
+) -> Region | None:
+    """The part of the image holding the tiles found in it (their bounding box widened by ``margin`` tiles on each
+    side; None: the whole image), scaled so its tiles are :data:`PHOTO_TILE_PX` wide, when those tiles are
+    narrower than :data:`SMALL_TILE_PX` at the detector's input (None otherwise, or with under 3 tiles)."""
     if len(boxes) < 3:
         return None
     height, width = shape
@@ -103,7 +114,14 @@ def tile_scale_region(shape: tuple[int, int], boxes: Detections, input_size: int
     tile = float(np.median(narrow))  # a tile's width in the image's pixels, whatever its orientation
     if tile * input_size / max(width, height) >= SMALL_TILE_PX:
         return None
-    return Region(0, 0, width, height, width_px=max(1, round(width * PHOTO_TILE_PX / tile)))
+    x0, y0, x1, y1 = 0.0, 0.0, float(width), float(height)
+    if margin is not None:
+        x0, y0 = (max(0.0, float(v) - margin * tile) for v in boxes.xyxy[:, :2].min(axis=0))
+        x1, y1 = (
+            min(x1, float(boxes.xyxy[:, 2].max()) + margin * tile),
+            min(y1, float(boxes.xyxy[:, 3].max()) + margin * tile),
+        )
+    return Region(x0, y0, x1, y1, width_px=max(1, round((x1 - x0) * PHOTO_TILE_PX / tile)))
 
 
 def tile_likelihood(tiles: Detections) -> np.ndarray:
@@ -132,6 +150,8 @@ class TileReader:
         not_a_tile: float | None = None,
         tiled: bool = False,
         rescale: bool = True,
+        scout: int | None = None,
+        around: float | None = None,
         providers: Sequence[str] = DEFAULT_PROVIDERS,
         colour: TableColour | None = None,
         familiarity: bool = True,
@@ -154,6 +174,12 @@ class TileReader:
             self.models_dir, providers=providers, threads=threads
         )
         self.rescale = rescale
+        self.scout = scout
+        self.around = around
+        """With ``rescale``, the second reading covers only the first one's tiles and this many tile widths around
+        them (None: the whole photo; see :data:`AROUND_TILES`)."""
+        """With ``rescale``, the side of a first, smaller reading that only finds the tiles' scale (a photo of small
+        tiles is then read again at tile scale and both merged; one of large tiles is read at the input size)."""
 
     def check_models(self) -> None:
         """Fail early, with the file named, when a model is missing or cannot be loaded: before reading any photo,
@@ -184,8 +210,16 @@ class TileReader:
         twice, replacing the first reading lost 3 tiles, merging 1)."""
         if region is not None:
             return self.detector.detect_region(image_bgr, region)
-        boxes = self.detector.detect(image_bgr)
-        small = tile_scale_region(image_bgr.shape[:2], boxes, self.detector.input_size) if self.rescale else None
+        detector = self.detector
+        scout = self.scout if self.rescale and isinstance(detector, YoloOnnxDetector) and detector.any_size else None
+        small = None
+        if scout and max(image_bgr.shape[:2]) > detector.input_size:
+            boxes = detector.detect(image_bgr, size=scout)
+            small = tile_scale_region(image_bgr.shape[:2], boxes, detector.input_size, margin=self.around)
+        if small is None:  # no scout, or it saw large tiles or too few to tell: the photo at the input size
+            boxes = detector.detect(image_bgr)
+            shape = image_bgr.shape[:2]
+            small = tile_scale_region(shape, boxes, detector.input_size, margin=self.around) if self.rescale else None
         if small is None:
             return boxes
         again = self.detector.detect_region(image_bgr, small)

@@ -357,12 +357,93 @@ def test_small_tiles_are_read_again_at_tile_scale_and_large_ones_are_not() -> No
         return Detections.of_boxes([[10 * k, 10, 10 * k + side, 10 + side * 1.35] for k in range(5)], [0.9] * 5)
 
     # 1280x960 photo, 448-px detector: a 40-px tile shrinks to 14 px -> read at 32 px: the photo scaled by 0.8
-    region = tile_scale_region((960, 1280), boxes(40.0), 448)
+    region = tile_scale_region((960, 1280), boxes(40.0), 448, margin=None)
     assert region is not None and (region.x0, region.y0, region.x1, region.y1) == (0, 0, 1280, 960)
     assert region.width_px == round(1280 * PHOTO_TILE_PX / 40.0) == 1024
     assert tile_scale_region((960, 1280), boxes(1280 * SMALL_TILE_PX / 448 - 1), 448) is not None  # still small
     assert tile_scale_region((960, 1280), boxes(1280 * SMALL_TILE_PX / 448 + 1), 448) is None  # big enough
     assert tile_scale_region((960, 1280), boxes(40.0)[:2], 448) is None  # too few tiles to tell their size
+
+
+@pytest.mark.parametrize(
+    ("margin", "expected"),
+    [
+        (2.0, (0, 0, 160, 144)),  # the tiles span x 0..80, y 10..64: 80 px more each side, clipped at the photo
+        (0.5, (0, 0, 100, 84)),  # 20 px more
+        (40.0, (0, 0, 1280, 960)),  # wider than the photo: the whole photo
+    ],
+)
+def test_the_second_reading_covers_only_the_tiles_found_and_a_margin(
+    margin: float, expected: tuple[int, int, int, int]
+) -> None:
+    from vision.runtime.recognition import PHOTO_TILE_PX, tile_scale_region
+
+    boxes = Detections.of_boxes([[10 * k, 10, 10 * k + 40, 64] for k in range(5)], [0.9] * 5)
+    region = tile_scale_region((960, 1280), boxes, 448, margin=margin)
+    assert region is not None and (region.x0, region.y0, region.x1, region.y1) == expected
+    assert region.width_px == round(expected[2] * PHOTO_TILE_PX / 40.0)  # the same scale as the whole photo's
+
+
+class RecordingDetector(YoloOnnxDetector):
+    """Finds five tiles of ``tile`` px in any image; records each call (``detect``'s size, or the region read)."""
+
+    input_size = 448  # type: ignore[assignment]
+    any_size = True  # type: ignore[assignment]
+
+    def __init__(self, tile: float) -> None:
+        super().__init__("none.onnx")
+        self.tile, self.calls = tile, []
+
+    def detect(self, image_bgr: np.ndarray, *, size: int | None = None, **_: object) -> Detections:
+        self.calls.append(size)
+        side = self.tile
+        return Detections.of_boxes(
+            [[100 + side * 1.5 * k, 100, 100 + side * (1.5 * k + 1), 100 + side] for k in range(5)], [0.9] * 5
+        )
+
+    def detect_region(self, image_bgr: np.ndarray, region: Region) -> Detections:
+        self.calls.append(region)
+        return Detections.empty()
+
+
+@pytest.mark.parametrize(
+    ("scout", "tile", "shape", "expected"),
+    [
+        (320, 30.0, (960, 1280), [320, "region"]),  # small tiles: the scout's reading, then the one at tile scale
+        (320, 100.0, (960, 1280), [320, None]),  # large tiles: read again at the detector's input size
+        (None, 30.0, (960, 1280), [None, "region"]),  # no scout: the input size first
+        (320, 30.0, (400, 440), [None]),  # a photo no bigger than the input: one reading, nothing to scout
+    ],
+)
+def test_a_scout_reading_finds_the_scale_and_a_photo_of_large_tiles_is_read_at_input_size(
+    scout: int | None,
+    tile: float,
+    shape: tuple[int, int],
+    expected: list[object],
+    standin_models: Callable,
+    make_yolo_output: Callable,
+) -> None:
+    detector = RecordingDetector(tile)
+    reader = TileReader(standin_models(make_yolo_output([], [])), detector=detector, scout=scout, not_a_tile=0)
+    reader.read(np.full((*shape, 3), 90, np.uint8))
+    assert ["region" if isinstance(call, Region) else call for call in detector.calls] == expected
+
+
+@pytest.mark.parametrize(
+    ("around", "expected"),
+    [
+        (None, (0, 0, 1280, 960)),  # the whole photo
+        (2.0, (40, 40, 370, 190)),  # the five 30-px tiles (x 100..310, y 100..130) and 60 px more each side
+    ],
+)
+def test_the_reader_reads_again_the_whole_photo_or_only_around_its_tiles(
+    around: float | None, expected: tuple[int, int, int, int], standin_models: Callable, make_yolo_output: Callable
+) -> None:
+    detector = RecordingDetector(30.0)
+    reader = TileReader(standin_models(make_yolo_output([], [])), detector=detector, around=around, not_a_tile=0)
+    reader.read(np.full((960, 1280, 3), 90, np.uint8))
+    (region,) = [call for call in detector.calls if isinstance(call, Region)]
+    assert (region.x0, region.y0, region.x1, region.y1) == expected
 
 
 # -- the label order of a classifier, checked against its model card when it loads ------------------------------
