@@ -102,10 +102,15 @@ class Reader(Protocol):
 
 
 def tile_scale_region(
-    shape: tuple[int, int], boxes: Detections, input_size: int, *, margin: float | None = None
+    shape: tuple[int, int],
+    boxes: Detections,
+    input_size: int,
+    *,
+    margin: float | None = None,
+    tile_px: float = PHOTO_TILE_PX,
 ) -> Region | None:
     """The part of the image holding the tiles found in it (their bounding box widened by ``margin`` tiles on each
-    side; None: the whole image), scaled so its tiles are :data:`PHOTO_TILE_PX` wide, when those tiles are
+    side; None: the whole image), scaled so its tiles are ``tile_px`` wide, when those tiles are
     narrower than :data:`SMALL_TILE_PX` at the detector's input (None otherwise, or with under 3 tiles)."""
     if len(boxes) < 3:
         return None
@@ -121,7 +126,7 @@ def tile_scale_region(
             min(x1, float(boxes.xyxy[:, 2].max()) + margin * tile),
             min(y1, float(boxes.xyxy[:, 3].max()) + margin * tile),
         )
-    return Region(x0, y0, x1, y1, width_px=max(1, round((x1 - x0) * PHOTO_TILE_PX / tile)))
+    return Region(x0, y0, x1, y1, width_px=max(1, round((x1 - x0) * tile_px / tile)))
 
 
 def tile_likelihood(tiles: Detections) -> np.ndarray:
@@ -152,6 +157,7 @@ class TileReader:
         rescale: bool = True,
         scout: int | None = None,
         around: float | None = None,
+        tile_px: float = PHOTO_TILE_PX,
         providers: Sequence[str] = DEFAULT_PROVIDERS,
         colour: TableColour | None = None,
         familiarity: bool = True,
@@ -178,6 +184,8 @@ class TileReader:
         self.around = around
         """With ``rescale``, the second reading covers only the first one's tiles and this many tile widths around
         them (None: the whole photo; see :data:`AROUND_TILES`)."""
+        self.tile_px = tile_px
+        """A tile's width in the second reading's pixels (:data:`PHOTO_TILE_PX`; less is faster: models/README.md)."""
         """With ``rescale``, the side of a first, smaller reading that only finds the tiles' scale (a photo of small
         tiles is then read again at tile scale and both merged; one of large tiles is read at the input size)."""
 
@@ -215,11 +223,17 @@ class TileReader:
         small = None
         if scout and max(image_bgr.shape[:2]) > detector.input_size:
             boxes = detector.detect(image_bgr, size=scout)
-            small = tile_scale_region(image_bgr.shape[:2], boxes, detector.input_size, margin=self.around)
+            small = tile_scale_region(
+                image_bgr.shape[:2], boxes, detector.input_size, margin=self.around, tile_px=self.tile_px
+            )
         if small is None:  # no scout, or it saw large tiles or too few to tell: the photo at the input size
             boxes = detector.detect(image_bgr)
             shape = image_bgr.shape[:2]
-            small = tile_scale_region(shape, boxes, detector.input_size, margin=self.around) if self.rescale else None
+            small = (
+                tile_scale_region(shape, boxes, detector.input_size, margin=self.around, tile_px=self.tile_px)
+                if self.rescale
+                else None
+            )
         if small is None:
             return boxes
         again = self.detector.detect_region(image_bgr, small)

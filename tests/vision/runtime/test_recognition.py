@@ -382,6 +382,8 @@ def test_the_second_reading_covers_only_the_tiles_found_and_a_margin(
     region = tile_scale_region((960, 1280), boxes, 448, margin=margin)
     assert region is not None and (region.x0, region.y0, region.x1, region.y1) == expected
     assert region.width_px == round(expected[2] * PHOTO_TILE_PX / 40.0)  # the same scale as the whole photo's
+    smaller = tile_scale_region((960, 1280), boxes, 448, margin=margin, tile_px=28.0)
+    assert smaller is not None and smaller.width_px == round(expected[2] * 28.0 / 40.0)  # tiles read 28 px wide
 
 
 class RecordingDetector(YoloOnnxDetector):
