@@ -219,10 +219,15 @@ class TileReader:
         if region is not None:
             return self.detector.detect_region(image_bgr, region)
         detector = self.detector
-        scout = self.scout if self.rescale and isinstance(detector, YoloOnnxDetector) and detector.any_size else None
         small = None
-        if scout and max(image_bgr.shape[:2]) > detector.input_size:
-            boxes = detector.detect(image_bgr, size=scout)
+        if (
+            self.scout
+            and self.rescale
+            and isinstance(detector, YoloOnnxDetector)
+            and detector.any_size
+            and max(image_bgr.shape[:2]) > detector.input_size
+        ):
+            boxes = detector.detect(image_bgr, size=self.scout)
             small = tile_scale_region(
                 image_bgr.shape[:2], boxes, detector.input_size, margin=self.around, tile_px=self.tile_px
             )
