@@ -15,7 +15,7 @@ Every tile's body is the same cream plastic, and the inks of one table come in a
    than its cluster's becomes uncertain (its confidence is capped under the layout's threshold, so the
    referee asks for a review); where the cluster's colour is certain the tile is re-read in that colour. A
    cluster named only by its votes does not doubt a tile whose own ink's hue shows the colour it was read in (a
-   washed-out red in a glare spot, clustered with the blacks).
+   washed-out red in a glare spot, clustered with the blacks), nor does any cluster where that ink surely shows it.
    With fewer than :data:`MIN_TILES` inks, or one cluster, each tile is judged on its own, and only an ink
    far from the colour it was read as is doubted.
 
@@ -242,13 +242,18 @@ def colour_of_ink(lab: np.ndarray) -> tuple[Colour, bool]:
     chroma = float(np.hypot(a, b))
     if chroma < BLACK_CHROMA:
         return Colour.BLACK, chroma < SURE_BLACK_CHROMA
+    colour, sure_hue = _hue(a, b)
+    return colour, sure_hue and chroma >= SURE_COLOUR_CHROMA
+
+
+def _hue(a: float, b: float) -> tuple[Colour, bool]:
+    """The coloured ink an (a, b) hue shows, and whether it lies :data:`SURE_HUE_MARGIN_DEG` inside its sector."""
     hue = float(np.degrees(np.arctan2(b, a)))
-    sure_chroma = chroma >= SURE_COLOUR_CHROMA
     for colour, low, high in HUE_SECTORS_DEG:
         if low <= hue < high:
-            return colour, sure_chroma and low + SURE_HUE_MARGIN_DEG <= hue < high - SURE_HUE_MARGIN_DEG
+            return colour, low + SURE_HUE_MARGIN_DEG <= hue < high - SURE_HUE_MARGIN_DEG
     near_edge = min(abs(hue - HUE_SECTORS_DEG[0][1]), abs(hue - HUE_SECTORS_DEG[-1][2]))
-    return Colour.BLUE, sure_chroma and near_edge >= SURE_HUE_MARGIN_DEG
+    return Colour.BLUE, near_edge >= SURE_HUE_MARGIN_DEG
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,11 +366,13 @@ def check_colours(tiles: Detections, inks: Inks) -> ColourCheck:
                 if k != keeper and not sure[clusters.member == k].any():
                     expected[clusters.member == k] = -2  # no colour we can name: doubted, not re-read
     # A tile whose own ink shows the colour it was read in (a hue well inside that colour's sector) is not doubted by
-    # a cluster named only by its votes: tiles in a glare spot have washed-out inks (red turns pink, chroma 20-25
-    # instead of 40-55), nearer a table's black cluster, tinged yellow, than its red one, so k-means put a right red
-    # beside black and orange with the blacks and the vote doubted it (issue 16). A cluster whose ink surely shows
-    # a colour (the blues read black under cool light) still doubts every tile read otherwise.
-    spared = ~sure & (read >= 0) & (read != Colour.BLACK.index) & (_hue_colour(inks) == read)
+    # a cluster named only by its votes, nor by a cluster of another colour when its own ink surely shows its colour:
+    # tiles in a glare spot have washed-out inks (red turns pink, chroma 20-25 instead of 40-55), nearer a table's
+    # black cluster, tinged yellow, than its red one, so k-means put a right red beside black and orange with the
+    # blacks and their colour doubted it (issue 16). A tile read black is never spared (the blues read black under
+    # cool light), nor one whose ink is pale or near a hue boundary in a cluster surely of another colour.
+    own_sure = np.array([colour_of_ink(lab)[1] for lab in inks.lab], bool)
+    spared = (~sure | own_sure) & (read >= 0) & (read != Colour.BLACK.index) & (_hue_colour(inks) == read)
     doubted = usable & (expected != read) & ~spared
     reread = doubted & sure & (expected >= 0) & (_outvoted(clusters, doubted) | _close_runner_up(tiles, expected))
     return ColourCheck(_doubt(tiles, doubted, reread, expected), doubted, reread, clusters)
@@ -376,11 +383,9 @@ def _hue_colour(inks: Inks) -> np.ndarray:
     the ink is black (chroma under :data:`BLACK_CHROMA`) or near a hue boundary. Unlike :func:`colour_of_ink`,
     whatever the chroma over black: a washed-out ink keeps its hue."""
     colours = np.full(len(inks.lab), -1, np.int64)
-    for i, lab in enumerate(inks.lab):
-        chroma = float(np.hypot(lab[1], lab[2]))
-        if chroma >= BLACK_CHROMA:
-            strong = np.array([lab[0], *(lab[1:] * max(1.0, SURE_COLOUR_CHROMA / chroma))], np.float64)
-            colour, sure = colour_of_ink(strong)
+    for i, (_, a, b) in enumerate(inks.lab.astype(np.float64)):
+        if np.hypot(a, b) >= BLACK_CHROMA:
+            colour, sure = _hue(a, b)
             colours[i] = colour.index if sure else -1
     return colours
 

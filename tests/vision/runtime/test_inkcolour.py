@@ -279,6 +279,13 @@ GLARE_G2 = {
 black-7] in a glare spot."""
 
 
+GLARE_G2_EARLIER = {
+    **GLARE_G2,
+    "orange-7": (191, 4.4, 41.2, 0.967), "red-7": (175, 23.7, 8.9, 0.993), "black-7": (182, -3.0, 1.9, 0.949),
+}  # fmt: skip
+"""The same group 5 frames earlier (2604), where the black cluster's centre came out surely black (chroma 8.9)."""
+
+
 def measured_check(measured: dict, read: dict[str, str] | None = None):
     """The check of tiles with these measured inks and confidences, read as their keys (or as ``read`` says)."""
     labels = [(read or {}).get(key, key).strip() for key in measured]
@@ -288,11 +295,14 @@ def measured_check(measured: dict, read: dict[str, str] | None = None):
     return check_colours(tiles, Inks(values[:, :3], np.ones(len(values), bool)))
 
 
-@pytest.mark.parametrize("measured", [GLARE_G1, GLARE_G2], ids=["g1-red-11", "g2-red-7"])
+@pytest.mark.parametrize(
+    "measured", [GLARE_G1, GLARE_G2, GLARE_G2_EARLIER], ids=["g1-red-11", "g2-red-7", "g2-red-7-sure-black"]
+)
 def test_a_washed_out_red_beside_black_and_orange_is_not_doubted(measured: dict) -> None:
     """The pale red ink lies nearer the table's black cluster (tinged yellow) than its red one, so k-means put it
     with the blacks and their vote doubted it: the right red-11 and red-7 were ruled REVIEW (issue 16). Its own hue
-    is well inside red's sector: a cluster named only by votes does not doubt it."""
+    is well inside red's sector: a cluster named only by votes does not doubt it, nor a surely black one where its
+    ink surely shows red (chroma 25)."""
     check = measured_check(measured)
     assert not check.doubted.any()
     assert check.detections.labels == [key.strip() for key in measured]
