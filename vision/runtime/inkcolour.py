@@ -16,6 +16,10 @@ Every tile's body is the same cream plastic, and the inks of one table come in a
    referee asks for a review); where the cluster's colour is certain the tile is re-read in that colour. A
    cluster named only by its votes does not doubt a tile whose own ink's hue shows the colour it was read in (a
    washed-out red in a glare spot, clustered with the blacks), nor does any cluster where that ink surely shows it.
+   Measured at 172406d (issue 16's 10-game set, bench pipeline from a git archive export): every move ruled as at
+   ebfd145 with the familiarity check on (it caps the same tiles); with it off (an experiment) clean moves ruled
+   REVIEW 9/114 -> 7/114 (g1 move 5's red-11, g2 move 6's red-7), nothing else changed. ``bench colour``: F1,
+   flipped, wrong >= 0.8 and doubted identical to b59f161 under all 6 tints.
    With fewer than :data:`MIN_TILES` inks, or one cluster, each tile is judged on its own, and only an ink
    far from the colour it was read as is doubted.
 
