@@ -11,21 +11,13 @@ from typing import Any
 
 import pytest
 
-from referee.table import Table
+from tests.vision.game.scripted import moves, same
 from vision.game.pipeline import PipelineConfig
 
 START = "[black-5 blue-5 orange-5]"
 OPENED = f"{START} [red-10 red-11 red-12]"
 """Player 0 (bottom) opens with 33 points."""
 PAUSE_S = 1.5
-
-
-def same(table_json: dict, text: str) -> bool:
-    return Table.from_json(table_json).same_layout(Table.parse(text))
-
-
-def moves(events: list[dict]) -> list[dict]:
-    return [e for e in events if e["event"] == "move"]
 
 
 def game(scenes: Any, **options: Any) -> Any:

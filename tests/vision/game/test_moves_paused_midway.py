@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from referee.table import Table
+from tests.vision.game.scripted import moves, same, summary
 from vision.game.pipeline import PipelineConfig
 
 START = "[black-5 blue-5 orange-5]"
@@ -19,18 +19,6 @@ HALF = f"{START} [red-10 red-11]"
 OPENED = f"{START} [red-10 red-11 red-12]"
 """...and the third: an opening of 33 points."""
 PAUSE_S = 1.5
-
-
-def same(table_json: dict, text: str) -> bool:
-    return Table.from_json(table_json).same_layout(Table.parse(text))
-
-
-def moves(events: list[dict]) -> list[dict]:
-    return [e for e in events if e["event"] == "move"]
-
-
-def summary(events: list[dict]) -> list[tuple]:
-    return [(m["number"], m["player"], m["kind"], m["ruling"]["verdict"]) for m in moves(events)]
 
 
 def game(scenes: Any, **options: Any) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from referee.table import Table
+from tests.vision.game.scripted import moves, same, summary
 from vision.game.moves import GameKeeper
 from vision.game.pipeline import PipelineConfig
 
@@ -24,18 +24,6 @@ LONG_RUN = f"{START} [red-10 red-11 red-12 red-13]"
 SHORT_RUN = f"{START} [red-10 red-11 red-12]"
 """A run of four laid, then red-13 taken back to the rack: within a turn, a player's own tile."""
 PAUSE_S = 1.5
-
-
-def same(table_json: dict, text: str) -> bool:
-    return Table.from_json(table_json).same_layout(Table.parse(text))
-
-
-def moves(events: list[dict]) -> list[dict]:
-    return [e for e in events if e["event"] == "move"]
-
-
-def summary(events: list[dict]) -> list[tuple]:
-    return [(m["number"], m["player"], m["kind"], m["ruling"]["verdict"]) for m in moves(events)]
 
 
 def game(scenes: Any, start: str = START, opened: bool = True, **options: Any) -> Any:
