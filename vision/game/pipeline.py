@@ -426,7 +426,7 @@ class TablePipeline:
             self._note_still(image, latest, same_picture)
         if len(self.state_readings) < self.config.readings:
             return []
-        current = self.held.table if self.held is not None else self.keeper.table
+        current = self._table_now
         reading = read_table(fuse(self.state_readings))
         table = reading.table
         at: dict[str, Any] = {"time_s": round(time_s, 3), "frame": frame}
@@ -653,14 +653,18 @@ class TablePipeline:
             return None
         return _faulty(move.ruling)
 
+    @property
+    def _table_now(self) -> Table | None:
+        """The table as the turn stands: a held move's (not yet ruled), else the game's."""
+        return self.held.table if self.held is not None else self.keeper.table
+
     def _taken_back(self, held: _Held, table: Table) -> bool:
         """The same hands, back over a held table the game would rule REVERT (or REVIEW for a fault in doubt), left
         the table as it was before the move: the move was given up, not finished. That is the REVERT (RULES.md §6:
         restore the table and draw the penalty), ruled as the held table settled, and this table its restore; taken
         as the move going on, the violation would be lost in a draw (the bundled demo game's opening under the
         threshold did so)."""
-        before = self.keeper.table
-        return held.faulty and before is not None and looks_restored(table, before)
+        return held.faulty and _restores(table, self.keeper.table)
 
     def _doubt(self, ruled: _Ruled, held: _Held) -> str | None:
         """The same hands went on with a play already ruled OK as it settled (its valid table was a pause, the move
@@ -715,7 +719,7 @@ class TablePipeline:
             quiet = not (activity.busy or activity.global_change)
             table = None
             if quiet and self.phase == "stable":
-                table = self.held.table if self.held is not None else self.keeper.table  # a held move's table
+                table = self._table_now  # a held move's table
             elif quiet:  # hands just left: this frame (and the quiet ones before it) is the table at the limit
                 table = read_table(fuse([*self.readings, self._read(image)])).table
             self.limit.reached(activity, table, time_s, self._arm_seat(activity))
@@ -761,7 +765,7 @@ class TablePipeline:
         """A still table showing the picture its state was read from needs no verification: no disagreement waits,
         there is nothing to refine (no uncertain tile, or as many readings fused as are kept), and the picture has
         readings enough of its own."""
-        table = self.held.table if self.held is not None else self.keeper.table
+        table = self._table_now
         return (
             self.disagreement is None
             and table is not None
@@ -939,8 +943,7 @@ def _standing_play(event: Event) -> bool:
     return (
         isinstance(event, Move)
         and event.ruling.kind == "play"
-        and event.ruling.verdict is not Verdict.REVERT
-        and (not _faulty(event.ruling))
+        and not _faulty(event.ruling)  # a REVERT among the faulty
     )
 
 
