@@ -598,9 +598,9 @@ class TablePipeline:
         if not activity.arm:
             return []
         self.hands = True
-        if activity.edge is None:
+        seat = self.arm_seat(activity)
+        if seat is None:
             return []
-        seat = seat_at(self.keeper.players, activity.edge, activity.along).number
         self.seats[seat] += 1
         if self.ruled is not None and seat != self.ruled.seat:
             self.ruled = None  # the next player's hands: the turn has passed
@@ -722,9 +722,9 @@ class TablePipeline:
                 table = self._table_now  # a held move's table
             elif quiet:  # hands just left: this frame (and the quiet ones before it) is the table at the limit
                 table = read_table(fuse([*self.readings, self._read(image)])).table
-            self.limit.reached(activity, table, time_s, self._arm_seat(activity))
+            self.limit.reached(activity, table, time_s, self.arm_seat(activity))
         elif self.limit.passed:
-            self.limit.sample(activity, self._arm_seat(activity))
+            self.limit.sample(activity, self.arm_seat(activity))
 
     def _limit_evidence(self, settled: Table | None, hands_seat: int | None) -> tuple[Table | None, bool | None]:
         """What the camera saw of the limit, for a move ending on ``settled`` by the player whose hands were seen
@@ -734,7 +734,7 @@ class TablePipeline:
         mover = hands_seat if hands_seat is not None else self.keeper.seat_of(self.keeper.player)
         return self.limit.evidence(settled, mover)
 
-    def _arm_seat(self, activity: Activity) -> int | None:
+    def arm_seat(self, activity: Activity) -> int | None:
         """The seat number an arm over the table reaches in from (None: no arm, or its side not found)."""
         if not activity.arm or activity.edge is None:
             return None

@@ -27,10 +27,8 @@ from vision.game.gamelog import GameLog
 from vision.game.pipeline import TablePipeline
 from vision.runtime.capture import CaptureStats, Frame
 from vision.runtime.decode import HandsOver, SparseVideo, VideoSource, sample
-from vision.runtime.motion import Activity
 from vision.runtime.progress import ProgressBar
 from vision.runtime.reader import Reader
-from vision.runtime.seats import seat_at
 from vision.session.common import END_OF_VIDEO, GameOptions, calibrate_for
 from vision.session.driver import GameSession, Line, Listener, StopCheck
 from vision.ui.report import REPORT_NAME
@@ -279,15 +277,8 @@ def _arm_in(pipeline: TablePipeline, frame: Frame) -> bool:
     seen, last = copy.copy(pipeline.meter).measure(frame.image), pipeline.latest["activity"]
     if not seen.arm or last is None:
         return False
-    here, before = _seat_of(pipeline, seen), _seat_of(pipeline, last)
-    return here is not None and here == before
-
-
-def _seat_of(pipeline: TablePipeline, activity: Activity) -> int | None:
-    """The seat an arm reaches in from (None: no arm, or its side not found)."""
-    if not activity.arm or activity.edge is None:
-        return None
-    return seat_at(pipeline.keeper.players, activity.edge, activity.along).number
+    here = pipeline.arm_seat(seen)
+    return here is not None and here == pipeline.arm_seat(last)
 
 
 def _decode_json(source: VideoSource) -> dict[str, Any]:

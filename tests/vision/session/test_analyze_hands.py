@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from vision.game.pipeline import TablePipeline
 from vision.runtime.capture import Frame
 from vision.runtime.motion import Activity
 from vision.runtime.seats import Edge
@@ -33,6 +34,7 @@ NO_ARM = Activity(motion=0.0, foreground=0.0, arm=False, edge=None, global_chang
 
 def probe(last: Activity | None, seen: Activity, players: int = 4) -> bool:
     pipeline = SimpleNamespace(meter=Meter(seen), latest={"activity": last}, keeper=SimpleNamespace(players=players))
+    pipeline.arm_seat = lambda activity: TablePipeline.arm_seat(pipeline, activity)  # type: ignore[arg-type]
     return _arm_in(pipeline, Frame(30, 1.0, np.zeros((8, 8, 3), np.uint8)))  # type: ignore[arg-type]
 
 
