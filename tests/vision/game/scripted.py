@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from referee.table import Table
 
 
@@ -17,3 +19,12 @@ def moves(events: list[dict]) -> list[dict]:
 def summary(events: list[dict]) -> list[tuple]:
     """Each move's number, player, kind and verdict."""
     return [(m["number"], m["player"], m["kind"], m["ruling"]["verdict"]) for m in moves(events)]
+
+
+def started(scenes: Any, table: str, **options: Any) -> Any:
+    """A feed (``scenes.pipeline(scene, **options)``) whose pipeline has read ``table`` as the game's start."""
+    scene = scenes.TableScene()
+    scene.show(table)
+    feed = scenes.SceneFeed(scenes.pipeline(scene, **options), scene)
+    assert [e["event"] for e in feed.run(2.0)] == ["table"]
+    return feed

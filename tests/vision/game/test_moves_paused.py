@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.vision.game.scripted import moves, same
+from tests.vision.game.scripted import moves, same, started
 from vision.game.pipeline import PipelineConfig
 
 START = "[black-5 blue-5 orange-5]"
@@ -22,11 +22,7 @@ PAUSE_S = 1.5
 
 def game(scenes: Any, **options: Any) -> Any:
     """A feed whose pipeline has read the starting table."""
-    scene = scenes.TableScene()
-    scene.show(START)
-    feed = scenes.SceneFeed(scenes.pipeline(scene, **options), scene)
-    assert [e["event"] for e in feed.run(2.0)] == ["table"]
-    return feed
+    return started(scenes, START, **options)
 
 
 def paused_move(feed: Any) -> float:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.vision.game.scripted import moves, same, summary
+from tests.vision.game.scripted import moves, same, started, summary
 from vision.game.pipeline import PipelineConfig
 
 START = "[black-5 blue-5 orange-5]"
@@ -22,11 +22,7 @@ PAUSE_S = 1.5
 
 
 def game(scenes: Any, **options: Any) -> Any:
-    scene = scenes.TableScene()
-    scene.show(START)
-    feed = scenes.SceneFeed(scenes.pipeline(scene, **options), scene)
-    assert [e["event"] for e in feed.run(2.0)] == ["table"]
-    return feed
+    return started(scenes, START, **options)
 
 
 def half_laid(feed: Any) -> float:

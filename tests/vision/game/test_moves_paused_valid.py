@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.vision.game.scripted import moves, same, summary
+from tests.vision.game.scripted import moves, same, started, summary
 from vision.game.moves import GameKeeper
 from vision.game.pipeline import PipelineConfig
 
@@ -29,11 +29,7 @@ PAUSE_S = 1.5
 def game(scenes: Any, start: str = START, opened: bool = True, **options: Any) -> Any:
     keeper = GameKeeper("official", 2)
     keeper.opened = [opened, opened]
-    scene = scenes.TableScene()
-    scene.show(start)
-    feed = scenes.SceneFeed(scenes.pipeline(scene, keeper=keeper, **options), scene)
-    assert [e["event"] for e in feed.run(2.0)] == ["table"]
-    return feed
+    return started(scenes, start, keeper=keeper, **options)
 
 
 def paused(feed: Any, first: str, then: str) -> None:
