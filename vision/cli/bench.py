@@ -33,7 +33,9 @@ def bench_pipeline(args: argparse.Namespace) -> tuple[Any, str]:
     else:
         root = Path("cache") / "bench-pipeline"
         folders = generate_games(root, args.inputs or 3, 1000 + args.seed, args.minutes, staged=True)
-    result = run_pipeline_benchmark(folders, Path("cache") / "bench-pipeline-out", progress=not args.json)
+    result = run_pipeline_benchmark(
+        folders, Path("cache") / "bench-pipeline-out", progress=not args.json, enrol=args.enrol
+    )
     return result, format_pipeline_benchmark(result)
 
 
@@ -88,6 +90,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--minutes", type=rules_cli.POSITIVE, default=6.0, help="pipeline, live: minutes per generated game (default 6)"
     )
+    parser.add_argument(
+        "--enrol", action="store_true",
+        help="pipeline: one more row, each game read with the models its venue enrolled from grid photos of its set",
+    )  # fmt: skip
     parser.add_argument(
         "--play-minutes", type=rules_cli.POSITIVE, metavar="M", help="live: play only the first M minutes of each game"
     )

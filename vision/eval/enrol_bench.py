@@ -6,12 +6,21 @@ and ``--scenes`` scenes from the held-out editions recipe (``datasets/synth-edit
 the edition and to one table style (``style_pool: 1``: a venue's one set), enrols from the grid photos with
 :func:`vision.runtime.enrolment.enrol` and scores both model folders with :mod:`vision.eval.evaluate` (tile F1,
 detection recall, wrong labels at confidence >= 0.8). The detector is not adapted: its recall bounds F1 after enrolment.
+
+:func:`enrol_venue` enrols a filmed game's own set the way a venue would before play, for ``bench pipeline
+--enrol``: two grid photos of the set the film shows (:func:`vision.synth.grid.film_style`; the first copy with the
+jokers, the second without), photographed by the grid camera under their own light, at the film's frame size, then
+``rummikub-referee enrol`` run on them as a user runs it (another process; nothing from the truth but the tile style).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
+import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -24,13 +33,109 @@ import numpy as np
 from vision.eval.evaluate import Sample, match, score_image, summarize
 from vision.runtime.enrolment import enrol
 from vision.runtime.recognition import TileReader, default_models_dir
-from vision.synth.grid import render_grid_scene
+from vision.synth.grid import film_style, render_grid_scene
 from vision.synth.recipe import load_recipe
-from vision.synth.scene import render_scene
+from vision.synth.scene import SceneParams, render_scene
+from vision.synth.truth import load_truth
 
 HELDOUT_RECIPE = "synth-editions-heldout"
 GRID_SEEDS = (7001, 7002)
 """The two grid photos: the first copy with both jokers, the second without."""
+
+
+VENUE_GRID_SEED = 7000
+"""A game's grid photos are rendered with seeds ``VENUE_GRID_SEED + 100 * game seed + 10 * take + copy`` (copy 1
+and 2; take 0, and 1, 2... when ``enrol`` refused the last take's photos)."""
+VENUE_TAKES = 4
+"""Photos taken again at most this many times in all: a referee whose photo ``enrol`` refuses (a glare over a tile,
+a tile outside the frame) takes another, as the command's message asks."""
+
+
+class VenueEnrolmentError(RuntimeError):
+    """``enrol`` refused a venue's grid photos (its one-line message quoted)."""
+
+
+def venue_grid_photos(header: dict[str, Any], work: Path, take: int = 0) -> tuple[list[Path], dict[str, Any]]:
+    """The two grid photos of the set a game was filmed with (``take``: taken again that many times), written to
+    ``work``; and how they were made."""
+    index, style = film_style(header)
+    params = SceneParams(size=(int(header["size"][0]), int(header["size"][1])), split="train")
+    work.mkdir(parents=True, exist_ok=True)
+    photos, made = [], []
+    for copy in (1, 2):
+        seed = VENUE_GRID_SEED + 100 * int(header["seed"]) + 10 * take + copy
+        grid = render_grid_scene(seed, params, jokers=2 if copy == 1 else 0, style=style)
+        path = work / f"grid-{copy}.jpg"
+        cv2.imwrite(str(path), grid.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+        photos.append(path)
+        lighting = grid.meta["lighting"]
+        made.append({"photo": path.name, "seed": seed, "tiles": len(grid.readable()),
+                     "colour_temperature_k": round(lighting["colour_temperature_k"]),
+                     "camera_tilt_deg": grid.meta["camera"].get("tilt_deg"),
+                     "material": grid.meta["material"]})  # fmt: skip
+    how = {
+        "what": "two grid photos of the film's own tile set (the first copy with both jokers, the second without),"
+        " rendered by vision/synth/grid.py with the grid camera and their own light at the film's frame size,"
+        " enrolled by `rummikub-referee enrol` (nothing from the truth but the tile style)",
+        "style_index": index,
+        "style": style.name,
+        "size": list(params.size),
+        "photos": made,
+    }
+    return photos, how
+
+
+def enrol_venue(folder: Path, out: Path, models: Path | None = None) -> dict[str, Any]:
+    """Enrol the set a synth-game folder was filmed with into the model folder ``out``, as a venue would before play
+    (see the module's docstring). A folder already enrolled from the same photos (the card's sha256) is kept.
+    Returns how it was made and the enrolment's own figures (the model card's)."""
+    header, _ = load_truth(folder)
+    refused: list[str] = []
+    for take in range(VENUE_TAKES):
+        photos, how = venue_grid_photos(header, out.parent / f"{out.name}-photos", take)
+        card_path = out / "model-card.json"
+        sums = [hashlib.sha256(p.read_bytes()).hexdigest() for p in photos]
+        card = json.loads(card_path.read_text()) if card_path.is_file() else None
+        reused = card is not None and [p["sha256"] for p in card["photos"]] == sums
+        if reused:
+            break
+        try:
+            card = run_enrol(photos, out, models)
+            break
+        except VenueEnrolmentError as refusal:
+            refused.append(str(refusal))
+    else:
+        raise VenueEnrolmentError(f"{folder.name}: every one of {VENUE_TAKES} takes refused; the last: {refused[-1]}")
+    assert card is not None
+    return {
+        **how,
+        "takes": take + 1,
+        "refused": refused,
+        "models": str(out),
+        "reused": reused,
+        "enrol_s": card["seconds"],
+        "tiles_enrolled": card["tiles_enrolled"],
+        "jokers_enrolled": card["jokers_enrolled"],
+        "figures": card["figures"],
+        "read_differently_before": len(card["read_differently_before"]),
+        "warnings": card["warnings"],
+    }
+
+
+def run_enrol(photos: list[Path], out: Path, models: Path | None = None) -> dict[str, Any]:
+    """``rummikub-referee enrol PHOTO... --out DIR --json`` in a process of its own, on this tree's code; its card."""
+    root = Path(__file__).resolve().parents[2]  # the tree this module is in: an export benches its own code
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(root), os.environ.get("PYTHONPATH"))))}
+    command = [sys.executable, "-c", "import sys; from vision.cli import main; sys.exit(main(sys.argv[1:]))",
+               "enrol", *map(str, photos), "--out", str(out), "--json"]  # fmt: skip
+    if models is not None:
+        command += ["--models", str(models)]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise VenueEnrolmentError(last.removeprefix("rummikub-referee: error: "))
+    card: dict[str, Any] = json.loads(done.stdout)
+    return card
 
 
 def edition_params(edition: str, recipe: str = HELDOUT_RECIPE) -> Any:

@@ -261,6 +261,10 @@ def _tag(staging: dict[str, Any]) -> str:
     return "-".join(parts) or "plain"
 
 
+ENROLLED = "enrolled"
+"""The row of a venue that enrolled its own set before play: the user's path with ``--models`` of that folder."""
+
+
 def run_pipeline_benchmark(
     folders: list[Path],
     out_root: Path,
@@ -268,9 +272,14 @@ def run_pipeline_benchmark(
     models: Path | None = None,
     progress: bool = True,
     calibrations: tuple[str, ...] = CALIBRATIONS,
+    enrol: bool = False,
 ) -> dict[str, Any]:
     """Each game analysed per calibration (:data:`CALIBRATIONS`); ``summary`` is the first's (the user's path), and
-    ``rows`` holds each calibration's summary and games."""
+    ``rows`` holds each calibration's summary and games. ``enrol``: one more row, :data:`ENROLLED`, where each game
+    is analysed as on the user's path (play area found on its own) with the model folder its venue enrolled from
+    grid photos of the film's own set (:func:`vision.eval.enrol_bench.enrol_venue`, into
+    ``out_root/enrolled-models/<game>``); each of its games carries ``enrolment``: how the folder was made and the
+    enrolment's own figures."""
     from vision.game.pipeline import pipeline_reader
 
     reader = pipeline_reader(models)
@@ -286,8 +295,38 @@ def run_pipeline_benchmark(
             )
             games[-1]["wall_s"] = round(time.perf_counter() - started, 1)
         rows[calibration] = {"summary": _summary_of(games), "games": games}
-    first = rows[calibrations[0]]
+    if enrol:
+        rows[ENROLLED] = _enrolled_row(folders, out_root, models, progress=progress)
+    first = rows[calibrations[0]] if calibrations else rows[ENROLLED]
     return {"summary": first["summary"], "games": first["games"], "rows": rows}
+
+
+def _enrolled_row(folders: list[Path], out_root: Path, models: Path | None, *, progress: bool) -> dict[str, Any]:
+    """The :data:`ENROLLED` row: per game, its venue's enrolment, then the user's path read with that folder."""
+    from vision.eval.enrol_bench import enrol_venue
+    from vision.game.pipeline import pipeline_reader
+
+    games = []
+    for folder in folders:
+        started = time.perf_counter()
+        enrolment = enrol_venue(folder, out_root / "enrolled-models" / folder.name, models)
+        reader = pipeline_reader(Path(enrolment["models"]))
+        out = out_root / ENROLLED / folder.name
+        scores = analyse_folder(folder, out, reader, progress=progress, calibration="auto")
+        scores.update(row=ENROLLED, enrolment=enrolment, wall_s=round(time.perf_counter() - started, 1))
+        games.append(scores)
+    summary = _summary_of(games)
+    summary["enrolment"] = {
+        "how": games[0]["enrolment"]["what"] if games else None,
+        "enrol_s": [g["enrolment"]["enrol_s"] for g in games],
+        "holdout_accuracy": [_before_after(g["enrolment"]["figures"]["holdout"], "accuracy") for g in games],
+        "holdout_wrong_at_0.8": [_before_after(g["enrolment"]["figures"]["holdout"], "wrong_confident") for g in games],
+    }
+    return {"summary": summary, "games": games}
+
+
+def _before_after(figures: dict[str, dict[str, Any]], key: str) -> list[Any]:
+    return [figures["before"][key], figures["after"][key]]
 
 
 def _summary_of(games: list[dict[str, Any]]) -> dict[str, Any]:
@@ -311,6 +350,8 @@ def _summary_of(games: list[dict[str, Any]]) -> dict[str, Any]:
 ROW_LABELS = {
     "auto": "play area found on its own (analyze's default: no markers, nothing from the truth)",
     "truth": "true play area given as corners (for comparison)",
+    ENROLLED: "the venue's own set enrolled before play (grid photos rendered in the film's tile style, `enrol`),"
+    " then analyze's default with --models of that folder",
 }
 
 
@@ -321,6 +362,8 @@ def format_pipeline_benchmark(result: dict[str, Any]) -> str:
     for calibration, row in rows.items():
         label = ROW_LABELS.get(calibration, calibration)
         text = _format_summary(row["summary"])
+        if row["summary"].get("enrolment"):
+            text = f"{row['summary']['enrolment']['how']}\n{text}"
         parts.append(f"== {label}\n{text}" if label else text)
         for game in row["games"]:
             parts.append(_format_game(game))
@@ -334,11 +377,27 @@ def _format_game(game: dict[str, Any]) -> str:
     staging = game.get("staging") or {}
     table = _tag(staging) if staging else "plain"
     covered = f", play area covers {area['true_area_covered']:.1%} of the true one" if area else ""
+    enrolment = _format_enrolment(game["enrolment"]) if "enrolment" in game else ""
     return (
         f"  {Path(game['folder']).name}: {game.get('players', '?')} players, {game.get('profile', '?')}, {table}:"
         f" {len(found)}/{len(rows)} moves found, {sum(1 for r in found if r['tables_right'])} with the right"
         f" tables, {sum(1 for r in found if r['true_verdict'] == 'ok' and r['verdict'] == 'review')} clean moves"
-        f" ruled review{covered}; {game.get('wall_s', '?')} s"
+        f" ruled review{covered}; {game.get('wall_s', '?')} s{enrolment}"
+    )
+
+
+def _format_enrolment(e: dict[str, Any]) -> str:
+    photos, holdout = e["figures"]["photos"], e["figures"]["holdout"]
+    kept = " (kept from the last run)" if e["reused"] else ""
+    return (
+        f"\n    enrolled {e['tiles_enrolled']} tiles ({e['jokers_enrolled']} jokers) from 2 grid photos in the film's"
+        f" style {e['style_index']} ({e['style']}), {e['enrol_s']} s{kept}:"
+        f" photos accuracy {photos['before']['accuracy']:.3f} -> {photos['after']['accuracy']:.3f}, held-out"
+        f" augmentations {holdout['before']['accuracy']:.3f} -> {holdout['after']['accuracy']:.3f}, wrong at >= 0.8"
+        f" {holdout['before']['wrong_confident']} -> {holdout['after']['wrong_confident']} of"
+        f" {holdout['after']['crops']}; {e['read_differently_before']} read differently from the grid before"
+        + "".join(f"; warning: {w}" for w in e["warnings"])
+        + "".join(f"; a take refused by enrol: {r}" for r in e.get("refused", ()))
     )
 
 

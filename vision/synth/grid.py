@@ -4,13 +4,16 @@ photographed.
 The same renderer as :func:`vision.synth.scene.render_scene` (table top, tile drawing, camera, lighting, sensor);
 only the layout differs: four rows of 1-13 (black, red, blue, orange) facing seat 0, then the jokers in a fifth
 row from the left. With ``style_pool=1`` the edition draws one table style, so grid photos and the held-out
-scenes of :mod:`vision.eval.enrol_bench` show the same tile set, as a venue's one set would.
+scenes of :mod:`vision.eval.enrol_bench` show the same tile set, as a venue's one set would. ``style=`` gives the
+set itself: :func:`film_style` finds a filmed game's (``synth-game``), so a venue that enrols its own set before
+the game can be played through (``bench pipeline --enrol``).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +22,7 @@ from referee.tiles import Tile
 from vision.synth import faces
 from vision.synth.geometry import TILE_HEIGHT_MM, TILE_WIDTH_MM, Camera, TilePose
 from vision.synth.layout import LOOSE_SET, Area, PlacedTile
-from vision.synth.scene import RenderedScene, SceneParams, _styles, draw_scene
+from vision.synth.scene import RenderedScene, SceneParams, _styles, draw_scene, style_pool
 
 COLUMN_GAP_MM = 5.0
 ROW_GAP_MM = 16.0
@@ -48,10 +51,38 @@ def grid_labels(jokers: int) -> dict[tuple[int, int], str]:
     return cells
 
 
+FILM_STYLES = ("train", 64)
+"""The style pool a filmed game draws its tile set from (:class:`vision.synth.video.GameFilm`)."""
+
+
+def film_style(header: dict[str, Any]) -> tuple[int, faces.TileStyle]:
+    """The tile set a filmed game shows, from its truth header: the header's ``style_index`` into the films' style
+    pool (:data:`FILM_STYLES`) where it has one, else the pool's style whose description equals the header's
+    ``style`` (games filmed before the index was written); with its index in the pool. ValueError if neither."""
+    pool = style_pool(*FILM_STYLES)
+    described = header.get("style")
+    if "style_index" in header:
+        index = int(header["style_index"])
+        if not 0 <= index < len(pool) or (described is not None and pool[index].describe() != described):
+            raise ValueError(f"the header's style_index {index} is not the style it describes")
+        return index, pool[index]
+    matching = [i for i, style in enumerate(pool) if style.describe() == described]
+    if not matching:
+        name = (described or {}).get("name", "none")
+        raise ValueError(f"the film's tile style ({name}) is not one of the {FILM_STYLES[0]} pool's {len(pool)}")
+    return matching[0], pool[matching[0]]
+
+
 def render_grid_scene(
-    seed: int, params: SceneParams, *, jokers: int = 2, change: GridChange | None = None
+    seed: int,
+    params: SceneParams,
+    *,
+    jokers: int = 2,
+    change: GridChange | None = None,
+    style: faces.TileStyle | None = None,
 ) -> RenderedScene:
-    """One copy of the set in the enrolment grid, photographed with ``params``' style pool, lighting and sensor."""
+    """One copy of the set in the enrolment grid, photographed with ``params``' style pool (or the set ``style``),
+    lighting and sensor. The random draws are the same either way: ``style`` changes only the tiles' look."""
     rng = np.random.default_rng(seed)
     change = change or GridChange()
     cells = grid_labels(jokers)
@@ -75,7 +106,8 @@ def render_grid_scene(
     ]
     area = Area(-7 * pitch_x - 40, -2 * pitch_y - 40, 7 * pitch_x + 40, 3 * pitch_y + 40)
     camera = _grid_camera(rng, params.size, area)
-    style = _styles(params)[int(rng.integers(params.style_pool))]
+    drawn_style = _styles(params)[int(rng.integers(params.style_pool))]
+    style = drawn_style if style is None else style
     table_area = Area(area.x0 - 200, area.y0 - 200, area.x1 + 200, area.y1 + 200)
     drawn = draw_scene(rng, params, camera, placed, style, table_area)
     meta = {

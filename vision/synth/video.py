@@ -215,7 +215,9 @@ class GameFilm:
 
     def __post_init__(self) -> None:
         rng = np.random.default_rng(self.seed)
-        self.style = style_pool("train", 64)[int(rng.integers(64))]
+        self.style_index = int(rng.integers(64))
+        """The tile set's index in ``style_pool("train", 64)`` (the truth header's ``style_index``)."""
+        self.style = style_pool("train", 64)[self.style_index]
         self.material = str(rng.choice(textures.TABLE_MATERIALS["train"]))
         lighting = effects.sample_lighting(rng, "train")
         self.lighting = replace(lighting, glare=lighting.glare[:1])
@@ -688,6 +690,7 @@ def write_game(
         "play_area_px": play_area_px(film.camera),
         "play_area_mm": [PLAY_AREA.width, PLAY_AREA.height],
         "style": film.style.describe(),
+        "style_index": film.style_index,
         "material": film.material,
         "lighting": film.lighting.describe(),
     }
