@@ -207,6 +207,29 @@ def same_reading(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return same_columns(a["detections"], b["detections"]) and same_columns(a["left_out"], b["left_out"])
 
 
+def reading_difference(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """How far two readings of a frame lie apart: whether they hold the same boxes with the same labels (tiles and
+    boxes left out alike), and if so the largest difference of a box corner (pixels) and of a confidence."""
+    same_tiles = all(
+        a[part]["xyxy"].shape == b[part]["xyxy"].shape and np.array_equal(a[part]["class_id"], b[part]["class_id"])
+        for part in ("detections", "left_out")
+    )
+    if not same_tiles:
+        return {"same_labels": False, "box_px": None, "confidence": None}
+
+    def largest(column: str) -> float:
+        return max(
+            (
+                float(np.max(np.abs(a[p][column].astype(np.float64) - b[p][column])))
+                for p in ("detections", "left_out")
+                if len(a[p][column])
+            ),
+            default=0.0,
+        )
+
+    return {"same_labels": True, "box_px": largest("xyxy"), "confidence": largest("confidence")}
+
+
 @contextmanager
 def revision_tree(revision: str, repository: Path) -> Iterator[Path]:
     """The files of git ``revision`` of ``repository`` in a temporary folder (``git archive``)."""
@@ -244,11 +267,12 @@ def compare_trees(
         "candidate": ReaderProcess(candidate, models or candidate / "models"),
     }
     try:
-        differ = []
+        differ, differences = [], []
         for frame in frames:  # the identity check, and each reader's warm-up on every frame size
             first, second = (readers[key].read(frame.image) for key in ("baseline", "candidate"))
             if not same_reading(first, second):
                 differ.append(frame.name)
+                differences.append(reading_difference(first, second))
         timings: list[dict[str, list[dict[str, Any]]]] = [{key: [] for key in readers} for _ in frames]
         for repeat in range(repeats):
             order = ("baseline", "candidate") if repeat % 2 == 0 else ("candidate", "baseline")
@@ -261,7 +285,13 @@ def compare_trees(
             process.close()
     pairs = zip(frames, timings, strict=True)
     rows = [_compare_row(frame.name, runs) for frame, runs in pairs if frame.timed and repeats]
-    return {"frames": len(frames), "identical": len(frames) - len(differ), "differ": differ, "rows": rows}
+    return {
+        "frames": len(frames),
+        "identical": len(frames) - len(differ),
+        "differ": differ,
+        "differences": differences,
+        "rows": rows,
+    }
 
 
 def _compare_row(name: str, runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
@@ -290,6 +320,14 @@ def format_comparison(result: dict[str, Any], against: str) -> str:
         f"readings identical to {against}'s: {result['identical']} of {result['frames']} frames"
         + (f" (differ: {', '.join(result['differ'][:10])})" if result["differ"] else "")
     ]
+    differences = result.get("differences", [])
+    if differences:
+        same = [d for d in differences if d["same_labels"]]
+        line = f"of the {len(differences)} that differ, {len(same)} hold the same boxes with the same labels"
+        if same:
+            box, confidence = max(d["box_px"] for d in same), max(d["confidence"] for d in same)
+            line += f" (box corners within {box:.2g} px, confidences within {confidence:.2g})"
+        lines.append(line)
     header = ("frame", "tiles", "wall before", "after", "x", "cpu before", "after", "x")
     lines.append("{:<28} {:>5} {:>11} {:>7} {:>6} {:>10} {:>7} {:>6}".format(*header))
     for r in result["rows"]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -95,3 +96,26 @@ def test_a_tree_that_cannot_make_a_reader_stops_the_comparison_in_one_line(
         benchmark.compare_trees(tree, tree, frames, repeats=0)
     err = capfd.readouterr().err
     assert "cannot make a reader (ModelNotFoundError" in err and "Traceback" not in err
+
+
+def test_reading_difference_says_whether_the_same_tiles_were_read_and_how_far_apart() -> None:
+    def reading(xyxy: list[list[float]], labels: list[int], confidence: list[float]) -> dict[str, Any]:
+        tiles = {
+            "xyxy": np.array(xyxy, np.float32).reshape(-1, 4),
+            "class_id": np.array(labels, np.int64),
+            "confidence": np.array(confidence, np.float32),
+        }
+        empty = {"xyxy": np.zeros((0, 4), np.float32), "class_id": np.zeros(0, np.int64), "confidence": np.zeros(0)}
+        return {"detections": tiles, "left_out": empty}
+
+    a = reading([[0, 0, 10, 10], [20, 0, 30, 10]], [3, 4], [0.9, 0.8])
+    near = reading([[0, 0, 10, 10.25], [20, 0, 30, 10]], [3, 4], [0.9, 0.75])
+    assert benchmark.reading_difference(a, near) == {
+        "same_labels": True,
+        "box_px": 0.25,
+        "confidence": pytest.approx(0.05, abs=1e-6),
+    }
+    assert not benchmark.reading_difference(a, reading([[0, 0, 10, 10], [20, 0, 30, 10]], [3, 5], [0.9, 0.8]))[
+        "same_labels"
+    ]  # another label
+    assert not benchmark.reading_difference(a, reading([[0, 0, 10, 10]], [3], [0.9]))["same_labels"]  # a tile less

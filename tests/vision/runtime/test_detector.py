@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import cv2
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -107,3 +110,67 @@ def test_the_detector_finds_every_pair_of_boxes_that_meet() -> None:
     found = np.zeros_like(meets)
     found[i, j] = found[j, i] = True
     assert np.array_equal(found, meets) and len(i) == meets.sum() // 2  # each pair once
+
+
+# -- the head's DFL step in numpy, for the anchors kept -------------------------------------------------------------
+
+
+def _whole_model_boxes(tensor: np.ndarray) -> Detections:
+    """Boxes from the shipped detector's own ``output0`` (every node of the model run)."""
+    from vision.runtime.detector import decode_yolo
+
+    session = models.open_session(default_models_dir() / DETECTOR_FILE, models.DEFAULT_PROVIDERS)
+    return decode_yolo(
+        session.run(None, {"images": tensor})[0], scale=1.0, pad=(0.0, 0.0), image_shape=tensor.shape[2:]
+    )
+
+
+@pytest.mark.parametrize(
+    ("height", "width"),
+    [
+        (448, 448),  # a photo's first reading
+        (672, 864),  # a 1280x960 photo read again at tile scale
+    ],
+)
+def test_the_detector_decodes_its_head_as_the_whole_model_does(height: int, width: int) -> None:
+    from vision.eval.benchmark import bench_scene
+
+    scene = cv2.resize(bench_scene((1280, 960), 1).image, (width, height), interpolation=cv2.INTER_AREA)
+    tensor = to_tensor(scene)
+    detector = YoloOnnxDetector(default_models_dir() / DETECTOR_FILE)
+    assert detector.session is not None and detector._head is not None  # the shipped model ends as Ultralytics'
+    assert [o.name for o in detector.session.get_outputs()] == list(detector._head)
+    whole = _whole_model_boxes(tensor)
+    found = detector._detect_once(scene, Letterbox.to_stride(height, width))
+    assert len(whole) >= 30 and len(found) == len(whole)
+    assert np.array_equal(found.confidence, whole.confidence)  # the class scores are the model's own
+    assert np.abs(found.xyxy - whole.xyxy).max() < 1e-3  # the sides' expectation, summed in another order
+
+
+def test_anchor_points_are_laid_out_as_ultralytics_lays_them() -> None:
+    from vision.runtime.detector import HEAD_STRIDES, anchor_count, anchor_points
+
+    height, width = 96, 160
+    expected_points, expected_strides = [], []
+    for stride in HEAD_STRIDES:  # make_anchors: per level, row by row, cell centres
+        ys, xs = np.meshgrid(np.arange(height // stride) + 0.5, np.arange(width // stride) + 0.5, indexing="ij")
+        expected_points.append(np.stack([xs.ravel(), ys.ravel()]))
+        expected_strides.append(np.full(xs.size, stride))
+    every = np.arange(anchor_count((height, width)))
+    points, strides = anchor_points((height, width), every)
+    assert np.array_equal(points, np.concatenate(expected_points, axis=1))
+    assert np.array_equal(strides, np.concatenate(expected_strides))
+    some = np.array([0, 7, 239, 240, 301, len(every) - 1])
+    assert np.array_equal(anchor_points((height, width), some)[0], points[:, some])
+
+
+def test_a_model_not_ending_in_a_yolo_head_is_run_whole(tmp_path: Path) -> None:
+    from tests.vision.conftest import build_detector, yolo_output
+    from vision.runtime.detector import head_outputs
+
+    path = build_detector(tmp_path / DETECTOR_FILE, yolo_output([(100, 100, 40, 50)], [0.9]), any_size=True)
+    assert head_outputs(path.read_bytes()) is None  # output0 is an Add of a constant
+    assert head_outputs(b"\xff\xff not a protobuf") is None
+    detector = YoloOnnxDetector(path)
+    (box,) = detector.detect(np.full((320, 320, 3), 128, np.uint8)).xyxy
+    assert detector._head is None and np.allclose(box, [80, 75, 120, 125])
