@@ -133,9 +133,10 @@ def _centre_mask(size: int) -> np.ndarray:
 def _brighter_half_mean(pixels: np.ndarray, level: np.ndarray) -> np.ndarray:
     """Per row of ``pixels`` (N, P, C): the mean of those whose ``level`` (N, P) lies in the brighter half, short
     of the brightest tenth (glare)."""
-    rank = np.argsort(np.argsort(level, axis=1), axis=1)
+    order = np.argsort(level, axis=1)
     count = level.shape[1]
-    keep = ((rank >= count // 2) & (rank < count - count // 10)).astype(np.float32)
+    keep = np.zeros(level.shape, np.float32)  # 1 where the pixel's rank is in [count // 2, count - count // 10)
+    np.put_along_axis(keep, order[:, count // 2 : count - count // 10], 1.0, axis=1)
     return (pixels * keep[..., None]).sum(axis=1) / keep.sum(axis=1, keepdims=True)
 
 
@@ -202,8 +203,9 @@ def ink_features(crops: np.ndarray) -> Inks:
     body = _brighter_half_mean(centre, centre[..., 0])
     distance = np.linalg.norm(centre - body[:, None, :], axis=2)
     far = (distance >= INK_DISTANCE).sum(axis=1)
-    rank = np.argsort(np.argsort(-distance, axis=1), axis=1)  # 0: the pixel furthest from the body
-    core = (rank < np.maximum(1, far // 2)[:, None]).astype(np.float32)
+    order = np.argsort(-distance, axis=1)  # first: the pixel furthest from the body
+    core = np.empty(distance.shape, np.float32)  # 1 for the furthest max(1, far // 2) pixels of each row
+    np.put_along_axis(core, order, np.arange(distance.shape[1]) < np.maximum(1, far // 2)[:, None], axis=1)
     measured = far >= MIN_INK_PIXELS
     lab_out = ((centre * core[..., None]).sum(axis=1) / core.sum(axis=1, keepdims=True)).astype(np.float32)
     lab_out[~measured] = 0.0
