@@ -31,6 +31,7 @@ from vision.runtime.detector import (
 from vision.runtime.familiarity import Familiarity, FamiliarityLoadError, load_familiarity
 from vision.runtime.inkcolour import check_colours, frame_balance, frame_body, global_balance, ink_features
 from vision.runtime.models import DEFAULT_PROVIDERS, ModelLoadError, default_models_dir
+from vision.runtime.secondlook import SecondLook
 
 SMALL_TILE_PX = 26.0
 """Tiles found narrower than this at a photo's first reading (the detector's input size): the photo is read again,
@@ -164,6 +165,7 @@ class TileReader:
         threads: int | None = None,
         detector: Detector | None = None,
         classifier: Classifier | None = None,
+        second_look: bool = False,
     ) -> None:
         self.colour = TableColour() if colour is None else colour
         self.use_familiarity = familiarity
@@ -179,6 +181,9 @@ class TileReader:
         self.classifier: Classifier = classifier or OnnxTileClassifier.from_model_dir(
             self.models_dir, providers=providers, threads=threads
         )
+        self.second_look = SecondLook(self.classifier) if second_look else None
+        """Doubtful tiles read again from a few crops cut slightly differently, the probabilities averaged
+        (:mod:`vision.runtime.secondlook`); None: off."""
         self.rescale = rescale
         self.scout = scout
         self.around = around
@@ -274,7 +279,8 @@ class TileReader:
         crops = crop_boxes(image_bgr, boxes.xyxy)
         cropped = time.perf_counter()
         body = frame_body(crops) if self.colour.balance or self.colour.check else None
-        seen = frame_balance(crops, body=body).apply(crops) if self.colour.balance else crops
+        balance = frame_balance(crops, body=body) if self.colour.balance else None
+        seen = balance.apply(crops) if balance is not None else crops
         classified = time.perf_counter()
         tiles = self.classifier.classify_crops(seen, boxes)
         colour_start = time.perf_counter()
@@ -283,6 +289,10 @@ class TileReader:
             if not table.all():
                 tiles, crops = tiles[table], crops[table]
                 body = None if body is None else frame_body(crops)  # the table's own tile bodies
+        looked = colour_start
+        if self.second_look is not None and len(tiles):  # the table's doubtful tiles only, balanced as the first look
+            tiles = self.second_look.look(image_bgr, tiles, None if balance is None else balance.apply)
+            looked = time.perf_counter()
         left_out = Detections.empty()
         if self.not_a_tile > 0 and len(tiles):
             likely = tile_likelihood(tiles) >= self.not_a_tile
@@ -291,13 +301,13 @@ class TileReader:
             balanced = frame_balance(crops, exact=True, body=body).apply(crops)
             tiles = check_colours(tiles, ink_features(balanced)).detections
         end = time.perf_counter()
-        colour_s += classified - cropped + end - colour_start
+        colour_s += classified - cropped + end - looked
         familiarity = self.familiarity
         if familiarity is not None:
             tiles = familiarity.check(tiles)
         timings = ReadTimings(
             detect_ms=(middle - start) * 1e3,
-            classify_ms=(colour_start - classified) * 1e3,
+            classify_ms=(looked - classified) * 1e3,  # the second look counts here
             colour_ms=colour_s * 1e3,
             familiarity_ms=(time.perf_counter() - end) * 1e3,
         )
