@@ -165,7 +165,7 @@ class TileReader:
         threads: int | None = None,
         detector: Detector | None = None,
         classifier: Classifier | None = None,
-        second_look: bool = False,
+        second_look: bool = True,
     ) -> None:
         self.colour = TableColour() if colour is None else colour
         self.use_familiarity = familiarity

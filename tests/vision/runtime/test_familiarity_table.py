@@ -91,6 +91,7 @@ def _reader(offsets: list[float]) -> Reader:
         colour=TableColour(balance=False, check=False),
         detector=Boxes(TABLE + RACK),
         classifier=Looks(offsets),
+        second_look=False,  # the fake's features follow the boxes it was first given, not a crop's look
     )
 
 
