@@ -189,13 +189,14 @@ def _found(
 
 def head_outputs(model: bytes) -> tuple[bytes, tuple[str, str]] | None:
     """The ONNX model ``model`` with its outputs the two tensors a YOLOv8 head ends with, the box side distributions
-    before DFL and the class scores (their names, in that order), for :func:`decode_head`; None for a model not
-    ending so (one output, a Concat of boxes and a Sigmoid's scores, one Softmax over a Transpose of a Reshape: the
-    Ultralytics export). ONNX Runtime then leaves out the nodes no output needs, among them the Softmax over every
-    anchor's 64 bins: 12 % of the detector's time at 864x672 in its profile.
+    before DFL and the class scores (their names, in that order), for :func:`decode_head`, and without the nodes no
+    output then needs (ONNX Runtime runs every node of a graph), among them the Softmax over every anchor's 64 bins
+    (12 % of the detector's time at 864x672 in its profile). None for a model not ending so (one output, a Concat of
+    boxes and a Sigmoid's scores, one Softmax over a Transpose of a Reshape: the Ultralytics export).
 
     The protobuf is edited where it is stored, field by field (onnxruntime brings no ONNX schema and the ``onnx``
-    package is no dependency of the runtime): the graph's output list is replaced, everything else kept as stored."""
+    package is no dependency of the runtime): the graph's outputs replaced, the nodes and initializers no output
+    needs left out, everything else kept as stored."""
     try:
         model_fields = _proto_fields(model)
         (graph_span,) = [(start, end) for field, _, start, end in model_fields if field == MODEL_GRAPH]
@@ -222,10 +223,23 @@ def head_outputs(model: bytes) -> tuple[bytes, tuple[str, str]] | None:
     if transpose != "Transpose" or reshape != "Reshape" or not reshaped:
         return None
     distributions = reshaped[0]
+    needed, used = {distributions, scores}, []  # ONNX Runtime runs every node, needed or not: keep those needed
+    for op_type, inputs, outputs_of in reversed(nodes):  # a graph's nodes are stored in topological order
+        used.append(any(output in needed for output in outputs_of))
+        if used[-1]:
+            if op_type in ("If", "Loop", "Scan"):  # subgraphs read names no input lists
+                return None
+            needed.update(inputs)
+    uses = iter(reversed(used))
+    kept = b""
+    for (field, _, start, end), (_, _, inner, _) in zip(_proto_fields(graph, whole=True), graph_fields, strict=True):
+        if field == GRAPH_NODE and not next(uses):
+            continue
+        if field == GRAPH_INITIALIZER and not set(_proto_strings(graph[inner:end], TENSOR_NAME)) & needed:
+            continue
+        if field != GRAPH_OUTPUT:
+            kept += graph[start:end]
     new_outputs = b"".join(_field(GRAPH_OUTPUT, _value_info(name)) for name in (distributions, scores))
-    kept = b"".join(
-        graph[start:end] for field, _, start, end in _proto_fields(graph, whole=True) if field != GRAPH_OUTPUT
-    )
     new_graph = _field(MODEL_GRAPH, kept + new_outputs)
     rebuilt = b"".join(
         new_graph if field == MODEL_GRAPH else model[start:end]
@@ -234,11 +248,12 @@ def head_outputs(model: bytes) -> tuple[bytes, tuple[str, str]] | None:
     return rebuilt, (distributions, scores)
 
 
-MODEL_GRAPH, GRAPH_NODE, GRAPH_OUTPUT, NODE_INPUT, NODE_OUTPUT, NODE_OP_TYPE, VALUE_INFO_NAME = 7, 1, 12, 1, 2, 4, 1
-"""Field numbers of onnx.proto: ModelProto.graph, GraphProto.node and .output, NodeProto.input, .output and
-.op_type, ValueInfoProto.name."""
-FLOAT_TENSOR_TYPE = b"\x12\x04\x0a\x02\x08\x01"
-"""ValueInfoProto.type: a TypeProto whose tensor_type has elem_type 1 (FLOAT), any shape."""
+MODEL_GRAPH, GRAPH_NODE, GRAPH_INITIALIZER, GRAPH_OUTPUT = 7, 1, 5, 12
+NODE_INPUT, NODE_OUTPUT, NODE_OP_TYPE, VALUE_INFO_NAME, TENSOR_NAME = 1, 2, 4, 1, 8
+"""Field numbers of onnx.proto: ModelProto.graph, GraphProto.node, .initializer and .output, NodeProto.input, .output
+and .op_type, ValueInfoProto.name, TensorProto.name."""
+FLOAT_TENSOR_TYPE = b"\x12\x0c\x0a\x0a\x08\x01\x12\x06\x0a\x00\x0a\x00\x0a\x00"
+"""ValueInfoProto.type: a TypeProto whose tensor_type has elem_type 1 (FLOAT) and 3 dimensions of any size."""
 
 
 def _varint(data: bytes, at: int) -> tuple[int, int]:
@@ -454,8 +469,11 @@ class YoloOnnxDetector:
         window: int | None = None,
         max_windows: int = MAX_WINDOWS,
         threads: int | None = None,
+        rect: bool = True,
     ) -> None:
         self.path = Path(path)
+        self.rect = rect
+        """A whole image read with padding only up to the stride, not to a square (:meth:`letterbox_for`)."""
         self.max_windows = max_windows
         self.confidence = confidence
         self.iou = iou
@@ -536,13 +554,26 @@ class YoloOnnxDetector:
         tiled = self.tiled if tiled is None else tiled
         height, width = image_bgr.shape[:2]
         side = self.window_for(width, height)
+        letterbox = self.letterbox_for(height, width)
         if not tiled or max(width, height) <= side:
-            return without_nested(self._detect_once(image_bgr))
-        parts = [self._detect_once(image_bgr)] if whole else []
+            return without_nested(self._detect_once(image_bgr, letterbox))
+        parts = [self._detect_once(image_bgr, letterbox)] if whole else []
         for x0, y0, x1, y1 in windows(width, height, side):
             kept = _drop_cut_boxes(self._detect_once(image_bgr[y0:y1, x0:x1]), (x0, y0, x1, y1), (width, height))
             parts.append(kept.with_(xyxy=kept.xyxy + np.array([x0, y0, x0, y0], np.float32)))
         return without_nested(with_nms(Detections.merge(parts), self.iou))
+
+    def letterbox_for(self, height: int, width: int) -> Letterbox:
+        """The input an image of ``height`` x ``width`` is read at as a whole: scaled so its longer side is the input
+        size; padded to a square of it, or, with ``rect`` and a model that takes any input size, only up to the
+        network's stride (Ultralytics' ``rect`` letterbox: a 4:3 photo read at 448x352, not 448x448)."""
+        size = self.input_size
+        if not self.rect or not self.any_size:
+            return Letterbox(size)
+        scale = size / max(height, width)
+        return Letterbox(
+            (-(-int(np.ceil(height * scale)) // STRIDE) * STRIDE, -(-int(np.ceil(width * scale)) // STRIDE) * STRIDE)
+        )
 
     def detect_region(self, image_bgr: np.ndarray, region: Region) -> Detections:
         """Tiles inside ``region`` of the image, detected on the region resized to ``region.width_px``.
