@@ -174,3 +174,34 @@ def test_a_model_not_ending_in_a_yolo_head_is_run_whole(tmp_path: Path) -> None:
     detector = YoloOnnxDetector(path)
     (box,) = detector.detect(np.full((320, 320, 3), 128, np.uint8)).xyxy
     assert detector._head is None and np.allclose(box, [80, 75, 120, 125])
+
+
+@pytest.mark.parametrize(
+    ("shape", "rect", "expected"),
+    [
+        ((960, 1280), True, (352, 448)),  # a 4:3 photo: 448x336, padded to the stride only
+        ((1080, 1920), True, (256, 448)),  # 448x252
+        ((640, 640), True, (448, 448)),  # a square photo as before
+        ((1280, 960), True, (448, 352)),  # upright
+        ((960, 1280), False, (448, 448)),  # padded to a square, as before rect
+    ],
+)
+def test_a_whole_image_is_read_padded_to_the_stride(
+    shape: tuple[int, int], rect: bool, expected: tuple[int, int]
+) -> None:
+    detector = YoloOnnxDetector(default_models_dir() / DETECTOR_FILE, rect=rect)
+    letterbox = detector.letterbox_for(*shape)
+    assert (letterbox.height, letterbox.width) == expected
+    boxed, scale, _ = letterbox.apply(np.zeros((*shape, 3), np.uint8))
+    assert boxed.shape[:2] == expected and scale == pytest.approx(448 / max(shape))
+
+
+def test_a_model_of_fixed_input_size_reads_a_square(tmp_path: Path) -> None:
+    from tests.vision.conftest import build_detector, yolo_output
+
+    # the stand-in's box (160, 160, 40, 50) in its 320x320 input: a 640x480 photo is scaled by 0.5, padded by 40 rows
+    path = build_detector(tmp_path / DETECTOR_FILE, yolo_output([(160, 160, 40, 50)], [0.9]))
+    detector = YoloOnnxDetector(path)
+    assert (detector.letterbox_for(480, 640).height, detector.letterbox_for(480, 640).width) == (320, 320)
+    (box,) = detector.detect(np.full((480, 640, 3), 128, np.uint8)).xyxy
+    assert np.allclose(box, [280, 190, 360, 290])
