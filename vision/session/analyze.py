@@ -13,7 +13,6 @@ SIGTERM: see :mod:`vision.session.stopping`) ends the analysis between frames wi
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 import re
 import time
@@ -270,11 +269,12 @@ def _hands_over(pipeline: TablePipeline) -> bool:
 
 
 def _arm_in(pipeline: TablePipeline, frame: Frame) -> bool:
-    """``frame`` shows an arm over the table as the pipeline's meter would measure it next (on a copy of the meter:
-    what the pipeline counts is unchanged), reaching in from the seat the last sample's arm came from. Another
-    seat's arm (the next player reaching in within a second of the last one's hands leaving), or an arm whose seat
-    is not known, is no reason to skip frames: the gap is decoded, so a move that settled in it is seen."""
-    seen, last = copy.copy(pipeline.meter).measure(frame.image), pipeline.latest["activity"]
+    """``frame`` shows an arm over the table as the pipeline's meter would measure it next (peeked at: what the
+    pipeline counts is unchanged, and the meter takes this measurement when the frame becomes the next sample),
+    reaching in from the seat the last sample's arm came from. Another seat's arm (the next player reaching in
+    within a second of the last one's hands leaving), or an arm whose seat is not known, is no reason to skip
+    frames: the gap is decoded, so a move that settled in it is seen."""
+    seen, last = pipeline.meter.peek(frame.image), pipeline.latest["activity"]
     if not seen.arm or last is None:
         return False
     here = pipeline.arm_seat(seen)

@@ -196,3 +196,72 @@ def test_a_grey_camera_is_metered_in_grey() -> None:
     meter.measure(table)
     activity = meter.measure(arm)
     assert activity.arm and activity.edge == Edge.RIGHT
+
+
+def _textured(size: tuple[int, int], seed: int = 0) -> np.ndarray:
+    """A frame whose every pixel differs from its neighbours: any pixel computed from the wrong ones shows."""
+    width, height = size
+    return np.random.default_rng(seed).integers(0, 256, (height, width, 3), dtype=np.uint8)
+
+
+AREA_1080P = np.array([[239.4, 82.4], [1670.8, 82.4], [1755.5, 1017.0], [175.0, 1017.0]])
+"""game-1000's automatic play area (1920x1080), as ``analyze`` found it."""
+
+
+@pytest.mark.parametrize(
+    ("size", "cropped"),
+    [
+        ((1920, 1080), True),  # 6 frame pixels to a small one: only the play area's box is made small
+        ((1280, 720), True),  # 4 to one
+        ((1440, 1080), False),  # 4.5 to one: the whole frame, as before
+    ],
+)
+def test_the_small_images_inside_the_play_area_are_those_of_the_whole_frame(
+    size: tuple[int, int], cropped: bool
+) -> None:
+    width, height = size
+    area = AREA_1080P * (width / 1920, height / 1080)
+    meter, whole = ActivityMeter(size, area), ActivityMeter(size, area)
+    whole.crop = (0, 0, whole.shape[1], whole.shape[0])  # the meter as it was: everything from the whole frame
+    assert (meter.crop != whole.crop) == cropped
+    inside = meter.mask.astype(bool)
+    for seed in range(3):
+        frame = _textured(size, seed)
+        assert np.array_equal(meter.small(frame)[inside], whole.small(frame)[inside])
+        chroma, chroma_whole = meter.small_chroma(frame), whole.small_chroma(frame)
+        assert chroma is not None and chroma_whole is not None
+        assert np.array_equal(chroma[inside], chroma_whole[inside])
+
+
+def _arm_film(scene: Any) -> list[np.ndarray]:
+    """A still table, an arm reaching in and working, then gone."""
+    scene.show(TABLE)
+    frames = [scene.frame(), scene.frame()]
+    scene.arm, scene.arm_at = "bottom", 0.3
+    frames += [scene.frame() for _ in range(3)]
+    scene.arm = None
+    frames += [scene.frame(), scene.frame()]
+    return frames
+
+
+@pytest.mark.parametrize("size", [(480, 360), (1280, 960)])
+def test_a_frame_peeked_at_measures_as_it_would_have_and_changes_nothing(scenes: Any, size: tuple[int, int]) -> None:
+    frames = _arm_film(scenes.TableScene(size))
+    plain, peeking = ActivityMeter(size), ActivityMeter(size)
+    measured = [plain.measure(frame) for frame in frames]
+    seen = []
+    for k, frame in enumerate(frames):
+        peeked = peeking.peek(frame)
+        assert peeking.peek(frames[k - 1]) is not None  # another look, at another frame, counts for nothing
+        assert peeking.peek(frame) == peeked  # the meter did not move on
+        seen.append(peeking.measure(frame))
+    assert seen == measured
+    assert any(activity.arm for activity in measured)
+
+
+def test_a_peek_at_one_frame_is_not_taken_for_another(scenes: Any) -> None:
+    frames = _arm_film(scenes.TableScene())
+    plain, peeking = ActivityMeter(scenes.TableScene().size), ActivityMeter(scenes.TableScene().size)
+    for k, frame in enumerate(frames):
+        peeking.peek(frames[-1 - k])  # a keyframe that showed the hands gone: the decoder hands out another frame
+        assert peeking.measure(frame) == plain.measure(frame)

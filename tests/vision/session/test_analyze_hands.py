@@ -16,12 +16,12 @@ from vision.session.analyze import _arm_in
 
 
 class Meter:
-    """An activity meter that measures what it is told to (the probe measures a copy of it)."""
+    """An activity meter that sees what it is told to (the probe peeks: nothing counted)."""
 
     def __init__(self, seen: Activity) -> None:
         self.seen = seen
 
-    def measure(self, image: np.ndarray) -> Activity:
+    def peek(self, image: np.ndarray) -> Activity:
         return self.seen
 
 
