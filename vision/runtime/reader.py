@@ -21,6 +21,7 @@ from vision.runtime.crops import crop_boxes
 from vision.runtime.detections import Detections
 from vision.runtime.detector import (
     NESTED_SHARE,
+    STRIDE,
     TILE_NMS_IOU,
     Detector,
     Region,
@@ -127,7 +128,27 @@ def tile_scale_region(
             min(x1, float(boxes.xyxy[:, 2].max()) + margin * tile),
             min(y1, float(boxes.xyxy[:, 3].max()) + margin * tile),
         )
-    return Region(x0, y0, x1, y1, width_px=max(1, round((x1 - x0) * tile_px / tile)))
+    return Region(x0, y0, x1, y1, width_px=fit_to_stride(x1 - x0, y1 - y0, max(1, round((x1 - x0) * tile_px / tile))))
+
+
+STRIDE_FIT = 0.97
+"""A second reading's region is read down to this share of its scale (tiles of 31 px, not 32) where that spares the
+detector a row or a column of its stride that would be mostly padding (:func:`fit_to_stride`)."""
+
+
+def fit_to_stride(width: float, height: float, width_px: int, *, stride: int = STRIDE) -> int:
+    """The width to read a ``width`` x ``height`` region at: ``width_px``, or down to :data:`STRIDE_FIT` of it
+    where the input, padded to the detector's ``stride``, comes out smaller (a 1280x960 photo's 861x646 padded to
+    864x672; at 853x640, 864x640: 5 % less to compute)."""
+
+    def padded(w: int) -> int:
+        return -(-w // stride) * stride * (-(-round(height * w / width) // stride) * stride)
+
+    smallest = max(1, int(np.ceil(width_px * STRIDE_FIT)))
+    narrower = {width_px, max(smallest, width_px // stride * stride)}
+    rows = round(height * width_px / width) // stride * stride  # the last full row of the stride
+    narrower.add(max(smallest, int(rows * width / height)))
+    return min(narrower, key=lambda w: (padded(w), -w))
 
 
 def tile_likelihood(tiles: Detections) -> np.ndarray:

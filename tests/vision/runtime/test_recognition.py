@@ -366,6 +366,31 @@ def test_small_tiles_are_read_again_at_tile_scale_and_large_ones_are_not() -> No
 
 
 @pytest.mark.parametrize(
+    ("size", "width_px", "expected"),
+    [
+        ((1280, 960), 861, 853),  # 861x646 padded to 864x672; 853x640 to 864x640
+        ((1280, 960), 1024, 1024),  # 1024x768: nothing to spare
+        ((1280, 960), 832, 810),  # 832x624 padded to 832x640; 810x608 to 832x608
+        ((1920, 1080), 1000, 992),  # 1000x563 padded to 1024x576; 992x558 to 992x576
+        ((640, 640), 300, 300),  # 300x300 to 320x320: 288 is 4 % smaller
+    ],
+)
+def test_the_second_reading_spares_a_row_of_the_stride_for_at_most_3_percent_of_its_scale(
+    size: tuple[int, int], width_px: int, expected: int
+) -> None:
+    from vision.runtime.reader import STRIDE_FIT, fit_to_stride
+
+    width, height = size
+    fitted = fit_to_stride(width, height, width_px)
+    assert fitted == expected and fitted >= STRIDE_FIT * width_px
+
+    def padded(w: int) -> int:
+        return -(-w // 32) * 32 * (-(-round(height * w / width) // 32) * 32)
+
+    assert padded(fitted) <= padded(width_px)
+
+
+@pytest.mark.parametrize(
     ("margin", "expected"),
     [
         (2.0, (0, 0, 160, 144)),  # the tiles span x 0..80, y 10..64: 80 px more each side, clipped at the photo
