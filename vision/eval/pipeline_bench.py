@@ -10,6 +10,12 @@ no folder is given: :data:`BENCH_TABLES`, tables as users film them). Each video
   bound for finding moves because the films show a player's hands over the play area for as long as the truth
   says they are over the table (:data:`vision.synth.video.HAND_DEPTH_MM`); tilted games filmed before that
   (issue 16) showed the table clear ~1 s before the truth's settling, and this row lost their long plays.
+- **a venue that enrolled its own set** (``bench pipeline --enrol``, off by default): before each game, two grid
+  photos of the film's own tile set are rendered (its style from the truth header, the grid camera, their own
+  light) and ``rummikub-referee enrol`` makes a model folder of them (:func:`vision.eval.enrol_bench.enrol_venue`;
+  a take ``enrol`` refuses is taken again); the game is then analysed as on the user's path with ``--models`` of
+  that folder. With an enrolment head the familiarity check is off. Each game's row says how its folder was made
+  and the enrolment's own figures (accuracy on the grid photos and on held-out augmented crops, before -> after).
 
 Then, for each:
 
@@ -23,6 +29,13 @@ Then, for each:
 - *false revert*: a ``revert`` where the truth's verdict is not ``revert`` (phantom moves included);
 - latency: ruling time minus the true settling time, in video seconds;
 - speed: video seconds per second of analysis, and sampled frames per second.
+
+The enrolled row measured (2026-11-26, code of 59936a4 from a ``git archive`` export, shipped models; the 10-game
+bench set of issue 16, ``/work/tmp/bench16``; ``bench pipeline --enrol --json --games ...``, as
+``/work/tmp/s28/A/bench.sh`` runs it): default row 137/137 moves found, 135/137 with the right tables, 23/23 injected
+violations flagged, 15/114 clean moves ruled REVIEW, 0 false REVERT, 0 phantoms; enrolled row 137/137, 135/137,
+23/23, 13/114, 0, 0. Enrolments took 15-106 s each on 2 shared cores, 3 of 10 first takes refused by ``enrol`` and
+taken again (models/README.md, "Enrolment", says where the clean REVIEWs went).
 """
 
 from __future__ import annotations
