@@ -81,6 +81,15 @@ def to_tensor(image_bgr: np.ndarray) -> np.ndarray:
     return tensor
 
 
+def to_pixels(image_bgr: np.ndarray) -> np.ndarray:
+    """The detector's input as uint8 pixels (1, 3, H, W) RGB, for a session that quantizes them itself
+    (:func:`head_outputs`): what :func:`to_tensor` gives times 255."""
+    tensor = np.empty((1, 3, *image_bgr.shape[:2]), np.uint8)
+    for plane, channel in zip(tensor[0], cv2.split(image_bgr)[::-1], strict=True):
+        plane[...] = channel
+    return tensor
+
+
 def decode_yolo(
     output: np.ndarray,
     *,
@@ -196,7 +205,9 @@ def head_outputs(model: bytes) -> tuple[bytes, tuple[str, str]] | None:
 
     The protobuf is edited where it is stored, field by field (onnxruntime brings no ONNX schema and the ``onnx``
     package is no dependency of the runtime): the graph's outputs replaced, the nodes and initializers no output
-    needs left out, everything else kept as stored."""
+    needs left out, everything else kept as stored. Where the input goes into a QuantizeLinear that only turns
+    ``pixel / 255`` back into ``pixel`` (:func:`_pixel_quantizer`), that node is left out too and the model takes the
+    uint8 pixels (:func:`to_pixels`): the same numbers from there on, without a float copy of the image."""
     try:
         model_fields = _proto_fields(model)
         (graph_span,) = [(start, end) for field, _, start, end in model_fields if field == MODEL_GRAPH]
@@ -230,6 +241,13 @@ def head_outputs(model: bytes) -> tuple[bytes, tuple[str, str]] | None:
             if op_type in ("If", "Loop", "Scan"):  # subgraphs read names no input lists
                 return None
             needed.update(inputs)
+    try:
+        pixels = _pixel_quantizer(graph, graph_fields, nodes)
+    except (ValueError, IndexError):
+        pixels = None
+    if pixels is not None:  # the input's QuantizeLinear left out: its output becomes the (uint8) input
+        needed.discard(pixels[0])
+        used[len(nodes) - 1 - pixels[1]] = False
     uses = iter(reversed(used))
     kept = b""
     for (field, _, start, end), (_, _, inner, _) in zip(_proto_fields(graph, whole=True), graph_fields, strict=True):
@@ -237,7 +255,9 @@ def head_outputs(model: bytes) -> tuple[bytes, tuple[str, str]] | None:
             continue
         if field == GRAPH_INITIALIZER and not set(_proto_strings(graph[inner:end], TENSOR_NAME)) & needed:
             continue
-        if field != GRAPH_OUTPUT:
+        if field == GRAPH_INPUT and pixels is not None:
+            kept += _field(GRAPH_INPUT, _value_info(pixels[2], UINT8_IMAGES_TYPE))
+        elif field != GRAPH_OUTPUT:
             kept += graph[start:end]
     new_outputs = b"".join(_field(GRAPH_OUTPUT, _value_info(name)) for name in (distributions, scores))
     new_graph = _field(MODEL_GRAPH, kept + new_outputs)
@@ -248,12 +268,71 @@ def head_outputs(model: bytes) -> tuple[bytes, tuple[str, str]] | None:
     return rebuilt, (distributions, scores)
 
 
-MODEL_GRAPH, GRAPH_NODE, GRAPH_INITIALIZER, GRAPH_OUTPUT = 7, 1, 5, 12
-NODE_INPUT, NODE_OUTPUT, NODE_OP_TYPE, VALUE_INFO_NAME, TENSOR_NAME = 1, 2, 4, 1, 8
-"""Field numbers of onnx.proto: ModelProto.graph, GraphProto.node, .initializer and .output, NodeProto.input, .output
-and .op_type, ValueInfoProto.name, TensorProto.name."""
+MODEL_GRAPH, GRAPH_NODE, GRAPH_INITIALIZER, GRAPH_INPUT, GRAPH_OUTPUT = 7, 1, 5, 11, 12
+NODE_INPUT, NODE_OUTPUT, NODE_OP_TYPE, VALUE_INFO_NAME = 1, 2, 4, 1
+TENSOR_DATA_TYPE, TENSOR_FLOAT_DATA, TENSOR_INT32_DATA, TENSOR_NAME, TENSOR_RAW_DATA = 2, 4, 5, 8, 9
+"""Field numbers of onnx.proto: ModelProto.graph, GraphProto.node, .initializer, .input and .output, NodeProto.input,
+.output and .op_type, ValueInfoProto.name, TensorProto.data_type, .float_data, .int32_data, .name and .raw_data."""
 FLOAT_TENSOR_TYPE = b"\x12\x0c\x0a\x0a\x08\x01\x12\x06\x0a\x00\x0a\x00\x0a\x00"
 """ValueInfoProto.type: a TypeProto whose tensor_type has elem_type 1 (FLOAT) and 3 dimensions of any size."""
+UINT8_IMAGES_TYPE = b"\x12\x10\x0a\x0e\x08\x02\x12\x0a\x0a\x00\x0a\x02\x08\x03\x0a\x00\x0a\x00"
+"""ValueInfoProto.type: elem_type 2 (UINT8), dimensions (any, 3, any, any)."""
+PIXEL_SCALE = np.float32(1 / 255)
+"""The scale of a detector input's QuantizeLinear that gives back each pixel's own 0-255 value (zero point 0): the
+float32 input ``pixel / 255`` divided by it rounds to ``pixel`` for every pixel value."""
+
+
+def _pixel_quantizer(
+    graph: bytes, graph_fields: list[tuple[int, int, int, int]], nodes: list[tuple[str, list[str], list[str]]]
+) -> tuple[str, int, str] | None:
+    """(the input's name, the index of the node that quantizes it, that node's output) when the graph's one input
+    goes only into a QuantizeLinear to uint8 of scale :data:`PIXEL_SCALE` and zero point 0: one that turns the float
+    input ``pixel / 255`` back into ``pixel``, so the uint8 image can be given in its place (the same bits); None
+    otherwise."""
+    inputs = [_proto_strings(graph[start:end], VALUE_INFO_NAME) for field, _, start, end in graph_fields if field == 11]
+    if len(inputs) != 1 or len(inputs[0]) != 1:
+        return None
+    (name,) = inputs[0]
+    readers = [k for k, (_, node_inputs, _) in enumerate(nodes) if name in node_inputs]
+    if len(readers) != 1 or nodes[readers[0]][0] != "QuantizeLinear" or len(nodes[readers[0]][1]) != 3:
+        return None
+    _, (_, scale_name, zero_name), (quantized,) = nodes[readers[0]]
+    constants = {}
+    for field, _, start, end in graph_fields:
+        if field == GRAPH_INITIALIZER and set(_proto_strings(graph[start:end], TENSOR_NAME)) & {scale_name, zero_name}:
+            constants[_proto_strings(graph[start:end], TENSOR_NAME)[0]] = _scalar(graph[start:end])
+    if constants.get(scale_name) != (1, PIXEL_SCALE.tobytes()) or constants.get(zero_name) != (2, b"\x00"):
+        return None
+    return name, readers[0], quantized
+
+
+def _scalar(tensor: bytes) -> tuple[int, bytes] | None:
+    """(data type, little-endian bytes) of a serialized one-value TensorProto; None for one not stored as one value in
+    ``float_data``, ``int32_data`` or ``raw_data``. (Fields of one-byte keys: all of these.)"""
+    fields = _proto_fields(tensor)
+    types = [
+        _varint(tensor, start + 1)[0] for field, wire, start, _ in fields if field == TENSOR_DATA_TYPE and wire == 0
+    ]
+    data = [(field, wire, start, end) for field, wire, start, end in fields if field in _VALUE_FIELDS]
+    if len(types) != 1 or len(data) != 1:
+        return None
+    field, wire, start, end = data[0]
+    if wire == 0:  # an int32_data value, not packed: the varint after its key
+        value = (_varint(tensor, start + 1)[0] & _UINT64).to_bytes(8, "little")
+    elif wire == 5:  # a float_data value, not packed
+        value = tensor[start + 1 : end]
+    elif field == TENSOR_INT32_DATA:  # packed varints
+        number, length = _varint(tensor[start:end], 0)
+        value = (number & _UINT64).to_bytes(8, "little") if length == end - start else b""
+    else:  # packed float_data, or raw_data: the bytes themselves
+        value = tensor[start:end]
+    if field == TENSOR_INT32_DATA and types[0] == 2:  # uint8 values are stored as int32
+        value = value[:1] if value[1:] == bytes(7) else b""
+    return types[0], value
+
+
+_VALUE_FIELDS = (TENSOR_FLOAT_DATA, TENSOR_INT32_DATA, TENSOR_RAW_DATA)
+_UINT64 = (1 << 64) - 1
 
 
 def _varint(data: bytes, at: int) -> tuple[int, int]:
@@ -319,8 +398,8 @@ def _encode_varint(value: int) -> bytes:
             return bytes(out)
 
 
-def _value_info(name: str) -> bytes:
-    return _field(VALUE_INFO_NAME, name.encode()) + FLOAT_TENSOR_TYPE
+def _value_info(name: str, type_: bytes = FLOAT_TENSOR_TYPE) -> bytes:
+    return _field(VALUE_INFO_NAME, name.encode()) + type_
 
 
 # -- the same suppression as Detections', faster on the detector's hundreds of candidates -----------------------------
@@ -484,6 +563,8 @@ class YoloOnnxDetector:
         self._window = window
         self._session: Any = None
         self._head: tuple[str, str] | None = None
+        self._pixels = False
+        """The session takes the uint8 pixels (:func:`to_pixels`), not floats (:func:`to_tensor`)."""
         """The names of the box distributions and class scores the session outputs instead of ``output0``
         (:func:`head_outputs`); None: it outputs the model's own ``output0``."""
         self._size: int | None = None
@@ -512,6 +593,7 @@ class YoloOnnxDetector:
                         cut[0], sess_options=session.get_session_options(), providers=session.get_providers()
                     )
                     self._head = cut[1]
+                    self._pixels = session.get_inputs()[0].type == "tensor(uint8)"
                 except Exception:  # ONNX Runtime's own exception types: the whole model still works
                     self._head = None
             self._session = session
@@ -605,7 +687,7 @@ class YoloOnnxDetector:
 
     def _detect_once(self, image_bgr: np.ndarray, letterbox: Letterbox | None = None) -> Detections:
         boxed, scale, pad = (letterbox or Letterbox(self.input_size)).apply(image_bgr)
-        tensor = to_tensor(boxed)
+        tensor = to_pixels(boxed) if self._pixels else to_tensor(boxed)
         session = self.session
         outputs = session.run(None, {session.get_inputs()[0].name: tensor})
         if self._head is not None and outputs[0].shape[2] == anchor_count(tensor.shape[2:]):
@@ -621,6 +703,7 @@ class YoloOnnxDetector:
             )
         if self._head is not None:  # anchors laid out otherwise than decode_head knows: the whole model from now on
             self._session, self._head = open_session(self.path, self.providers, self.threads), None
+            self._pixels = False
             return self._detect_once(image_bgr, letterbox)
         output = outputs[0]
         return decode_yolo(

@@ -205,3 +205,60 @@ def test_a_model_of_fixed_input_size_reads_a_square(tmp_path: Path) -> None:
     assert (detector.letterbox_for(480, 640).height, detector.letterbox_for(480, 640).width) == (320, 320)
     (box,) = detector.detect(np.full((480, 640, 3), 128, np.uint8)).xyxy
     assert np.allclose(box, [280, 190, 360, 290])
+
+
+def test_the_detector_takes_the_pixels_its_input_quantizer_would_give_back() -> None:
+    from vision.runtime.detector import to_pixels
+
+    detector = YoloOnnxDetector(default_models_dir() / DETECTOR_FILE)
+    assert detector.session.get_inputs()[0].type == "tensor(uint8)" and detector._pixels
+    image = np.random.default_rng(5).integers(0, 256, (64, 96, 3), dtype=np.uint8)
+    assert np.array_equal(to_pixels(image) / np.float32(255.0), to_tensor(image))  # the floats it stands for
+
+
+@pytest.mark.parametrize("raw", [False, True])  # stored in float_data / int32_data, or as raw bytes
+def test_a_quantizer_constant_is_read_from_its_stored_bytes(raw: bool) -> None:
+    from onnx import TensorProto, helper
+
+    from vision.runtime.detector import PIXEL_SCALE, _scalar
+
+    scale = helper.make_tensor("s", TensorProto.FLOAT, [], PIXEL_SCALE.tobytes() if raw else [PIXEL_SCALE], raw=raw)
+    zero = helper.make_tensor("z", TensorProto.UINT8, [], b"\x00" if raw else [0], raw=raw)
+    other = helper.make_tensor("o", TensorProto.UINT8, [], b"\x80" if raw else [128], raw=raw)
+    assert _scalar(scale.SerializeToString()) == (1, PIXEL_SCALE.tobytes())
+    assert _scalar(zero.SerializeToString()) == (2, b"\x00")
+    assert _scalar(other.SerializeToString()) == (2, b"\x80")
+
+
+@pytest.mark.parametrize(
+    ("scale", "zero", "expected"),
+    [
+        (float(np.float32(1 / 255)), 0, True),  # pixel / 255 back to pixel: the uint8 image can stand in
+        (1 / 128, 0, False),  # another scale: the floats are not the pixels
+        (float(np.float32(1 / 255)), 3, False),  # another zero point
+    ],
+)
+def test_only_an_input_quantizer_that_gives_back_the_pixels_is_left_out(
+    scale: float, zero: int, expected: bool
+) -> None:
+    from onnx import TensorProto, helper
+
+    from vision.runtime import detector
+
+    graph = helper.make_graph(
+        [
+            helper.make_node("QuantizeLinear", ["images", "s", "z"], ["q"]),
+            helper.make_node("DequantizeLinear", ["q", "s", "z"], ["out"]),
+        ],
+        "quantizer",
+        [helper.make_tensor_value_info("images", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [
+            helper.make_tensor("s", TensorProto.FLOAT, [], [scale]),
+            helper.make_tensor("z", TensorProto.UINT8, [], [zero]),
+        ],
+    ).SerializeToString()
+    fields = detector._proto_fields(graph)
+    nodes = [detector._node(graph[start:end]) for field, _, start, end in fields if field == detector.GRAPH_NODE]
+    found = detector._pixel_quantizer(graph, fields, nodes)
+    assert (found == ("images", 0, "q")) if expected else found is None
