@@ -34,8 +34,9 @@ def bench_pipeline(args: argparse.Namespace) -> tuple[Any, str]:
         root = Path("cache") / "bench-pipeline"
         folders = generate_games(root, args.inputs or 3, 1000 + args.seed, args.minutes, staged=True)
     result = run_pipeline_benchmark(
-        folders, Path("cache") / "bench-pipeline-out", progress=not args.json, enrol=args.enrol
-    )
+        folders, Path("cache") / "bench-pipeline-out", progress=not args.json, enrol=args.enrol is not None,
+        venue_camera=args.enrol or "grid",
+    )  # fmt: skip
     return result, format_pipeline_benchmark(result)
 
 
@@ -91,8 +92,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "--minutes", type=rules_cli.POSITIVE, default=6.0, help="pipeline, live: minutes per generated game (default 6)"
     )
     parser.add_argument(
-        "--enrol", action="store_true",
-        help="pipeline: one more row, each game read with the models its venue enrolled from grid photos of its set",
+        "--enrol", nargs="?", const="grid", choices=("grid", "film"), metavar="CAMERA",
+        help="pipeline: one more row, each game read with the models its venue enrolled from grid photos of its set,"
+        " taken by the grid camera (grid, the default) or at the film's scale (film)",
     )  # fmt: skip
     parser.add_argument(
         "--play-minutes", type=rules_cli.POSITIVE, metavar="M", help="live: play only the first M minutes of each game"

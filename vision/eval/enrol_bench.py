@@ -55,16 +55,34 @@ class VenueEnrolmentError(RuntimeError):
     """``enrol`` refused a venue's grid photos (its one-line message quoted)."""
 
 
-def venue_grid_photos(header: dict[str, Any], work: Path, take: int = 0) -> tuple[list[Path], dict[str, Any]]:
-    """The two grid photos of the set a game was filmed with (``take``: taken again that many times), written to
-    ``work``; and how they were made."""
+VENUE_CAMERAS = ("grid", "film")
+"""Where the venue's grid photos are taken from: ``grid``, the grid camera (held over the grid so that it fills most of
+the frame: tiles 34-70 px on their short side at 1280x720); ``film``, at the film's own scale (the referee camera
+fixed over the table, the grid laid out where the game is played: tiles as large as in the game, ~25 px there)."""
+
+
+def film_px_per_mm(header: dict[str, Any]) -> float:
+    """The film's scale on the table: the true play area's mean width in pixels over its width in mm."""
+    corners = np.array(header["play_area_px"], np.float64)
+    width_px = (np.linalg.norm(corners[1] - corners[0]) + np.linalg.norm(corners[2] - corners[3])) / 2
+    return float(width_px / header["play_area_mm"][0])
+
+
+def venue_grid_photos(
+    header: dict[str, Any], work: Path, take: int = 0, camera: str = "grid"
+) -> tuple[list[Path], dict[str, Any]]:
+    """The two grid photos of the set a game was filmed with (``take``: taken again that many times; ``camera``: one
+    of :data:`VENUE_CAMERAS`), written to ``work``; and how they were made."""
+    if camera not in VENUE_CAMERAS:
+        raise ValueError(f"the venue's camera is one of {', '.join(VENUE_CAMERAS)}, not {camera!r}")
+    px_per_mm = film_px_per_mm(header) if camera == "film" else None
     index, style = film_style(header)
     params = SceneParams(size=(int(header["size"][0]), int(header["size"][1])), split="train")
     work.mkdir(parents=True, exist_ok=True)
     photos, made = [], []
     for copy in (1, 2):
         seed = VENUE_GRID_SEED + 100 * int(header["seed"]) + 10 * take + copy
-        grid = render_grid_scene(seed, params, jokers=2 if copy == 1 else 0, style=style)
+        grid = render_grid_scene(seed, params, jokers=2 if copy == 1 else 0, style=style, px_per_mm=px_per_mm)
         path = work / f"grid-{copy}.jpg"
         cv2.imwrite(str(path), grid.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
         photos.append(path)
@@ -73,10 +91,13 @@ def venue_grid_photos(header: dict[str, Any], work: Path, take: int = 0) -> tupl
                      "colour_temperature_k": round(lighting["colour_temperature_k"]),
                      "camera_tilt_deg": grid.meta["camera"].get("tilt_deg"),
                      "material": grid.meta["material"]})  # fmt: skip
+    where = "the grid camera" if camera == "grid" else f"the camera at the film's scale ({px_per_mm:.2f} px/mm)"
     how = {
         "what": "two grid photos of the film's own tile set (the first copy with both jokers, the second without),"
-        " rendered by vision/synth/grid.py with the grid camera and their own light at the film's frame size,"
-        " enrolled by `rummikub-referee enrol` (nothing from the truth but the tile style)",
+        f" rendered by vision/synth/grid.py with {where} and their own light at the film's frame size,"
+        " enrolled by `rummikub-referee enrol` (nothing from the truth but the tile style"
+        + (" and the film's scale)" if camera == "film" else ")"),
+        "camera": camera,
         "style_index": index,
         "style": style.name,
         "size": list(params.size),
@@ -85,14 +106,14 @@ def venue_grid_photos(header: dict[str, Any], work: Path, take: int = 0) -> tupl
     return photos, how
 
 
-def enrol_venue(folder: Path, out: Path, models: Path | None = None) -> dict[str, Any]:
+def enrol_venue(folder: Path, out: Path, models: Path | None = None, camera: str = "grid") -> dict[str, Any]:
     """Enrol the set a synth-game folder was filmed with into the model folder ``out``, as a venue would before play
     (see the module's docstring). A folder already enrolled from the same photos (the card's sha256) is kept.
     Returns how it was made and the enrolment's own figures (the model card's)."""
     header, _ = load_truth(folder)
     refused: list[str] = []
     for take in range(VENUE_TAKES):
-        photos, how = venue_grid_photos(header, out.parent / f"{out.name}-photos", take)
+        photos, how = venue_grid_photos(header, out.parent / f"{out.name}-photos", take, camera)
         card_path = out / "model-card.json"
         sums = [hashlib.sha256(p.read_bytes()).hexdigest() for p in photos]
         card = json.loads(card_path.read_text()) if card_path.is_file() else None

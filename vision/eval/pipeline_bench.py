@@ -286,13 +286,15 @@ def run_pipeline_benchmark(
     progress: bool = True,
     calibrations: tuple[str, ...] = CALIBRATIONS,
     enrol: bool = False,
+    venue_camera: str = "grid",
 ) -> dict[str, Any]:
     """Each game analysed per calibration (:data:`CALIBRATIONS`); ``summary`` is the first's (the user's path), and
     ``rows`` holds each calibration's summary and games. ``enrol``: one more row, :data:`ENROLLED`, where each game
     is analysed as on the user's path (play area found on its own) with the model folder its venue enrolled from
     grid photos of the film's own set (:func:`vision.eval.enrol_bench.enrol_venue`, into
-    ``out_root/enrolled-models/<game>``); each of its games carries ``enrolment``: how the folder was made and the
-    enrolment's own figures."""
+    ``out_root/enrolled-models/<game>``; ``venue_camera``: where its photos are taken from,
+    :data:`vision.eval.enrol_bench.VENUE_CAMERAS`); each of its games carries ``enrolment``: how the folder was made
+    and the enrolment's own figures."""
     from vision.game.pipeline import pipeline_reader
 
     reader = pipeline_reader(models)
@@ -309,12 +311,14 @@ def run_pipeline_benchmark(
             games[-1]["wall_s"] = round(time.perf_counter() - started, 1)
         rows[calibration] = {"summary": _summary_of(games), "games": games}
     if enrol:
-        rows[ENROLLED] = _enrolled_row(folders, out_root, models, progress=progress)
+        rows[ENROLLED] = _enrolled_row(folders, out_root, models, progress=progress, camera=venue_camera)
     first = rows[calibrations[0]] if calibrations else rows[ENROLLED]
     return {"summary": first["summary"], "games": first["games"], "rows": rows}
 
 
-def _enrolled_row(folders: list[Path], out_root: Path, models: Path | None, *, progress: bool) -> dict[str, Any]:
+def _enrolled_row(
+    folders: list[Path], out_root: Path, models: Path | None, *, progress: bool, camera: str = "grid"
+) -> dict[str, Any]:
     """The :data:`ENROLLED` row: per game, its venue's enrolment, then the user's path read with that folder."""
     from vision.eval.enrol_bench import enrol_venue
     from vision.game.pipeline import pipeline_reader
@@ -322,9 +326,10 @@ def _enrolled_row(folders: list[Path], out_root: Path, models: Path | None, *, p
     games = []
     for folder in folders:
         started = time.perf_counter()
-        enrolment = enrol_venue(folder, out_root / "enrolled-models" / folder.name, models)
+        kept = out_root / ("enrolled-models" if camera == "grid" else f"enrolled-models-{camera}") / folder.name
+        enrolment = enrol_venue(folder, kept, models, camera)
         reader = pipeline_reader(Path(enrolment["models"]))
-        out = out_root / ENROLLED / folder.name
+        out = out_root / (ENROLLED if camera == "grid" else f"{ENROLLED}-{camera}") / folder.name
         scores = analyse_folder(folder, out, reader, progress=progress, calibration="auto")
         scores.update(row=ENROLLED, enrolment=enrolment, wall_s=round(time.perf_counter() - started, 1))
         games.append(scores)

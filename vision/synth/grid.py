@@ -80,9 +80,12 @@ def render_grid_scene(
     jokers: int = 2,
     change: GridChange | None = None,
     style: faces.TileStyle | None = None,
+    px_per_mm: float | None = None,
 ) -> RenderedScene:
     """One copy of the set in the enrolment grid, photographed with ``params``' style pool (or the set ``style``),
-    lighting and sensor. The random draws are the same either way: ``style`` changes only the tiles' look."""
+    lighting and sensor. The random draws are the same either way: ``style`` changes only the tiles' look.
+    ``px_per_mm``: the camera stands where the grid's middle shows at that scale (a camera fixed over the table,
+    as in a filmed game), not where the grid fills the frame."""
     rng = np.random.default_rng(seed)
     change = change or GridChange()
     cells = grid_labels(jokers)
@@ -105,7 +108,7 @@ def render_grid_scene(
         for i, (r, c) in enumerate(change.extra)
     ]
     area = Area(-7 * pitch_x - 40, -2 * pitch_y - 40, 7 * pitch_x + 40, 3 * pitch_y + 40)
-    camera = _grid_camera(rng, params.size, area)
+    camera = _grid_camera(rng, params.size, area, px_per_mm)
     drawn_style = _styles(params)[int(rng.integers(params.style_pool))]
     style = drawn_style if style is None else style
     table_area = Area(area.x0 - 200, area.y0 - 200, area.x1 + 200, area.y1 + 200)
@@ -122,7 +125,7 @@ def render_grid_scene(
     return RenderedScene(drawn.image, drawn.tiles, table, drawn.instance_map, meta)
 
 
-def _grid_camera(rng: np.random.Generator, size: tuple[int, int], area: Area) -> Camera:
+def _grid_camera(rng: np.random.Generator, size: tuple[int, int], area: Area, px_per_mm: float | None = None) -> Camera:
     """Looking at the grid's centre from any seat (so the grid can come out rotated), tilted up to 25 degrees."""
     width, height = size
     tilt = math.radians(float(rng.uniform(*GRID_TILT_DEG)))
@@ -133,6 +136,8 @@ def _grid_camera(rng: np.random.Generator, size: tuple[int, int], area: Area) ->
     along, across = (area.height, area.width) if sideways else (area.width, area.height)
     fit = max(along, across * width / height)  # the world width the horizontal field of view must hold
     distance = (fit / float(rng.uniform(*GRID_FILL))) / 2 / GRID_ZOOM / math.tan(math.radians(fov) / 2)
+    if px_per_mm is not None:  # the focal length in pixels over the distance is the scale at the grid's middle
+        distance = width / 2 / math.tan(math.radians(fov) / 2) / px_per_mm
     centre = ((area.x0 + area.x1) / 2 + float(rng.normal(0, 8)), (area.y0 + area.y1) / 2 + float(rng.normal(0, 8)))
     offset = (math.sin(azimuth) * distance * math.sin(tilt), -math.cos(azimuth) * distance * math.sin(tilt))
     return Camera.looking_at(

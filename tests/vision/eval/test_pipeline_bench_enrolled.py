@@ -38,7 +38,7 @@ def test_the_enrolled_row_reads_each_game_with_its_own_enrolled_folder(
     games = [game_folder(tmp_path, "ga", 11, 3), game_folder(tmp_path, "gb", 12, 40)]
     enrolled: list[Path] = []
 
-    def fake_enrol_venue(folder: Path, out: Path, models: Path | None = None) -> dict[str, Any]:
+    def fake_enrol_venue(folder: Path, out: Path, models: Path | None = None, camera: str = "grid") -> dict[str, Any]:
         out.mkdir(parents=True)
         enrolled.append(out)
         figures = {"before": {"crops": 10, "accuracy": 0.9, "wrong_confident": 1},
@@ -109,3 +109,15 @@ def test_a_new_film_records_its_tile_sets_index(game: Path) -> None:
     header = json.loads((game / "truth.jsonl").read_text().splitlines()[0])
     index, style = film_style(header)
     assert index == header["style_index"] and style.describe() == header["style"]
+
+
+def test_the_venue_camera_at_the_films_scale_and_no_other(tmp_path: Path) -> None:
+    from vision.eval.enrol_bench import film_px_per_mm, venue_grid_photos
+
+    header = {"seed": 3, "size": list(SIZE), "style": style_pool("train", 64)[5].describe(),
+              "play_area_px": [[100, 100], [900, 100], [900, 620], [100, 620]], "play_area_mm": [860, 560]}  # fmt: skip
+    assert film_px_per_mm(header) == pytest.approx(800 / 860)
+    _, how = venue_grid_photos(header, tmp_path, camera="film")
+    assert how["camera"] == "film" and "at the film's scale (0.93 px/mm)" in how["what"]
+    with pytest.raises(ValueError, match="not 'phone'"):
+        venue_grid_photos(header, tmp_path, camera="phone")

@@ -49,3 +49,22 @@ def test_a_grid_in_a_given_style_differs_only_in_the_tiles_look() -> None:
     plain, given = render_grid_scene(4, SceneParams()), render_grid_scene(4, SceneParams(), style=style)
     assert given.meta["style"] == style.describe() != plain.meta["style"]
     assert given.meta["camera"] == plain.meta["camera"] and given.meta["lighting"] == plain.meta["lighting"]
+
+
+def test_a_grid_at_a_given_scale_shows_its_tiles_that_large() -> None:
+    """``px_per_mm``: the camera stands where the grid shows at a filmed game's scale (0.93 px/mm: the bench games'
+    1280x720 films, tiles ~25 px wide), not where the grid fills the frame (tiles over 30 px there)."""
+    import numpy as np
+
+    from vision.synth.geometry import TILE_WIDTH_MM
+
+    def short_side(scene: object) -> float:
+        boxes = np.array([t.box for t in scene.readable()])  # type: ignore[attr-defined]
+        return float(np.median(np.minimum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])))
+
+    params = SceneParams(size=(1280, 720))
+    for seed in (1, 2, 3):
+        scaled = render_grid_scene(seed, params, px_per_mm=0.93)
+        assert len(scaled.readable()) == 54
+        assert 0.85 < short_side(scaled) / (0.93 * TILE_WIDTH_MM) < 1.2
+        assert short_side(render_grid_scene(seed, params)) > 30
