@@ -25,7 +25,11 @@ the 2 shared cores):
 - the pipeline reader on the settle frames of every move of those games (3,840 tiles labelled from the true play
   area's tables): wrong at >= 0.8 4 -> 0, wrong under 0.8 11 -> 2, right at >= 0.8 3,587 -> 3,599, no tile worse;
 - ``eval`` on the 120 held-out edition scenes: F1 0.9153 -> 0.9245, wrong at >= 0.8 25 -> 24, impossible reads
-  52 -> 49; on the real held-out photos (``--split val``): F1 0.9890 -> 0.9905, wrong at >= 0.8 4 -> 3.
+  52 -> 49; on the real held-out photos (``--split val``): F1 0.9890 -> 0.9905, wrong at >= 0.8 4 -> 3;
+- its cost, CPU time with and without it interleaved on the same images (``time.process_time``, ONNX Runtime's 2
+  threads): a pipeline reading of the bench games' 137 settled tables 156.3 -> 163.3 ms (mean, +4.5 %); a photo,
+  40 real ones 81.4 -> 93.3 ms (+15 %), 40 held-out edition scenes (unfamiliar sets: many doubtful tiles) 272.2 ->
+  429.5 ms (+58 %). The four shifts alone (half the cost) leave g2's red-10 read red-13 at 0.98.
 """
 
 from __future__ import annotations
