@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.runtime.motion import ReadPicture
+from vision.runtime.motion import SAME_PIXELS, ReadPicture, _changed_pixels, _changed_whatever_the_shake, _picture
 
 REGION = (100.0, 80.0, 700.0, 420.0)
 RED, BLUE = (40, 40, 200), (190, 90, 30)
@@ -87,3 +87,40 @@ def test_nothing_remembered_or_another_region_is_never_the_same() -> None:
     assert not picture.same(image, (100.0, 80.0, 701.0, 420.0))  # the play area moved
     picture.forget()
     assert not picture.same(image, REGION)
+
+
+def _shaken_pairs() -> list[tuple[np.ndarray, np.ndarray, str]]:
+    """Pictures (cut as ReadPicture cuts them) of the table before and after, each after noise and a shake."""
+    pairs = []
+    for seed, (change, after) in enumerate(
+        [
+            ("a digit changed", {**ROW, 0: ("3", RED)}),
+            ("a colour changed", {**ROW, 3: ("9", RED)}),
+            ("a tile laid", {**ROW, 5: ("1", BLUE)}),
+            ("a tile taken", {k: v for k, v in ROW.items() if k != 1}),
+            ("nothing", ROW),
+        ]
+    ):
+        for shift in [(0, 0), (3, 0), (-2, 2), (0, -4)]:
+            before = _picture(noisy(table(ROW), seed=seed), REGION)
+            pairs.append((before, _picture(noisy(table(after, shift), seed=seed + 10), REGION), change))
+    return pairs
+
+
+@pytest.mark.parametrize("shake", [(0.0, 0.0), (0.4, -0.3), (2.5, 1.0), (-3.97, 4.0), (4.0, -4.0), (-1.0, 3.2)])
+def test_what_counts_as_changed_whatever_the_shake_is_never_more_than_a_shake_undone_finds(
+    shake: tuple[float, float],
+) -> None:
+    """The test that spares the phase correlation may only say "changed" where undoing any shake within
+    SAME_SHIFT_PX would: its count is a lower bound of _changed_pixels for every such shift."""
+    for before, after, _ in _shaken_pairs():
+        assert _changed_whatever_the_shake(before, after) <= _changed_pixels(before, after, *shake)
+
+
+def test_a_tile_laid_or_taken_needs_no_phase_correlation() -> None:
+    for before, after, change in _shaken_pairs():
+        surely = _changed_whatever_the_shake(before, after)
+        if change in ("a tile laid", "a tile taken"):
+            assert surely >= SAME_PIXELS, change
+        if change == "nothing":
+            assert surely == 0  # a shaken still table: left to the phase correlation, as before
