@@ -387,8 +387,7 @@ def _changed_whatever_the_shake(reference: np.ndarray, picture: np.ndarray) -> i
     changed = np.asarray(beyond > SAME_LEVEL).astype(np.uint8)
     edge = SHAKE_REACH_PX
     changed[:edge], changed[-edge:], changed[:, :edge], changed[:, -edge:] = 0, 0, 0, 0
-    changed = cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
-    return int(np.count_nonzero(changed))
+    return int(np.count_nonzero(cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))))
 
 
 def _picture(frame: np.ndarray, region: tuple[float, float, float, float]) -> np.ndarray:
