@@ -210,6 +210,8 @@ class ActivityMeter:
 
     def _arm(self, foreground: np.ndarray) -> tuple[Edge, float] | None:
         """Where the largest region touching the border crosses it (side, and where along it); None: no arm."""
+        if not foreground[self.border_yx].any():
+            return None  # nothing reaches the border: no region to label
         count, labels, stats, _ = cv2.connectedComponentsWithStats(foreground, connectivity=8)
         on_border = labels[self.border_yx]
         touching = np.zeros(count, bool)
