@@ -111,11 +111,10 @@ class ActivityMeter:
         """What :meth:`peek` saw last, for :meth:`measure` to take when it is shown the same frame next."""
 
     def small(self, frame: np.ndarray) -> np.ndarray:
-        x0, y0, x1, y1 = self.crop
-        part = self._cropped(frame)
+        box, part = self._cropped(frame)
         gray = cv2.cvtColor(part, cv2.COLOR_BGR2GRAY) if part.ndim == 3 else part
-        small = cv2.resize(gray, (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA)
-        return self._placed(cv2.GaussianBlur(small, (5, 5), 0).astype(np.float32))
+        small = cv2.resize(gray, (box[2] - box[0], box[3] - box[1]), interpolation=cv2.INTER_AREA)
+        return self._placed(box, cv2.GaussianBlur(small, (5, 5), 0).astype(np.float32))
 
     def small_chroma(self, frame: np.ndarray) -> np.ndarray | None:
         """A small blurred YCrCb copy (height x width x 3, of which the comparison uses the chroma Cr and Cb); None
@@ -126,22 +125,25 @@ class ActivityMeter:
         """
         if frame.ndim != 3:
             return None
-        x0, y0, x1, y1 = self.crop
-        small = cv2.resize(self._cropped(frame), (x1 - x0, y1 - y0), interpolation=cv2.INTER_LINEAR)
-        return self._placed(cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2YCrCb).astype(np.float32))
+        box, part = self._cropped(frame)
+        small = cv2.resize(part, (box[2] - box[0], box[3] - box[1]), interpolation=cv2.INTER_LINEAR)
+        ycrcb = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2YCrCb)
+        return self._placed(box, ycrcb.astype(np.float32))
 
-    def _cropped(self, frame: np.ndarray) -> np.ndarray:
-        """The frame's pixels under :attr:`crop`."""
+    def _cropped(self, frame: np.ndarray) -> tuple[tuple[int, int, int, int], np.ndarray]:
+        """The part of the small image made from ``frame`` (:attr:`crop`; all of it for a frame of another size than
+        the meter's), and the frame's pixels under it."""
+        whole = (0, 0, self.shape[1], self.shape[0])
         x0, y0, x1, y1 = self.crop
-        if (x0, y0, x1, y1) == (0, 0, self.shape[1], self.shape[0]):
-            return frame
         step = round(1 / self.scale)
-        return frame[y0 * step : y1 * step, x0 * step : x1 * step]
+        if self.crop == whole or frame.shape[:2] != (self.shape[0] * step, self.shape[1] * step):
+            return whole, frame
+        return self.crop, frame[y0 * step : y1 * step, x0 * step : x1 * step]
 
-    def _placed(self, small: np.ndarray) -> np.ndarray:
-        """A small image of :attr:`crop` at its place in the whole small image (0 around it)."""
-        x0, y0, x1, y1 = self.crop
-        if (x0, y0, x1, y1) == (0, 0, self.shape[1], self.shape[0]):
+    def _placed(self, box: tuple[int, int, int, int], small: np.ndarray) -> np.ndarray:
+        """A small image of ``box`` at its place in the whole small image (0 around it)."""
+        x0, y0, x1, y1 = box
+        if box == (0, 0, self.shape[1], self.shape[0]):
             return small
         whole = np.zeros((self.shape[0], self.shape[1], *small.shape[2:]), np.float32)
         whole[y0:y1, x0:x1] = small

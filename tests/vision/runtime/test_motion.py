@@ -265,3 +265,13 @@ def test_a_peek_at_one_frame_is_not_taken_for_another(scenes: Any) -> None:
     for k, frame in enumerate(frames):
         peeking.peek(frames[-1 - k])  # a keyframe that showed the hands gone: the decoder hands out another frame
         assert peeking.measure(frame) == plain.measure(frame)
+
+
+def test_a_frame_of_another_size_is_made_small_whole_as_before() -> None:
+    """A stream that changed resolution under the meter: its frames are resized whole, never cut where the meter's
+    own size would be cut."""
+    meter, whole = ActivityMeter((1920, 1080), AREA_1080P), ActivityMeter((1920, 1080), AREA_1080P)
+    whole.crop = (0, 0, whole.shape[1], whole.shape[0])
+    frame = _textured((1280, 720))
+    assert np.array_equal(meter.small(frame), whole.small(frame))
+    assert np.array_equal(meter.small_chroma(frame), whole.small_chroma(frame))
