@@ -319,15 +319,20 @@ def run_pipeline_benchmark(
 def _enrolled_row(
     folders: list[Path], out_root: Path, models: Path | None, *, progress: bool, camera: str = "grid"
 ) -> dict[str, Any]:
-    """The :data:`ENROLLED` row: per game, its venue's enrolment, then the user's path read with that folder."""
-    from vision.eval.enrol_bench import enrol_venue
+    """The :data:`ENROLLED` row: per game, its venue's enrolment, then the user's path read with that folder. A game
+    whose every take ``enrol`` refuses is left out of the row and listed (``not_enrolled``, with the last refusal)."""
+    from vision.eval.enrol_bench import VenueEnrolmentError, enrol_venue
     from vision.game.pipeline import pipeline_reader
 
-    games = []
+    games, not_enrolled = [], []
     for folder in folders:
         started = time.perf_counter()
         kept = out_root / ("enrolled-models" if camera == "grid" else f"enrolled-models-{camera}") / folder.name
-        enrolment = enrol_venue(folder, kept, models, camera)
+        try:
+            enrolment = enrol_venue(folder, kept, models, camera)
+        except VenueEnrolmentError as refused:
+            not_enrolled.append({"folder": str(folder), "refused": str(refused)})
+            continue
         reader = pipeline_reader(Path(enrolment["models"]))
         out = out_root / (ENROLLED if camera == "grid" else f"{ENROLLED}-{camera}") / folder.name
         scores = analyse_folder(folder, out, reader, progress=progress, calibration="auto")
@@ -339,6 +344,7 @@ def _enrolled_row(
         "enrol_s": [g["enrolment"]["enrol_s"] for g in games],
         "holdout_accuracy": [_before_after(g["enrolment"]["figures"]["holdout"], "accuracy") for g in games],
         "holdout_wrong_at_0.8": [_before_after(g["enrolment"]["figures"]["holdout"], "wrong_confident") for g in games],
+        "not_enrolled": not_enrolled,
     }
     return {"summary": summary, "games": games}
 
@@ -380,8 +386,11 @@ def format_pipeline_benchmark(result: dict[str, Any]) -> str:
     for calibration, row in rows.items():
         label = ROW_LABELS.get(calibration, calibration)
         text = _format_summary(row["summary"])
-        if row["summary"].get("enrolment"):
-            text = f"{row['summary']['enrolment']['how']}\n{text}"
+        enrolment = row["summary"].get("enrolment")
+        if enrolment:
+            refused = [f"\n  {Path(g['folder']).name}: not enrolled, left out: {g['refused']}"
+                       for g in enrolment.get("not_enrolled", ())]  # fmt: skip
+            text = f"{enrolment['how'] or 'no game enrolled'}{''.join(refused)}\n{text}"
         parts.append(f"== {label}\n{text}" if label else text)
         for game in row["games"]:
             parts.append(_format_game(game))

@@ -121,3 +121,24 @@ def test_the_venue_camera_at_the_films_scale_and_no_other(tmp_path: Path) -> Non
     assert how["camera"] == "film" and "at the film's scale (0.93 px/mm)" in how["what"]
     with pytest.raises(ValueError, match="not 'phone'"):
         venue_grid_photos(header, tmp_path, camera="phone")
+
+
+def test_a_game_whose_every_take_is_refused_is_left_out_and_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import vision.eval.enrol_bench as enrol_bench
+    import vision.eval.pipeline_bench as bench
+
+    def refuse(folder: Path, out: Path, models: Path | None = None, camera: str = "grid") -> dict[str, Any]:
+        raise enrol_bench.VenueEnrolmentError(f"{folder.name}: every one of 4 takes refused; the last: no tile found")
+
+    monkeypatch.setattr(enrol_bench, "enrol_venue", refuse)
+    monkeypatch.setattr("vision.game.pipeline.pipeline_reader", lambda models=None, **_: "reader")
+    result = bench.run_pipeline_benchmark(
+        [game_folder(tmp_path, "ga", 11, 3)], tmp_path / "out", progress=False, calibrations=(), enrol=True
+    )
+    row = result["rows"]["enrolled"]
+    assert row["games"] == [] and [Path(g["folder"]).name for g in row["summary"]["enrolment"]["not_enrolled"]] == [
+        "ga"
+    ]
+    assert "ga: not enrolled, left out: ga: every one of 4 takes refused" in bench.format_pipeline_benchmark(result)
