@@ -117,11 +117,15 @@ class SecondLook:
         doubtful: float = DOUBTFUL,
         checked: float = CHECKED,
         variants: Sequence[Variant] = VARIANTS,
+        average_features: bool = True,
     ) -> None:
         self.classifier = classifier
         self.doubtful = doubtful
         self.checked = max(checked, doubtful)
         self.variants = tuple(variants)
+        self.average_features = average_features
+        """A tile that takes the average takes its looks' mean ``features`` too (what the familiarity check
+        measures); False: the first crop's, as the check's thresholds were fitted on single crops."""
 
     def looked_at(self, tiles: Detections) -> np.ndarray:
         """The tiles that get a second look: top-1 probability under :attr:`checked`."""
@@ -164,7 +168,7 @@ class SecondLook:
         confidence[rows] = np.where(changed[take], np.minimum(top[take], SPLIT_CONFIDENCE), top[take])
         columns: dict[str, np.ndarray] = {"probs": probs}
         features = tiles.data.get("features")
-        if features is not None and "features" in again.data:
+        if self.average_features and features is not None and "features" in again.data:
             looked = np.asarray(again.data["features"], np.float32).reshape(looks - 1, count, -1)
             averaged = np.asarray(features, np.float32).copy()
             averaged[rows] = ((averaged[chosen] + looked.sum(axis=0)) / looks)[take]

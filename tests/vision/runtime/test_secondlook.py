@@ -215,3 +215,16 @@ def test_the_reader_looks_again_only_when_asked(second_look: bool) -> None:
     looked = SecondLook(Brightness()).look(image, first)
     assert np.allclose(tiles.data["probs"], (looked if second_look else first).data["probs"])
     assert not np.allclose(looked.data["probs"], first.data["probs"])  # the two cases differ
+
+
+@pytest.mark.parametrize("average_features", [True, False])
+def test_a_tile_taking_the_average_keeps_its_first_features_when_asked(average_features: bool) -> None:
+    image = _ramp()
+    box = np.array([85.0, 50.0, 115.0, 90.0])  # doubted: it takes the average
+    classifier = Brightness()
+    first = classifier.classify(image, Detections.of_boxes(box[None]))
+    looked = SecondLook(classifier, average_features=average_features).look(image, first)
+    mean = np.asarray(_looks(image, box, classifier).data["features"]).mean(axis=0)
+    assert np.allclose(looked.data["features"][0], mean if average_features else first.data["features"][0], atol=1e-4)
+    assert not np.allclose(mean, first.data["features"][0], atol=1e-4)  # the two cases differ
+    assert np.allclose(looked.data["probs"][0], np.asarray(_looks(image, box, classifier).data["probs"]).mean(axis=0))
