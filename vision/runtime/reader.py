@@ -131,20 +131,26 @@ def tile_scale_region(
     return Region(x0, y0, x1, y1, width_px=fit_to_stride(x1 - x0, y1 - y0, max(1, round((x1 - x0) * tile_px / tile))))
 
 
-STRIDE_FIT = 0.97
-"""A second reading's region is read down to this share of its scale (tiles of 31 px, not 32) where that spares the
-detector a row or a column of its stride that would be mostly padding (:func:`fit_to_stride`)."""
+STRIDE_FIT = 1.0
+"""A second reading's region is read down to this share of its scale where that spares the detector a row or a
+column of its stride that would be mostly padding (:func:`fit_to_stride`); 1: never. Measured at 0.97 (tiles of 31 px,
+not 32; the 1280x960 bench photo 5 % fewer input pixels), 2026-11-26: with the rect first reading (detector.py's
+``rect``) held-out editions recall 0.9427 -> 0.9452, F1 0.9153 -> 0.9152, wrong at >= 0.8 25 -> 25; without it
+recall 0.9418, F1 0.9119, wrong 21, so off while the rect reading is (models/README.md)."""
 
 
-def fit_to_stride(width: float, height: float, width_px: int, *, stride: int = STRIDE) -> int:
-    """The width to read a ``width`` x ``height`` region at: ``width_px``, or down to :data:`STRIDE_FIT` of it
-    where the input, padded to the detector's ``stride``, comes out smaller (a 1280x960 photo's 861x646 padded to
-    864x672; at 853x640, 864x640: 5 % less to compute)."""
+def fit_to_stride(
+    width: float, height: float, width_px: int, *, stride: int = STRIDE, share: float | None = None
+) -> int:
+    """The width to read a ``width`` x ``height`` region at: ``width_px``, or down to ``share`` of it (default
+    :data:`STRIDE_FIT`) where the input, padded to the detector's ``stride``, comes out smaller (at 0.97 a 1280x960
+    photo's 861x646, padded to 864x672, is read at 853x640, padded to 864x640: 5 % less to compute)."""
+    share = STRIDE_FIT if share is None else share
 
     def padded(w: int) -> int:
         return -(-w // stride) * stride * (-(-round(height * w / width) // stride) * stride)
 
-    smallest = max(1, int(np.ceil(width_px * STRIDE_FIT)))
+    smallest = max(1, int(np.ceil(width_px * share)))
     narrower = {width_px, max(smallest, width_px // stride * stride)}
     rows = round(height * width_px / width) // stride * stride  # the last full row of the stride
     narrower.add(max(smallest, int(rows * width / height)))
