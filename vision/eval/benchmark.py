@@ -10,7 +10,9 @@ tiles it finds.
 ``python -m vision.eval.benchmark --against REV`` times this working tree's reader against git revision ``REV``'s
 (its files extracted to a temporary folder), each in a process of its own, reading the same frames in turn, so on
 a machine shared with other jobs both meet the same load: wall and CPU ms per reading and per step, the ratios, and
-whether every reading came out identical (boxes, labels, confidences, every column, the boxes left out). ``--data``
+whether every reading came out identical (boxes, labels, confidences, every column, the boxes left out), and of
+those that did not, whether they hold the same boxes with the same labels and how far apart (``reading_difference``).
+``--data``
 adds real photos (``--split val``: the held-out ones) to the identity check, and the first ``--timed-photos`` of
 them to the timing, resized with ``--resize 1280x960``.
 """
