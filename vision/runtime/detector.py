@@ -249,18 +249,18 @@ def head_outputs(model: bytes) -> tuple[bytes, tuple[str, str]] | None:
         needed.discard(pixels[0])
         used[len(nodes) - 1 - pixels[1]] = False
     uses = iter(reversed(used))
-    kept = b""
+    kept = []
     for (field, _, start, end), (_, _, inner, _) in zip(_proto_fields(graph, whole=True), graph_fields, strict=True):
         if field == GRAPH_NODE and not next(uses):
             continue
         if field == GRAPH_INITIALIZER and not set(_proto_strings(graph[inner:end], TENSOR_NAME)) & needed:
             continue
         if field == GRAPH_INPUT and pixels is not None:
-            kept += _field(GRAPH_INPUT, _value_info(pixels[2], UINT8_IMAGES_TYPE))
+            kept.append(_field(GRAPH_INPUT, _value_info(pixels[2], UINT8_IMAGES_TYPE)))
         elif field != GRAPH_OUTPUT:
-            kept += graph[start:end]
-    new_outputs = b"".join(_field(GRAPH_OUTPUT, _value_info(name)) for name in (distributions, scores))
-    new_graph = _field(MODEL_GRAPH, kept + new_outputs)
+            kept.append(graph[start:end])
+    kept.extend(_field(GRAPH_OUTPUT, _value_info(name)) for name in (distributions, scores))
+    new_graph = _field(MODEL_GRAPH, b"".join(kept))
     rebuilt = b"".join(
         new_graph if field == MODEL_GRAPH else model[start:end]
         for field, _, start, end in _proto_fields(model, whole=True)
