@@ -18,10 +18,10 @@ not the analysis, sets the pace there. :class:`SparseVideo` decodes less:
 - **while hands stay over the table** (the analysis says so: :class:`HandsOver`) it decodes keyframes only again:
   the next keyframe at least ``busy_step`` frames on (where keyframes come more often than once a second, the last
   one within :data:`MAX_PROBE_GAP_S` of the last sample, as their spacing tells) is decoded alone and shown to the
-  analysis's own activity meter (on a copy, nothing counted). Hands still there, it is the next sample, and the
-  frames in between are not decoded; hands gone, the gap is decoded after all from the kept packets and sampled from
-  the last sample on, on the grid a full decode keeps, so the analysis sees the hands leave and the table settle
-  frame for frame as before.
+  analysis's own activity meter (peeked at: nothing counted, and the meter keeps that measurement for the sample).
+  Hands still there, it is the next sample, and the frames in between are not decoded; hands gone, the gap is decoded
+  after all from the kept packets and sampled from the last sample on, on the grid a full decode keeps, so the
+  analysis sees the hands leave and the table settle frame for frame as before.
   What it cannot see is hands lifted and back between two keyframes that both show them (at most
   :data:`MAX_PROBE_GAP_S`): the table is read only after ``quiet_s`` without hands and settles after three readings
   (0.67 s at 6 samples a second), so a pause shorter than that is one move either way, and a longer one within a
