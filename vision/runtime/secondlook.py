@@ -3,8 +3,8 @@
 A tile the classifier reads with a low top-1 probability, on small or tilted tiles above all (issue 16: 11/12/13 on
 the tilted game's 20-px tiles), is often a tile whose crop happens to sit badly: a pixel off centre, the box a
 little short. :class:`SecondLook` cuts such tiles' crops again from the same frame with small shifts, scales and
-turns (:data:`VARIANTS`, test-time augmentation), reads them in one batch and averages the probabilities (and the
-pooled ``features``) with the first reading's:
+turns (:data:`VARIANTS`, test-time augmentation), reads them in one batch and averages the probabilities
+with the first reading's:
 
 - a tile read under :data:`DOUBTFUL` takes the average, whatever it says;
 - a tile read between :data:`DOUBTFUL` and :data:`CHECKED` keeps its first reading unless the average names another
