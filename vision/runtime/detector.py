@@ -568,10 +568,10 @@ class YoloOnnxDetector:
         self._window = window
         self._session: Any = None
         self._head: tuple[str, str] | None = None
-        self._pixels = False
-        """The session takes the uint8 pixels (:func:`to_pixels`), not floats (:func:`to_tensor`)."""
         """The names of the box distributions and class scores the session outputs instead of ``output0``
         (:func:`head_outputs`); None: it outputs the model's own ``output0``."""
+        self._pixels = False
+        """The session takes the uint8 pixels (:func:`to_pixels`), not floats (:func:`to_tensor`)."""
         self._size: int | None = None
 
     @classmethod
@@ -692,8 +692,8 @@ class YoloOnnxDetector:
 
     def _detect_once(self, image_bgr: np.ndarray, letterbox: Letterbox | None = None) -> Detections:
         boxed, scale, pad = (letterbox or Letterbox(self.input_size)).apply(image_bgr)
+        session = self.session  # made first: it decides whether the input is pixels or floats
         tensor = to_pixels(boxed) if self._pixels else to_tensor(boxed)
-        session = self.session
         outputs = session.run(None, {session.get_inputs()[0].name: tensor})
         if self._head is not None and outputs[0].shape[2] == anchor_count(tensor.shape[2:]):
             return decode_head(

@@ -216,6 +216,13 @@ def test_the_detector_takes_the_pixels_its_input_quantizer_would_give_back() -> 
     assert np.array_equal(to_pixels(image) / np.float32(255.0), to_tensor(image))  # the floats it stands for
 
 
+def test_a_fresh_detector_reads_its_first_image_at_native_scale() -> None:
+    """The session decides whether the input is pixels or floats: made before the input, not after."""
+    detector = YoloOnnxDetector(default_models_dir() / DETECTOR_FILE)
+    found = detector._detect_once(np.full((64, 96, 3), 128, np.uint8), Letterbox.to_stride(64, 96))
+    assert detector._pixels and len(found) == 0
+
+
 @pytest.mark.parametrize("raw", [False, True])  # stored in float_data / int32_data, or as raw bytes
 def test_a_quantizer_constant_is_read_from_its_stored_bytes(raw: bool) -> None:
     from onnx import TensorProto, helper
