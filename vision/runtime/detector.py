@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from vision.runtime.detections import UNCLASSIFIED, Detections, nms_indices
-from vision.runtime.models import DEFAULT_PROVIDERS, DETECTOR_FILE, open_session
+from vision.runtime.models import DEFAULT_PROVIDERS, DETECTOR_FILE, ModelLoadError, open_session
 
 LETTERBOX_FILL = 114
 """Ultralytics pads letterboxed images with this grey; the detector was trained on it."""
@@ -588,19 +588,20 @@ class YoloOnnxDetector:
         :func:`decode_head` computes for the anchors kept, where the model ends as an Ultralytics YOLOv8 export does;
         otherwise on the whole model."""
         if self._session is None:
-            session = open_session(self.path, self.providers, self.threads)  # checks the file, one-line errors
-            cut = head_outputs(self.path.read_bytes())
+            try:
+                cut = head_outputs(self.path.read_bytes())
+            except OSError:  # missing or unreadable: open_session says so in one line
+                cut = None
+            session = None
             if cut is not None:
-                import onnxruntime as ort
-
                 try:
-                    session = ort.InferenceSession(
-                        cut[0], sess_options=session.get_session_options(), providers=session.get_providers()
-                    )
+                    session = open_session(self.path, self.providers, self.threads, model=cut[0])
                     self._head = cut[1]
                     self._pixels = session.get_inputs()[0].type == "tensor(uint8)"
-                except Exception:  # ONNX Runtime's own exception types: the whole model still works
-                    self._head = None
+                except ModelLoadError:  # the edit did not load: the whole model still works
+                    session, self._head, self._pixels = None, None, False
+            if session is None:  # the whole model: the file checked, one-line errors
+                session = open_session(self.path, self.providers, self.threads)
             self._session = session
         return self._session
 

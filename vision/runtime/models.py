@@ -77,7 +77,9 @@ def check_provider(name: str) -> tuple[str, ...]:
     return PROVIDERS[name]
 
 
-def open_session(path: Path, providers: Sequence[str], threads: int | None = None) -> Any:
+def open_session(path: Path, providers: Sequence[str], threads: int | None = None, model: bytes | None = None) -> Any:
+    """An ONNX Runtime session on the model file ``path`` (or on ``model``, that file's bytes edited, where given);
+    a missing or unreadable model is a one-line :class:`ModelNotFoundError` or :class:`ModelLoadError`."""
     import onnxruntime as ort
 
     if not path.is_file():
@@ -90,7 +92,9 @@ def open_session(path: Path, providers: Sequence[str], threads: int | None = Non
     options.add_session_config_entry("session.intra_op.allow_spinning", "1" if SPIN_WAIT else "0")
     options.log_severity_level = 3
     try:
-        return ort.InferenceSession(str(path), sess_options=options, providers=list(providers))
+        return ort.InferenceSession(
+            str(path) if model is None else model, sess_options=options, providers=list(providers)
+        )
     except Exception as error:  # ONNX Runtime raises its own exception types for corrupt or foreign files
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise ModelLoadError(f"{path}: cannot load the model ({first_line[:200]})") from None
