@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import logging
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -88,10 +89,23 @@ class Familiarity:
     frame_threshold: float
     min_frame_tiles: int
     classifier_sha256: str = ""
+    size_edges: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
+    """Ascending upper edges (px, a box's short side) of the size bins; empty: one threshold for every size (off)."""
+    size_tile_thresholds: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
+    """The tile threshold of a tile whose box's short side is under ``size_edges[i]`` (and not under the edge
+    before); a tile at or over the last edge keeps ``tile_threshold``."""
+    size_frame_thresholds: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
+    """The same for the frame rule, by the frame's median short side."""
 
     @property
     def dimensions(self) -> int:
         return int(self.whiten.shape[0])
+
+    def _by_size(self, short_side: np.ndarray, per_bin: np.ndarray, default: float) -> np.ndarray:
+        if not len(self.size_edges):
+            return np.full(np.shape(short_side), default, np.float64)
+        table = np.append(np.asarray(per_bin, np.float64), default)
+        return table[np.searchsorted(self.size_edges, np.asarray(short_side, np.float64), side="right")]
 
     def scores(self, features: np.ndarray, class_id: np.ndarray) -> np.ndarray:
         """(N,) squared distance of each feature row to the mean of its label."""
@@ -101,15 +115,25 @@ class Familiarity:
         labels = np.clip(np.asarray(class_id, np.int64), 0, len(self.means) - 1)
         return ((z - self.means[labels]) ** 2).sum(axis=1)
 
-    def unfamiliar(self, scores: np.ndarray) -> np.ndarray:
-        """(N,) bool: over the tile threshold, or every tile of a frame whose median is over the frame's.
+    def unfamiliar(self, scores: np.ndarray, short_side: np.ndarray | None = None) -> np.ndarray:
+        """(N,) bool: over the tile threshold, or every tile of a frame whose median is over the frame's; with
+        ``short_side`` (each tile's box, px) and size bins, the thresholds of each tile's size (a small tile lies
+        further from the full-size real photos' statistics).
 
         The frame is one table's tiles: tiles standing in a rack or the face-down pool, seen edge-on or from the
         front, are far from every label and would make a familiar table unfamiliar as a whole (issue 16: frames of
         a tilted camera's play-area bounding box had medians of 361-467 over a threshold of 293), so the live
         pipeline's reader judges only the play area's tiles (``TileReader.read(on_table=...)``)."""
-        flagged = np.asarray(scores) > self.tile_threshold
-        if len(scores) >= self.min_frame_tiles and float(np.median(scores)) > self.frame_threshold:
+        scores = np.asarray(scores)
+        tile_threshold: np.ndarray | float = self.tile_threshold
+        frame_threshold = self.frame_threshold
+        if short_side is not None and len(self.size_edges) and len(scores):
+            tile_threshold = self._by_size(short_side, self.size_tile_thresholds, self.tile_threshold)
+            frame_threshold = float(
+                self._by_size(np.median(short_side), self.size_frame_thresholds, self.frame_threshold)
+            )
+        flagged = scores > tile_threshold
+        if len(scores) >= self.min_frame_tiles and float(np.median(scores)) > frame_threshold:
             flagged[:] = True
         return flagged
 
@@ -120,7 +144,7 @@ class Familiarity:
         if features is None or not len(tiles):
             return tiles
         scores = self.scores(features, tiles.class_id)
-        flagged = self.unfamiliar(scores)
+        flagged = self.unfamiliar(scores, short_side(tiles.xyxy))
         capped = np.where(flagged, np.minimum(tiles.confidence, UNFAMILIAR_CONFIDENCE), tiles.confidence)
         return tiles.with_(
             confidence=capped.astype(np.float32), familiarity=scores.astype(np.float32), unfamiliar=flagged
@@ -134,6 +158,9 @@ class Familiarity:
             thresholds=np.array([self.tile_threshold, self.frame_threshold], np.float64),
             min_frame_tiles=np.int64(self.min_frame_tiles),
             classifier_sha256=np.array(self.classifier_sha256),
+            size_edges=np.asarray(self.size_edges, np.float32),
+            size_tile_thresholds=np.asarray(self.size_tile_thresholds, np.float32),
+            size_frame_thresholds=np.asarray(self.size_frame_thresholds, np.float32),
         )
 
     @classmethod
@@ -143,12 +170,24 @@ class Familiarity:
                 means, whiten = np.asarray(data["means"], np.float32), np.asarray(data["whiten"], np.float32)
                 tile_threshold, frame_threshold = (float(v) for v in data["thresholds"])
                 min_frame_tiles, sha = int(data["min_frame_tiles"]), str(data["classifier_sha256"])
+                sized = [
+                    np.asarray(data[name], np.float32) if name in data.files else np.zeros(0, np.float32)
+                    for name in ("size_edges", "size_tile_thresholds", "size_frame_thresholds")
+                ]
         except Exception as error:  # a damaged zip, a missing array, a wrong dtype: one line, named
             raise FamiliarityLoadError(f"{path}: cannot read the familiarity statistics ({error})") from None
         dims = whiten.shape[0] if whiten.ndim == 2 else -1
         if means.shape != (len(ALL_LABELS), dims) or whiten.shape != (dims, dims) or not np.isfinite(whiten).all():
             raise FamiliarityLoadError(f"{path}: familiarity statistics of the wrong shape: fit them again")
-        return cls(means, whiten, tile_threshold, frame_threshold, min_frame_tiles, sha)
+        if len({len(v) for v in sized}) != 1 or not np.all(np.diff(sized[0]) > 0):
+            raise FamiliarityLoadError(f"{path}: familiarity size bins do not match their thresholds: fit them again")
+        return cls(means, whiten, tile_threshold, frame_threshold, min_frame_tiles, sha, *sized)
+
+
+def short_side(xyxy: np.ndarray) -> np.ndarray:
+    """(N,) the short side of each box, px."""
+    boxes = np.asarray(xyxy, np.float64).reshape(-1, 4)
+    return np.minimum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
 
 
 def file_sha256(path: Path) -> str:
@@ -183,6 +222,8 @@ class TileFeatures:
     confidence: list[np.ndarray] = field(default_factory=list)
     group: list[np.ndarray] = field(default_factory=list)
     """The photo each tile comes from."""
+    short_side: list[np.ndarray] = field(default_factory=list)
+    """Each tile's box's short side as read, px."""
     source: list[str] = field(default_factory=list)
     """Per photo: the real photo's source or the synthetic scene's edition."""
 
@@ -192,10 +233,11 @@ class TileFeatures:
         self.pred.append(tiles.class_id.astype(np.int64))
         self.confidence.append(tiles.confidence.astype(np.float32))
         self.group.append(np.full(len(tiles), len(self.source), np.int64))
+        self.short_side.append(short_side(tiles.xyxy))
         self.source.append(source)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        names = ("features", "label", "pred", "confidence", "group")
+        names = ("features", "label", "pred", "confidence", "group", "short_side")
         if not self.label:
             raise ValueError("no tiles to fit the familiarity statistics on")
         return {name: np.concatenate(getattr(self, name)) for name in names}
@@ -214,8 +256,10 @@ def read_tiles(classifier: Any, image: np.ndarray, boxes: np.ndarray) -> Detecti
     return check_colours(tiles, ink_features(frame_balance(crops, exact=True, body=body).apply(crops))).detections
 
 
-def real_photo_tiles(classifier: Any, split: str) -> TileFeatures:
-
+def real_photo_tiles(classifier: Any, split: str, tile_px: float | None = None) -> TileFeatures:
+    """The real photos' tiles on their true boxes; with ``tile_px``, each photo first shrunk (never enlarged) so
+    its median tile's short side is ``tile_px`` and passed through JPEG at :data:`SMALL_JPEG_QUALITY`, as a film
+    frame's small tiles are seen (the group numbers stay those of the full-size reading)."""
     from vision.runtime import realdata
 
     out = TileFeatures()
@@ -223,9 +267,28 @@ def real_photo_tiles(classifier: Any, split: str) -> TileFeatures:
         tiles = [t for t in photo.tiles if t.label in _LABEL_INDEX]
         if tiles:
             image = read_dataset_image(photo.path)
-            read = read_tiles(classifier, image, np.array([t.box for t in tiles], np.float32))
+            boxes = np.array([t.box for t in tiles], np.float32)
+            if tile_px is not None:
+                image, boxes = _shrunk(image, boxes, tile_px)
+            read = read_tiles(classifier, image, boxes)
             out.add(read, [_LABEL_INDEX[t.label] for t in tiles], photo.source)
     return out
+
+
+SMALL_JPEG_QUALITY = 75
+"""JPEG quality of the shrunk real photos the size bins are fitted on (a compressed film frame's look)."""
+
+
+def _shrunk(image: np.ndarray, boxes: np.ndarray, tile_px: float) -> tuple[np.ndarray, np.ndarray]:
+    import cv2
+
+    scale = min(1.0, tile_px / max(1.0, float(np.median(short_side(boxes)))))
+    if scale < 1.0:
+        size = (max(1, round(image.shape[1] * scale)), max(1, round(image.shape[0] * scale)))
+        image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+        boxes = boxes * np.float32(scale)
+    ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, SMALL_JPEG_QUALITY])
+    return (cv2.imdecode(encoded, cv2.IMREAD_COLOR) if ok else image), boxes
 
 
 def synthetic_scenes(root: Path, images: int | None) -> Iterator[tuple[np.ndarray, np.ndarray, list[int], str]]:
@@ -311,6 +374,65 @@ def fit_familiarity(
     return familiarity, figures
 
 
+def fit_size_thresholds(
+    data: dict[str, np.ndarray],
+    small: dict[str, np.ndarray],
+    edges: Sequence[float],
+    familiarity: Familiarity,
+    config: FitConfig,
+) -> tuple[Familiarity, dict[str, Any]]:
+    """``familiarity`` with a tile and a frame threshold per size bin (upper ``edges``, px): the ``tile_quantile``
+    of the out-of-fold scores of ``small``'s correct confident tiles (real training tiles read shrunk, the same
+    groups as ``data``'s real tiles; ``frame``, if there, tells one shrunk copy of a photo from another) whose
+    short side falls in the bin, never under the full-size threshold; the frame's likewise from the shrunk
+    photos' medians. Tiles at or over the last edge keep today's thresholds."""
+    edges_array = np.asarray(sorted(edges), np.float32)
+    scores = np.zeros(len(small["label"]))
+    fold, small_fold = data["group"] % config.folds, small["group"] % config.folds
+    for k in range(config.folds):
+        held = small_fold == k
+        if held.any() and (fold != k).any():
+            fitted = _familiarity(data["features"][fold != k], data["label"][fold != k], config)
+            scores[held] = fitted.scores(small["features"][held], small["pred"][held])
+    settled = (small["pred"] == small["label"]) & (small["confidence"] >= CONFIDENT)
+    tile_bin = np.searchsorted(edges_array, small["short_side"], side="right")
+    frame = small.get("frame", small["group"])
+    frames_of = [frame == f for f in np.unique(frame)]
+    frame_side = np.array([np.median(small["short_side"][m]) for m in frames_of])
+    frame_size = np.array([m.sum() for m in frames_of])
+    frame_median = np.array([np.median(scores[m]) for m in frames_of])
+    frame_bin = np.searchsorted(edges_array, frame_side, side="right")
+    tile_thresholds, frame_thresholds, figures = [], [], []
+    for i, edge in enumerate(edges_array):
+        in_bin = settled & (tile_bin == i)
+        tile = familiarity.tile_threshold
+        if in_bin.sum() >= 20:
+            tile = max(tile, float(np.quantile(scores[in_bin], config.tile_quantile)))
+        frames = (frame_bin == i) & (frame_size >= config.min_frame_tiles)
+        frame = familiarity.frame_threshold
+        if frames.sum() >= 10:
+            frame = max(frame, float(np.quantile(frame_median[frames], config.frame_quantile) * config.frame_margin))
+        tile_thresholds.append(tile)
+        frame_thresholds.append(frame)
+        figures.append(
+            {
+                "under_px": float(edge),
+                "tiles": int(in_bin.sum()),
+                "frames": int(frames.sum()),
+                "tile_threshold": tile,
+                "frame_threshold": frame,
+                "median_score": float(np.median(scores[in_bin])) if in_bin.any() else None,
+            }
+        )
+    sized = replace(
+        familiarity,
+        size_edges=edges_array,
+        size_tile_thresholds=np.array(tile_thresholds, np.float32),
+        size_frame_thresholds=np.array(frame_thresholds, np.float32),
+    )
+    return sized, {"size_bins": figures}
+
+
 def _merge(parts: Sequence[TileFeatures]) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """One set of arrays (groups renumbered apart) and which tiles are from the first part (the real photos)."""
     arrays, real, offset = [], [], 0
@@ -338,12 +460,23 @@ def fit_command(args: argparse.Namespace) -> int:
     data, real = _merge(parts)
     sha = file_sha256(classifier_path)
     familiarity, figures = fit_familiarity(data, real, config, sha)
+    if args.size_bins:
+        bounds = sorted(float(v) for v in args.size_bins.split(","))
+        real_data = {k: v[real] for k, v in data.items()}
+        shrunk = [real_photo_tiles(classifier, "train", (lo + hi) / 2) for lo, hi in itertools.pairwise(bounds)]
+        small, _ = _merge(shrunk)  # "group" numbered apart: one frame per photo and size
+        small["frame"] = small["group"]
+        small["group"] = np.concatenate([p.arrays()["group"] for p in shrunk])  # the full-size photos' numbers
+        familiarity, size_figures = fit_size_thresholds(real_data, small, bounds[1:], familiarity, config)
+        figures.update(size_figures)
     familiarity.save(models / FAMILIARITY_FILE)
     command = f"python -m vision.runtime.familiarity fit --models {args.models}" + "".join(
         f" --synthetic {root}" for root in args.synthetic
     )
     if args.synthetic:
         command += f" --synthetic-images {args.synthetic_images}"
+    if args.size_bins:
+        command += f" --size-bins {args.size_bins}"
     card = {
         "what": "familiarity statistics of the tile classifier's features (vision/runtime/familiarity.py)",
         "classifier": str(classifier_path),
@@ -382,7 +515,7 @@ def _per_frame_check(familiarity: Familiarity, part: TileFeatures) -> tuple[np.n
     flagged = np.zeros(len(scores), bool)
     for g in np.unique(a["group"]):
         m = a["group"] == g
-        flagged[m] = familiarity.unfamiliar(scores[m])
+        flagged[m] = familiarity.unfamiliar(scores[m], a["short_side"][m])
     return scores, flagged
 
 
@@ -483,6 +616,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     fit.add_argument("--synthetic-images", type=int, default=300, help="scenes per --synthetic folder (300)")
     fit.add_argument("--tile-quantile", type=float, default=FitConfig().tile_quantile)
     fit.add_argument("--frame-margin", type=float, default=FitConfig().frame_margin)
+    fit.add_argument(
+        "--size-bins",
+        metavar="PX,PX,...",
+        help="thresholds per tile size: bin bounds in px of a box's short side, e.g. 18,22,28,36 (real training"
+        " photos shrunk to each bin's middle; tiles over the last keep one threshold); default: one threshold",
+    )
     ev = commands.add_parser("evaluate", help="measure on the real held-out photos and held-out editions")
     ev.add_argument("--models", default="models")
     ev.add_argument("--heldout", default="cache/synth-editions-heldout", help="rendered held-out edition scenes")

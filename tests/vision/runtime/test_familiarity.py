@@ -21,6 +21,7 @@ from vision.runtime.familiarity import (
     FitConfig,
     file_sha256,
     fit_familiarity,
+    fit_size_thresholds,
     load_familiarity,
     read_tiles,
 )
@@ -103,6 +104,84 @@ def test_statistics_save_and_load_and_a_damaged_file_is_one_error(tmp_path: Path
     path.write_bytes(b"not an npz")
     with pytest.raises(FamiliarityLoadError, match=FAMILIARITY_FILE):
         Familiarity.load(path)
+
+
+def _sized(toy: Familiarity) -> Familiarity:
+    """Tiles under 22 px get a tile threshold of 20 and a frame threshold of 8 (9 and 4 from 22 px up)."""
+    return replace(
+        toy,
+        size_edges=np.array([22.0], np.float32),
+        size_tile_thresholds=np.array([20.0], np.float32),
+        size_frame_thresholds=np.array([8.0], np.float32),
+    )
+
+
+def _boxes(short_sides: list[float]) -> np.ndarray:
+    return np.array([[0, 0, 2 * side, side] for side in short_sides], np.float32)
+
+
+@pytest.mark.parametrize(
+    ("short_side", "unfamiliar"),
+    [
+        (15.0, False),  # a small tile: its bin's threshold, 20, over its squared distance 16
+        (21.9, False),  # just under the edge: still the small bin
+        (22.0, True),  # at the edge: today's threshold, 9
+        (60.0, True),  # a large tile: today's threshold
+    ],
+)
+def test_a_tile_is_judged_by_the_threshold_of_its_size(short_side: float, unfamiliar: bool) -> None:
+    tiles = _tiles([4.0], ["red-5"]).with_(xyxy=_boxes([short_side]))
+    assert _sized(_toy()).check(tiles).data["unfamiliar"].tolist() == [unfamiliar]
+    assert _toy().check(tiles).data["unfamiliar"].tolist() == [True]  # without size bins: one threshold
+
+
+def test_a_frame_of_small_tiles_is_judged_by_its_sizes_frame_threshold() -> None:
+    offsets = [2.5, 2.5, 1.0]  # squared distances 6.25 6.25 1: median over 4, under 8
+    small = _tiles(offsets, ["red-1", "red-2", "red-3"]).with_(xyxy=_boxes([18, 19, 20]))
+    large = small.with_(xyxy=_boxes([40, 41, 42]))
+    assert not _sized(_toy()).check(small).data["unfamiliar"].any()
+    assert _sized(_toy()).check(large).data["unfamiliar"].all()
+
+
+def test_size_bins_save_and_load_and_mismatched_ones_are_one_error(tmp_path: Path) -> None:
+    path = tmp_path / FAMILIARITY_FILE
+    _sized(_toy()).save(path)
+    loaded = Familiarity.load(path)
+    assert loaded.size_edges.tolist() == [22.0] and loaded.size_tile_thresholds.tolist() == [20.0]
+    assert loaded.size_frame_thresholds.tolist() == [8.0]
+    replace(_sized(_toy()), size_frame_thresholds=np.array([8.0, 9.0], np.float32)).save(path)
+    with pytest.raises(FamiliarityLoadError, match="size bins"):
+        Familiarity.load(path)
+
+
+def test_size_thresholds_fit_on_shrunk_tiles_out_of_fold_and_never_tighten() -> None:
+    rng = np.random.default_rng(1)
+    photos, per_photo, dims = 60, 10, 8
+    labels = rng.integers(0, 5, photos * per_photo)
+    centres = rng.normal(0, 5, (len(ALL_LABELS), dims))
+    group = np.repeat(np.arange(photos), per_photo)
+
+    def tiles(noise: float, side: float) -> dict[str, np.ndarray]:
+        return {
+            "features": (centres[labels] + rng.normal(0, noise, (len(labels), dims))).astype(np.float32),
+            "label": labels,
+            "pred": labels,
+            "confidence": np.full(len(labels), 0.99, np.float32),
+            "group": group,
+            "short_side": np.full(len(labels), side),
+        }
+
+    data = tiles(1.0, 50.0)
+    familiarity, _ = fit_familiarity(data, np.ones(len(labels), bool), FitConfig())
+    small = {k: np.concatenate([a[k] for a in (tiles(1.5, 20.0), tiles(0.9, 30.0))]) for k in data}
+    small["frame"] = np.concatenate([group, group + photos])  # each photo shrunk twice: two frames
+    sized, figures = fit_size_thresholds(data, small, [22, 36], familiarity, FitConfig())
+    tile_20, tile_30 = sized.size_tile_thresholds.tolist()
+    # noise 1.5 scales the squared distances by 2.25: the 20 px bin's threshold grows about as much
+    assert 1.7 * familiarity.tile_threshold < tile_20 < 3 * familiarity.tile_threshold
+    assert tile_30 == pytest.approx(familiarity.tile_threshold)  # tighter look: today's threshold is kept
+    assert sized.size_frame_thresholds[0] > familiarity.frame_threshold
+    assert [bin["tiles"] for bin in figures["size_bins"]] == [600, 600]
 
 
 def test_statistics_of_another_classifier_are_ignored_with_a_warning(
