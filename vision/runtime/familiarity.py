@@ -380,12 +380,15 @@ def fit_size_thresholds(
     edges: Sequence[float],
     familiarity: Familiarity,
     config: FitConfig,
+    *,
+    frames_by_size: bool = True,
 ) -> tuple[Familiarity, dict[str, Any]]:
     """``familiarity`` with a tile and a frame threshold per size bin (upper ``edges``, px): the ``tile_quantile``
     of the out-of-fold scores of ``small``'s correct confident tiles (real training tiles read shrunk, the same
     groups as ``data``'s real tiles; ``frame``, if there, tells one shrunk copy of a photo from another) whose
     short side falls in the bin, never under the full-size threshold; the frame's likewise from the shrunk
-    photos' medians. Tiles at or over the last edge keep today's thresholds."""
+    photos' medians (without ``frames_by_size``, the frame rule keeps one threshold). Tiles at or over the last
+    edge keep today's thresholds."""
     edges_array = np.asarray(sorted(edges), np.float32)
     scores = np.zeros(len(small["label"]))
     fold, small_fold = data["group"] % config.folds, small["group"] % config.folds
@@ -410,7 +413,7 @@ def fit_size_thresholds(
             tile = max(tile, float(np.quantile(scores[in_bin], config.tile_quantile)))
         frames = (frame_bin == i) & (frame_size >= config.min_frame_tiles)
         frame = familiarity.frame_threshold
-        if frames.sum() >= 10:
+        if frames_by_size and frames.sum() >= 10:
             frame = max(frame, float(np.quantile(frame_median[frames], config.frame_quantile) * config.frame_margin))
         tile_thresholds.append(tile)
         frame_thresholds.append(frame)
@@ -459,7 +462,14 @@ def fit_command(args: argparse.Namespace) -> int:
     parts += [synthetic_tiles(classifier, Path(root), args.synthetic_images) for root in args.synthetic]
     data, real = _merge(parts)
     sha = file_sha256(classifier_path)
-    familiarity, figures = fit_familiarity(data, real, config, sha)
+    if args.size_only:  # the folder's statistics and thresholds as they are: only the size bins are fitted
+        familiarity = Familiarity.load(models / FAMILIARITY_FILE)
+        if familiarity.classifier_sha256 != sha:
+            raise ValueError(f"{models / FAMILIARITY_FILE} was fitted to another classifier: fit without --size-only")
+        figures = json.loads((models / FAMILIARITY_CARD).read_text()).get("fit", {})
+        figures.pop("size_bins", None)
+    else:
+        familiarity, figures = fit_familiarity(data, real, config, sha)
     if args.size_bins:
         bounds = sorted(float(v) for v in args.size_bins.split(","))
         real_data = {k: v[real] for k, v in data.items()}
@@ -467,7 +477,9 @@ def fit_command(args: argparse.Namespace) -> int:
         small, _ = _merge(shrunk)  # "group" numbered apart: one frame per photo and size
         small["frame"] = small["group"]
         small["group"] = np.concatenate([p.arrays()["group"] for p in shrunk])  # the full-size photos' numbers
-        familiarity, size_figures = fit_size_thresholds(real_data, small, bounds[1:], familiarity, config)
+        familiarity, size_figures = fit_size_thresholds(
+            real_data, small, bounds[1:], familiarity, config, frames_by_size=args.size_frame
+        )
         figures.update(size_figures)
     familiarity.save(models / FAMILIARITY_FILE)
     command = f"python -m vision.runtime.familiarity fit --models {args.models}" + "".join(
@@ -476,7 +488,9 @@ def fit_command(args: argparse.Namespace) -> int:
     if args.synthetic:
         command += f" --synthetic-images {args.synthetic_images}"
     if args.size_bins:
-        command += f" --size-bins {args.size_bins}"
+        command += f" --size-bins {args.size_bins}" + " --size-frame" * args.size_frame
+    if args.size_only:
+        command += " --size-only"
     card = {
         "what": "familiarity statistics of the tile classifier's features (vision/runtime/familiarity.py)",
         "classifier": str(classifier_path),
@@ -621,6 +635,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="PX,PX,...",
         help="thresholds per tile size: bin bounds in px of a box's short side, e.g. 18,22,28,36 (real training"
         " photos shrunk to each bin's middle; tiles over the last keep one threshold); default: one threshold",
+    )
+    fit.add_argument(
+        "--size-frame",
+        action="store_true",
+        help="the frame rule's threshold by size too (measured: lets held-out editions' errors through)",
+    )
+    fit.add_argument(
+        "--size-only", action="store_true", help="keep the folder's statistics and thresholds; fit only --size-bins"
     )
     ev = commands.add_parser("evaluate", help="measure on the real held-out photos and held-out editions")
     ev.add_argument("--models", default="models")

@@ -182,6 +182,9 @@ def test_size_thresholds_fit_on_shrunk_tiles_out_of_fold_and_never_tighten() -> 
     assert tile_30 == pytest.approx(familiarity.tile_threshold)  # tighter look: today's threshold is kept
     assert sized.size_frame_thresholds[0] > familiarity.frame_threshold
     assert [bin["tiles"] for bin in figures["size_bins"]] == [600, 600]
+    tile_only, _ = fit_size_thresholds(data, small, [22, 36], familiarity, FitConfig(), frames_by_size=False)
+    assert tile_only.size_tile_thresholds.tolist() == sized.size_tile_thresholds.tolist()
+    assert tile_only.size_frame_thresholds.tolist() == pytest.approx([familiarity.frame_threshold] * 2)
 
 
 def test_statistics_of_another_classifier_are_ignored_with_a_warning(
