@@ -10,6 +10,11 @@ off, and the few that do not are read no better). An unfamiliar tile's confidenc
 uncertain and the referee rules REVIEW, never REVERT. Chosen among max softmax, energy, max logit, k-nearest-neighbour
 cosine and relative Mahalanobis distance on held-out editions (models/README.md, "Familiarity").
 
+A small tile lies further from the full-size photos' statistics: the tile threshold can depend on the tile's size in
+the frame (its box's short side, px; ``size_edges`` and ``size_tile_thresholds``), fitted on the real training
+photos shrunk so their tiles have that size (``fit --size-bins``); larger tiles keep ``tile_threshold``. The frame
+rule can too (``--size-frame``), but that let held-out editions' errors through (models/README.md).
+
 The statistics depend on the classifier: after retraining it, fit them again (a few seconds on 2 cores)::
 
     python -m vision.runtime.familiarity fit --models models/
