@@ -293,7 +293,8 @@ def _shrunk(image: np.ndarray, boxes: np.ndarray, tile_px: float) -> tuple[np.nd
         image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
         boxes = boxes * np.float32(scale)
     ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, SMALL_JPEG_QUALITY])
-    return (cv2.imdecode(encoded, cv2.IMREAD_COLOR) if ok else image), boxes
+    decoded = cv2.imdecode(encoded, cv2.IMREAD_COLOR) if ok else None
+    return (image if decoded is None else decoded), boxes
 
 
 def synthetic_scenes(root: Path, images: int | None) -> Iterator[tuple[np.ndarray, np.ndarray, list[int], str]]:
@@ -417,18 +418,20 @@ def fit_size_thresholds(
         if in_bin.sum() >= 20:
             tile = max(tile, float(np.quantile(scores[in_bin], config.tile_quantile)))
         frames = (frame_bin == i) & (frame_size >= config.min_frame_tiles)
-        frame = familiarity.frame_threshold
+        frame_limit = familiarity.frame_threshold
         if frames_by_size and frames.sum() >= 10:
-            frame = max(frame, float(np.quantile(frame_median[frames], config.frame_quantile) * config.frame_margin))
+            frame_limit = max(
+                frame_limit, float(np.quantile(frame_median[frames], config.frame_quantile) * config.frame_margin)
+            )
         tile_thresholds.append(tile)
-        frame_thresholds.append(frame)
+        frame_thresholds.append(frame_limit)
         figures.append(
             {
                 "under_px": float(edge),
                 "tiles": int(in_bin.sum()),
                 "frames": int(frames.sum()),
                 "tile_threshold": tile,
-                "frame_threshold": frame,
+                "frame_threshold": frame_limit,
                 "median_score": float(np.median(scores[in_bin])) if in_bin.any() else None,
             }
         )
