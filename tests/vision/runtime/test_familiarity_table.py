@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from referee.tiles import ALL_LABELS
+from tests.vision.runtime.fakes import FixedBoxes
 from vision.runtime.detections import Detections
 from vision.runtime.detector import Region
 from vision.runtime.familiarity import UNFAMILIAR_CONFIDENCE, Familiarity
@@ -25,25 +26,6 @@ def _familiarity() -> Familiarity:
     """Identity whitening, every label's mean at 0: a tile's score is its squared offset; tiles over 100 are
     unfamiliar, every tile of a frame of 6+ whose median is over 9 too."""
     return Familiarity(np.zeros((len(ALL_LABELS), DIMS), np.float32), np.eye(DIMS, dtype=np.float32), 100.0, 9.0, 6)
-
-
-class Boxes:
-    """A detector that finds the given boxes."""
-
-    iou = 0.5
-    input_size = 640
-
-    def __init__(self, boxes: list[list[float]]) -> None:
-        self.found = Detections.of_boxes(boxes, [0.95] * len(boxes))
-
-    def detect(self, image_bgr: np.ndarray) -> Detections:
-        return self.found
-
-    def detect_region(self, image_bgr: np.ndarray, region: Region) -> Detections:
-        return self.found
-
-    def load(self) -> None:
-        pass
 
 
 class Looks:
@@ -89,7 +71,7 @@ def _reader(offsets: list[float]) -> Reader:
         Path("/nonexistent"),
         not_a_tile=0.0,
         colour=TableColour(balance=False, check=False),
-        detector=Boxes(TABLE + RACK),
+        detector=FixedBoxes(TABLE + RACK),
         classifier=Looks(offsets),
         second_look=False,  # the fake's features follow the boxes it was first given, not a crop's look
     )

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from referee.tiles import ALL_LABELS
+from tests.vision.runtime.fakes import FixedBoxes
 from vision.runtime.crops import CROP_SIZE, crop_boxes
 from vision.runtime.detections import Detections
-from vision.runtime.detector import Region
 from vision.runtime.reader import TableColour, TileReader
 from vision.runtime.secondlook import (
     CHECKED,
@@ -180,23 +180,6 @@ def test_the_crops_are_prepared_as_the_first_reading_had_them() -> None:
     assert brighter.data["probs"][0][TEN] > first.data["probs"][0][TEN]
 
 
-class Found:
-    iou = 0.5
-    input_size = 640
-
-    def __init__(self, boxes: list[list[float]]) -> None:
-        self.found = Detections.of_boxes(boxes, [0.9] * len(boxes))
-
-    def detect(self, image_bgr: np.ndarray) -> Detections:
-        return self.found
-
-    def detect_region(self, image_bgr: np.ndarray, region: Region) -> Detections:
-        return self.found
-
-    def load(self) -> None:
-        pass
-
-
 @pytest.mark.parametrize("second_look", [False, True])
 def test_the_reader_looks_again_only_when_asked(second_look: bool) -> None:
     image = _image()  # noise: each crop reads about 0.5, each a little differently
@@ -206,7 +189,7 @@ def test_the_reader_looks_again_only_when_asked(second_look: bool) -> None:
         not_a_tile=0.0,
         colour=TableColour(balance=False, check=False),
         familiarity=False,
-        detector=Found(boxes),
+        detector=FixedBoxes(boxes, 0.9),
         classifier=Brightness(),
         second_look=second_look,
     )
