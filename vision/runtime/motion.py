@@ -22,6 +22,7 @@ at once is reported as ``global_change`` instead.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 
 import cv2
@@ -354,14 +355,11 @@ def _changed_pixels(reference: np.ndarray, picture: np.ndarray, dx: float, dy: f
     return int(np.count_nonzero(changed))
 
 
-class _LastPicture:
-    """The picture last cut from a frame: the pipeline remembers a frame's picture in one :class:`ReadPicture` and
-    compares the same frame in another (or compares, then remembers it), so it is cut and scaled once (19 ms at
-    1080p). Frames are not changed in place once shown (nobody draws on the pipeline's frames)."""
-
-    frame: np.ndarray | None = None
-    region: tuple[float, float, float, float] | None = None
-    picture: np.ndarray | None = None
+_LAST_PICTURE = threading.local()
+"""The picture last cut from a frame, per thread (``entry``: frame, region, picture): the pipeline remembers a
+frame's picture in one :class:`ReadPicture` and compares the same frame in another (or compares, then remembers it),
+so it is cut and scaled once (19 ms at 1080p). Frames are not changed in place once shown (nobody draws on the
+pipeline's frames); per thread, so that pipelines in two threads never take each other's picture."""
 
 
 SHAKE_REACH_PX = math.ceil(SAME_SHIFT_PX) + 2
@@ -395,11 +393,11 @@ def _changed_whatever_the_shake(reference: np.ndarray, picture: np.ndarray) -> i
 
 
 def _picture(frame: np.ndarray, region: tuple[float, float, float, float]) -> np.ndarray:
-    last = _LastPicture
-    if last.picture is not None and last.frame is frame and last.region == region:
-        return last.picture
+    last = getattr(_LAST_PICTURE, "entry", None)
+    if last is not None and last[0] is frame and last[1] == region:
+        return last[2]
     picture = _cut_picture(frame, region)
-    last.frame, last.region, last.picture = frame, region, picture
+    _LAST_PICTURE.entry = (frame, region, picture)
     return picture
 
 

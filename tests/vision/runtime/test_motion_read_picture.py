@@ -124,3 +124,17 @@ def test_a_tile_laid_or_taken_needs_no_phase_correlation() -> None:
             assert surely >= SAME_PIXELS, change
         if change == "nothing":
             assert surely == 0  # a shaken still table: left to the phase correlation, as before
+
+
+def test_a_frame_s_picture_is_cut_once_per_thread() -> None:
+    import threading
+
+    frame = np.random.default_rng(3).integers(0, 256, (720, 1280, 3), dtype=np.uint8)
+    region = (100.0, 50.0, 1100.0, 650.0)
+    here = _picture(frame, region)
+    assert _picture(frame, region) is here  # the same frame again: the picture already cut
+    there: list[np.ndarray] = []
+    worker = threading.Thread(target=lambda: there.append(_picture(frame, region)))
+    worker.start()
+    worker.join()
+    assert there[0] is not here and np.array_equal(there[0], here)  # another thread cuts its own
