@@ -22,7 +22,7 @@ from referee.tiles import Tile
 from vision.synth import faces
 from vision.synth.geometry import TILE_HEIGHT_MM, TILE_WIDTH_MM, Camera, TilePose
 from vision.synth.layout import LOOSE_SET, Area, PlacedTile
-from vision.synth.scene import RenderedScene, SceneParams, _styles, draw_scene, style_pool
+from vision.synth.scene import FILM_STYLES, RenderedScene, SceneParams, _styles, draw_scene, style_pool
 
 COLUMN_GAP_MM = 5.0
 ROW_GAP_MM = 16.0
@@ -49,10 +49,6 @@ def grid_labels(jokers: int) -> dict[tuple[int, int], str]:
     cells = {(r + 1, n): f"{colour}-{n}" for r, colour in enumerate(faces.COLOUR_NAMES) for n in range(1, 14)}
     cells.update({(5, c + 1): "joker" for c in range(jokers)})
     return cells
-
-
-FILM_STYLES = ("train", 64)
-"""The style pool a filmed game draws its tile set from (:class:`vision.synth.video.GameFilm`)."""
 
 
 def film_style(header: dict[str, Any]) -> tuple[int, faces.TileStyle]:

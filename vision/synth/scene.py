@@ -309,6 +309,11 @@ def _reshaped(pose: TilePose, aspect: float) -> TilePose:
     return replace(pose, width=width, height=height)
 
 
+FILM_STYLES = ("train", 64)
+"""The style pool (split, size) a filmed game draws its tile set from (:class:`vision.synth.video.GameFilm`; a
+venue enrolling that set: :func:`vision.synth.grid.film_style`)."""
+
+
 @functools.cache
 def style_pool(split: str, size: int, fonts: str = "base") -> tuple[faces.TileStyle, ...]:
     """The tile editions of a split: the same for every dataset, so held-out editions stay held out."""

@@ -50,7 +50,7 @@ from vision.synth.layout import (
     place_set_tiles,
     set_footprint,
 )
-from vision.synth.scene import Canvas, style_pool
+from vision.synth.scene import FILM_STYLES, Canvas, style_pool
 
 JITTER_PX = 3
 """Margin rendered around the frame so the camera can shake by up to this many pixels."""
@@ -215,9 +215,10 @@ class GameFilm:
 
     def __post_init__(self) -> None:
         rng = np.random.default_rng(self.seed)
-        self.style_index = int(rng.integers(64))
-        """The tile set's index in ``style_pool("train", 64)`` (the truth header's ``style_index``)."""
-        self.style = style_pool("train", 64)[self.style_index]
+        pool = style_pool(*FILM_STYLES)
+        self.style_index = int(rng.integers(len(pool)))
+        """The tile set's index in the films' style pool (:data:`FILM_STYLES`; the truth header's ``style_index``)."""
+        self.style = pool[self.style_index]
         self.material = str(rng.choice(textures.TABLE_MATERIALS["train"]))
         lighting = effects.sample_lighting(rng, "train")
         self.lighting = replace(lighting, glare=lighting.glare[:1])
