@@ -25,3 +25,16 @@ class FixedBoxes:
 
     def load(self) -> None:
         pass
+
+
+def classified(detections: Detections, probs: np.ndarray, features: np.ndarray) -> Detections:
+    """``detections`` read as a classifier reads them: labels and confidences from ``probs`` (N, labels), upright,
+    with ``features``."""
+    return detections.with_(
+        class_id=probs.argmax(axis=1),
+        confidence=probs.max(axis=1),
+        probs=probs,
+        angle_deg=np.zeros(len(detections), np.float32),
+        detector_confidence=detections.confidence,
+        features=features,
+    )

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from referee.tiles import ALL_LABELS
-from tests.vision.runtime.fakes import FixedBoxes
+from tests.vision.runtime.fakes import FixedBoxes, classified
 from vision.runtime.detections import Detections
 from vision.runtime.detector import Region
 from vision.runtime.familiarity import UNFAMILIAR_CONFIDENCE, Familiarity
@@ -45,14 +45,7 @@ class Looks:
         probs[:, ALL_LABELS.index("red-5")] = 0.97
         features = np.zeros((n, DIMS), np.float32)
         features[:, 0] = self.offsets
-        return detections.with_(
-            class_id=probs.argmax(axis=1),
-            confidence=probs.max(axis=1),
-            probs=probs,
-            angle_deg=np.zeros(n, np.float32),
-            detector_confidence=detections.confidence,
-            features=features,
-        )
+        return classified(detections, probs, features)
 
     def load(self) -> None:
         pass

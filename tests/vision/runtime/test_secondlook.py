@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from referee.tiles import ALL_LABELS
-from tests.vision.runtime.fakes import FixedBoxes
+from tests.vision.runtime.fakes import FixedBoxes, classified
 from vision.runtime.crops import CROP_SIZE, crop_boxes
 from vision.runtime.detections import Detections
 from vision.runtime.reader import TableColour, TileReader
@@ -92,14 +92,7 @@ class Brightness:
         ten = crops.reshape(n, -1).mean(axis=1) / 255.0
         probs = np.zeros((n, len(ALL_LABELS)), np.float32)
         probs[:, TEN], probs[:, THIRTEEN] = ten, 1.0 - ten
-        return detections.with_(
-            class_id=probs.argmax(axis=1),
-            confidence=probs.max(axis=1),
-            probs=probs,
-            angle_deg=np.zeros(n, np.float32),
-            detector_confidence=detections.confidence,
-            features=crops.reshape(n, -1, 3).mean(axis=1).astype(np.float32),
-        )
+        return classified(detections, probs, crops.reshape(n, -1, 3).mean(axis=1).astype(np.float32))
 
     def load(self) -> None:
         pass
