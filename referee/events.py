@@ -6,7 +6,7 @@ not model are kept in ``extra``, so a line from another version goes back out as
 an event in one line for the console, the station and the report. The game that takes them is
 :class:`referee.game.Game`.
 
-Size: 682 lines, one module on purpose: the event types (about 320 lines of frozen dataclasses with their ``to_json``),
+Size: 791 lines, one module on purpose: the event types (about 320 lines of frozen dataclasses with their ``to_json``),
 the one reader that checks a log's line back into them (with its field checkers) and :func:`describe`, the one text per
 event; together so that a new event is added in one file, its type, its JSON and its words side by side.
 """
@@ -17,10 +17,12 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeGuard
+from typing import Any, ClassVar, TypeGuard, TypeVar
 
 from referee.moves import Ruling, Verdict
 from referee.table import LOOSE, Table
+
+_M = TypeVar("_M", bound="Move | Mapping[str, Any]")
 
 
 class GameStateError(ValueError):
@@ -78,6 +80,10 @@ class Move:
     read because hands were over it, or not logged). The ruling is on it where the profile's seed says so."""
     touched_after_limit: bool | None = None
     """For a move over time: hands were over the table after the limit passed (None: not known, or not logged)."""
+    amends: int | None = None
+    """The move this one rules again as a whole (its own ``number``): the same hands went on with a move already
+    ruled as it settled (its table was a pause, the turn not over), so the turn is ruled once more from the game
+    before it. The last line of a number is the move (:func:`last_rulings`); None: a move of its own."""
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -86,6 +92,8 @@ class Move:
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"event": self.KIND, **_at(self), "number": self.number, "player": self.player}
+        if self.amends is not None:
+            data["amends"] = self.amends
         for key in ("seat", "hands_seat", "turn_order_player"):
             value = getattr(self, key)
             if value is not None or key == "hands_seat":
@@ -436,8 +444,31 @@ def _move_from_json(data: Mapping[str, Any]) -> Move:
         turn_order_player=_optional_int(data, "turn_order_player"), start_s=_optional_time(data, "start_s"),
         turn_started_s=_optional_time(data, "turn_started_s"), elapsed_s=_optional_time(data, "elapsed_s"),
         ended_by=None if data.get("ended_by") is None else str(data["ended_by"]), left_out=_count(data, "left_out"),
-        table_at_limit=at_limit, touched_after_limit=touched, extra=_rest(data, Move, also=("kind",)),
+        table_at_limit=at_limit, touched_after_limit=touched, amends=_amends(data, number),
+        extra=_rest(data, Move, also=("kind",)),
     )  # fmt: skip
+
+
+def _amends(data: Mapping[str, Any], number: int) -> int | None:
+    amends = _optional_int(data, "amends")
+    if amends is not None and amends != number:
+        raise GameStateError(f"move {number} amends move {amends}: an amendment has the number of the move it amends")
+    return amends
+
+
+def last_rulings(moves: Iterable[_M]) -> list[_M]:
+    """Each move once, as last ruled: a move that amends an earlier line of its number (:attr:`Move.amends`) takes
+    its place. ``moves``: typed moves or a game log's move lines (dictionaries), in the log's order."""
+    latest: dict[Any, _M] = {}
+    for move in moves:
+        number = move.get("number") if isinstance(move, Mapping) else move.number
+        latest[number] = move  # a key keeps the place of its first line
+    return list(latest.values())
+
+
+def amendments(moves: Iterable[Move | Mapping[str, Any]]) -> int:
+    """How many of ``moves`` (typed, or a game log's lines) amend a move (:attr:`Move.amends`)."""
+    return sum(1 for m in moves if (m.get("amends") if isinstance(m, Mapping) else m.amends) is not None)
 
 
 def _override_from_json(data: Mapping[str, Any]) -> Override | Undo:
@@ -621,7 +652,8 @@ def describe(event: Event) -> str:
         ruling = event.ruling
         what = "drew a tile" if event.kind == "draw" else "played " + (" ".join(map(str, ruling.played)) or "no tile")
         codes = ", ".join(dict.fromkeys(ruling.codes))
-        return f"Move {event.number}: player {event.player + 1} {what}: {ruling.verdict.value.upper()}" + (
+        amended = "" if event.amends is None else " (the whole turn, ruled again)"
+        return f"Move {event.number}{amended}: player {event.player + 1} {what}: {ruling.verdict.value.upper()}" + (
             f" ({codes})" if codes else ""
         )
     if isinstance(event, Restore):

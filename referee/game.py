@@ -17,6 +17,12 @@ Two ways to end a move:
 - *clock*: once the clock key has been pressed in a game, moves end at the key. Changes in between are the
   same turn; a press with the table unchanged is a draw.
 
+A move ruled as it settled may turn out unfinished: the same hands go on with it before the turn passes (the player
+paused to think). :meth:`Game.on_amended` rules the turn again as one move from the game before it, logged under the
+same number as an *amendment* (:attr:`referee.events.Move.amends`); applying it rolls the game back to before that
+move (:attr:`Game.before_last`) and takes the whole instead, so a replay reaches the state of the turn as one move.
+A log's reader takes the last line of each number (:func:`referee.events.last_rulings`).
+
 The end of the game comes from the referee's word (:class:`PoolEmpty`, :class:`WentOut`), per the profile's seed
 (:data:`POOL_ENDINGS`): the box rules and przasnysz (rule 24) give every player one last move, the Polish
 Championship and Wejherowo end the game with the pool, the house summary has no rule (recorded, nothing ends);
@@ -27,9 +33,9 @@ Seats are the camera's business: the game knows each player's seat only as the n
 (:attr:`Game.seats`). The events are typed values (:mod:`referee.events`); JSON exists only at the edge:
 :func:`~referee.events.event_from_json` and each event's ``to_json`` (the game log's format, unchanged).
 
-Size: 956 lines, over 500 on purpose: one state machine whose parts (turn order, the end of the game, restore matching,
-re-rulings and the override ledger) change the same frozen value, :class:`Game` (about 630 lines); its events and their
-JSON are in :mod:`referee.events`, the rulings in :mod:`referee.moves`.
+Size: 1041 lines, over 500 on purpose: one state machine whose parts (turn order, the end of the game, restore matching,
+re-rulings, amended moves and the override ledger) change the same frozen value, :class:`Game` (about 700 lines); its
+events and their JSON are in :mod:`referee.events`, the rulings in :mod:`referee.moves`.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, overload
 
 from referee.events import (
@@ -262,6 +268,10 @@ class Game:
     """Re-deals granted before the first move."""
     declared: tuple[int, ...] = ()
     """Players who said "I'll open next round" (:class:`OpeningDeclared`), in the order they said it."""
+    before_last: Game | None = field(default=None, repr=False)
+    """The game before its last move, while that move may still be amended (:meth:`on_amended`): None before the
+    first move, and once the referee's word, a restore or the clock key came after it (the state it was ruled in is
+    no longer the game's to roll back)."""
 
     @classmethod
     def start(
@@ -385,6 +395,46 @@ class Game:
         )  # fmt: skip
         return self._emit([move])
 
+    def on_amended(
+        self,
+        after: Table,
+        *,
+        time_s: float,
+        frame: int,
+        start_s: float | None,
+        hands_seat: int | None,
+        left_out: int = 0,
+        table_at_limit: Table | None = None,
+        touched_after_limit: bool | None = None,
+    ) -> tuple[Game, list[Event]]:
+        """The same hands went on with the last move after it was ruled (its table was a pause, the turn not over,
+        RULES.md §3): the turn ruled again as one move from the game before it (:attr:`before_last`: the table
+        before it, the opening status, the time the turn began; ``start_s``: when the hands first came), logged
+        under the last move's number with :attr:`Move.amends`. Seconds of the camera left unread since are counted
+        in. Nothing, ``(self, [])``, when the last move may not be amended (:attr:`amendable`) or the turn as a whole
+        is no move (the table put back as a restore owed before it): the caller rules the table as a move of its own.
+        """
+        base = self.before_last
+        if not self.amendable or base is None:
+            return self, []
+        base = replace(base, unread_s=base.unread_s + self.unread_s)
+        _, events = base.on_settled(
+            after, time_s=time_s, frame=frame, start_s=start_s, hands_seat=hands_seat, hands=True, left_out=left_out,
+            table_at_limit=table_at_limit, touched_after_limit=touched_after_limit,
+        )  # fmt: skip
+        if len(events) != 1 or not isinstance(events[0], Move):
+            return self, []
+        return self._emit([replace(events[0], amends=self.moves)])
+
+    @property
+    def amendable(self) -> bool:
+        """The last move may still be amended (:meth:`on_amended`): it is the last event that changed the game
+        besides readings, hands and unread seconds, and the game goes on (settle mode, not over)."""
+        return (
+            self.before_last is not None and self.last_move is not None and not self.clock_mode and not self.over
+            and self.last_move.number == self.moves
+        )  # fmt: skip
+
     def on_refined(self, table: Table, *, time_s: float, frame: int) -> tuple[Game, list[Event]]:
         """The same table read with more certainty (more readings of the still table agree)."""
         if self.table is None or not table.same_layout(self.table):
@@ -469,7 +519,18 @@ class Game:
             turn = table if self.turn_table is None or not self.clock_mode else self.turn_table
             return replace(self, table=table, turn_table=turn, left_out=event.left_out)
         if isinstance(event, Move):
-            return self._apply_move(event)
+            return self._apply_move(event) if event.amends is None else self._apply_amendment(event)
+        if isinstance(event, Activity):
+            return replace(self, active_since_move=True)
+        if isinstance(event, Unread):
+            return replace(self, unread_s=self.unread_s + event.seconds)
+        if isinstance(event, Note):
+            return self
+        game = self._apply_word(event)
+        return game if game.before_last is None else replace(game, before_last=None)
+
+    def _apply_word(self, event: Event) -> Game:
+        """The game after a restore, the clock key, the referee's word (none of which may be amended past)."""
         if isinstance(event, Restore):
             game = replace(self, table=event.table, turn_table=event.table, turn_started_s=float(event.time_s),
                            left_out=event.left_out)  # fmt: skip
@@ -484,10 +545,6 @@ class Game:
                     raise GameStateError("clock event lacks 'time_s'")
                 return replace(self, clock_mode=True, turn_started_s=float(event.time_s))
             return replace(self, clock_mode=True)
-        if isinstance(event, Activity):
-            return replace(self, active_since_move=True)
-        if isinstance(event, Unread):
-            return replace(self, unread_s=self.unread_s + event.seconds)
         if isinstance(event, Override):
             return self._apply_override(self.complete(event))
         if isinstance(event, Undo):
@@ -677,6 +734,23 @@ class Game:
             left_out=at["left_out"], table_at_limit=table_at_limit, touched_after_limit=touched_after_limit,
         )  # fmt: skip
 
+    def _apply_amendment(self, move: Move) -> Game:
+        """Move ``move.amends`` ruled again as a whole (:meth:`on_amended`): the game before it takes the move
+        instead, so a replay reaches the state the turn as one move leaves."""
+        last, base = self.last_move, self.before_last
+        if move.amends != self.moves or last is None:
+            raise GameStateError(f"move {move.number} amends move {move.amends}, but the last move is {self.moves}")
+        if base is None or not self.amendable:
+            raise GameStateError(
+                f"move {move.number} amends a move the referee's word, a restore or the clock came after: it stands"
+            )
+        if move.player != last.player:
+            raise GameStateError(
+                f"move {move.number} by player {move.player} amends a move by player {last.player}: one turn is one"
+                " player's"
+            )
+        return base._apply_move(move)
+
     def _apply_move(self, move: Move) -> Game:
         if move.number != self.moves + 1:
             raise GameStateError(f"move {move.number} follows move {self.moves} in the log")
@@ -707,7 +781,7 @@ class Game:
         return replace(
             game, pending=pending, table=after, turn_table=after, moves=move.number,
             player=(player + 1) % self.players, turn_started_s=float(move.time_s), last_move=move, as_read=move,
-            active_since_move=False, left_out=move.left_out, unread_s=0.0,
+            active_since_move=False, left_out=move.left_out, unread_s=0.0, before_last=replace(self, before_last=None),
         )  # fmt: skip
 
     def _restoring(
