@@ -190,6 +190,38 @@ class GameKeeper:
             step = self._in_doubt(step[1], doubt)
         return self._take(step)
 
+    def amend(
+        self,
+        after: Table,
+        *,
+        time_s: float,
+        frame: int,
+        start_s: float | None,
+        seat: int | None,
+        left_out: int = 0,
+        table_at_limit: Table | None = None,
+        touched_after_limit: bool | None = None,
+        doubt: str | None = None,
+    ) -> list[Event] | None:
+        """The same hands went on with the last move after it was ruled: the turn ruled again as one move, an
+        amendment of it (:meth:`referee.game.Game.on_amended`; ``start_s``: when the hands first came for the move;
+        ``doubt``: as for :meth:`settled`). None when the game cannot amend it (the referee's word came since, the
+        whole turn is no move): the caller rules ``after`` as a move of its own."""
+        step = self.game.on_amended(
+            after, time_s=time_s, frame=frame, start_s=start_s, hands_seat=seat, left_out=left_out,
+            table_at_limit=table_at_limit, touched_after_limit=touched_after_limit,
+        )  # fmt: skip
+        if not step[1]:
+            return None
+        if doubt is not None:
+            step = self._in_doubt(step[1], doubt)
+        return self._take(step)
+
+    @property
+    def amendable(self) -> int | None:
+        """The number of the last move while it may still be amended (:meth:`amend`), else None."""
+        return self.game.moves if self.game.amendable else None
+
     def _in_doubt(self, events: list[Event], note: str) -> tuple[Game, list[Event]]:
         """``events`` with each move in them ruled REVIEW (no penalty, ``note`` added), applied to this game."""
         doubted: list[Event] = []

@@ -202,7 +202,10 @@ class _Held:
     """The game would rule a move ending on ``table`` REVERT, or REVIEW for a player's fault left in doubt by
     uncertain tiles (:func:`_faulty`); False for a draw held, or a valid table (``hold_valid``)."""
     doubt: str | None = None
-    """Why it is to be ruled REVIEW (see :meth:`TablePipeline._doubt`), or None."""
+    """Why it is to be ruled REVIEW (a whole move taken back: :data:`WHOLE_TAKEN_BACK`), or None."""
+    part: _Ruled | None = None
+    """The play ruled as it settled that the same hands went on with to leave this table: ruled as an amendment of
+    it, the turn as one move (:meth:`TablePipeline._rule_rest`)."""
 
 
 @dataclass(frozen=True)
@@ -526,9 +529,12 @@ class TablePipeline:
                 events += self._rule_held()  # an invalid table put back as it was: the REVERT, then its restore
             elif ruled is not None and self.held.faulty and _restores(table, ruled.game.table):
                 # the rest held, then the whole move taken back (its first part was ruled): the rest as it settled,
-                # and this table ruled REVIEW, never a REVERT for the tiles of the first part going back
+                # the turn amended as one move, and this table its restore; else (the move not amended) this table
+                # ruled REVIEW, never a REVERT for the tiles of the first part going back
                 events += self._rule_held()
-                whole_back, self.ruled, ruled = True, None, None
+                pending = self.keeper.pending
+                whole_back = pending is None or not looks_restored(table, pending.table)
+                self.ruled, ruled = None, None
             else:
                 start_s, self.held = self.held.start_s, None  # the same hands came back: the move went on
         else:
@@ -538,7 +544,7 @@ class TablePipeline:
         if held is not None and whole_back:
             held = replace(held, doubt=WHOLE_TAKEN_BACK)
         elif held is not None and ruled is not None:
-            held = replace(held, doubt=self._doubt(ruled, held))
+            held = replace(held, part=ruled)
         if ruled is not None and self.keeper.table is not None and table.same_layout(self.keeper.table):
             pass  # the same hands left the table as their move, ruled, left it: no move of its own (not a draw)
         elif held is not None and self._looks_like_a_draw(table, seat, hands):
@@ -547,10 +553,13 @@ class TablePipeline:
             self.held = replace(held, faulty=faulty)
         else:
             game = self.keeper.game
-            settled = self.keeper.settled(
-                table, time_s=time_s, frame=frame, start_s=start_s, seat=seat, hands=hands, left_out=left_out,
-                table_at_limit=at_limit, touched_after_limit=touched, doubt=None if held is None else held.doubt,
-            )  # fmt: skip
+            if held is not None and held.part is not None:
+                settled = self._rule_rest(held)
+            else:
+                settled = self.keeper.settled(
+                    table, time_s=time_s, frame=frame, start_s=start_s, seat=seat, hands=hands, left_out=left_out,
+                    table_at_limit=at_limit, touched_after_limit=touched, doubt=None if held is None else held.doubt,
+                )  # fmt: skip
             events += settled
             if seat is not None and hands and not whole_back and any(_standing_play(e) for e in settled):
                 self.ruled = ruled or _Ruled(seat, game, start_s, time_s)
@@ -645,9 +654,11 @@ class TablePipeline:
             and (keeper.time_limit_at_s is None or held.time_s < keeper.time_limit_at_s)
         ):
             return None
+        part = self._amending(held)  # the same hands going on with a move ruled: the turn as a whole is asked
         move = keeper.would_move(
-            held.table, time_s=held.time_s, frame=held.frame, start_s=held.start_s, seat=held.seat, hands=True,
-            left_out=held.left_out, table_at_limit=held.at_limit, touched_after_limit=held.touched,
+            held.table, time_s=held.time_s, frame=held.frame, start_s=held.start_s if part is None else part.start_s,
+            seat=held.seat, hands=True, left_out=held.left_out, table_at_limit=held.at_limit,
+            touched_after_limit=held.touched, game=None if part is None else part.game,
         )  # fmt: skip
         if move is None or not (_faulty(move.ruling) or self.config.hold_valid):
             return None
@@ -666,19 +677,55 @@ class TablePipeline:
         threshold did so)."""
         return held.faulty and _restores(table, self.keeper.table)
 
-    def _doubt(self, ruled: _Ruled, held: _Held) -> str | None:
+    def _amending(self, held: _Held) -> _Ruled | None:
+        """The play ``held`` goes on with (:attr:`_Held.part`) while the game may still amend it (no referee's word,
+        restore or clock key since: :attr:`GameKeeper.amendable`); else None."""
+        part = held.part
+        if part is None or self.keeper.amendable != part.game.moves + 1:
+            return None
+        return part
+
+    def _rule_rest(self, held: _Held) -> list[GameEvent]:
+        """The table the same hands left going on with a play ruled as it settled (:attr:`_Held.part`; its table
+        was a pause, the turn not over): the turn ruled again as one move, an amendment of that play
+        (:meth:`GameKeeper.amend`: the table before the play, the whole turn's tiles, opening value and time), REVIEW
+        where the whole is at fault and the rest alone would not be ruled so (:meth:`_doubt`). The table put back as
+        the restore the game waits for is that restore; where the game can no longer amend the play (the referee's
+        word came since), the rest is a move of its own, REVIEW where ruled alone it would differ from the whole."""
+        part = held.part
+        assert part is not None
+        at: dict[str, Any] = {
+            "time_s": held.time_s, "frame": held.frame, "seat": held.seat, "left_out": held.left_out,
+            "table_at_limit": held.at_limit, "touched_after_limit": held.touched,
+        }  # fmt: skip
+        pending = self.keeper.pending
+        if self._amending(held) is not None and (pending is None or not looks_restored(held.table, pending.table)):
+            amended = self.keeper.amend(held.table, start_s=part.start_s, doubt=self._doubt(part, held), **at)
+            if amended is not None:
+                return amended
+        doubt = self._doubt(part, held, amending=False)
+        return self.keeper.settled(held.table, start_s=held.start_s, hands=True, doubt=doubt, **at)
+
+    def _doubt(self, ruled: _Ruled, held: _Held, *, amending: bool = True) -> str | None:
         """The same hands went on with a play already ruled OK as it settled (its valid table was a pause, the move
-        unfinished): the rest is a move of its own to the game, which may rule it otherwise than the move as a
-        whole (a tile laid then taken back, the table rearranged without a tile from the rack: a false REVERT; a
-        manipulation in the opening turn, the time limit over both parts: a violation lost). Then the camera
-        cannot tell which the rules mean, and the rest is ruled REVIEW with this sentence; None when both agree."""
+        unfinished). The turn as a whole (``amending``: the amendment's ruling) may be ruled otherwise than the rest
+        as a move of its own: then the camera cannot tell which the rules mean (the turn may have passed unseen),
+        and the move is ruled REVIEW with this sentence. An amendment is doubted where the whole is at fault (a
+        manipulation in the opening turn, the time limit over both parts: REVERT as one move, OK alone) or the table
+        is put back as before the play (a draw as one move); one whose whole is valid stands (a tile laid then taken
+        back, the table rearranged with no tile from the rack: alone a false REVERT). The rest as a move of its own
+        (not ``amending``) is doubted wherever both differ. None: no doubt."""
         at: dict[str, Any] = {
             "time_s": held.time_s, "frame": held.frame, "seat": held.seat, "hands": True, "left_out": held.left_out,
             "table_at_limit": held.at_limit, "touched_after_limit": held.touched,
         }  # fmt: skip
         alone = self.keeper.would_rule(held.table, start_s=held.start_s, **at)
-        whole = self.keeper.would_rule(held.table, start_s=ruled.start_s, game=ruled.game, **at)
+        as_one = self.keeper.would_move(held.table, start_s=ruled.start_s, game=ruled.game, **at)
+        whole = None if as_one is None else as_one.ruling.verdict
         if alone is None or whole is None or alone is whole:
+            return None
+        assert as_one is not None
+        if amending and not _faulty(as_one.ruling) and as_one.kind == "play":
             return None
         return (
             f"the same player went on after the last move was ruled ok: ruled as one move with it this is"
@@ -690,6 +737,8 @@ class TablePipeline:
         held, self.held = self.held, None
         if held is None:
             return []
+        if held.part is not None:
+            return list[Event](self._rule_rest(held))
         return list(self.keeper.settled(
             held.table, time_s=held.time_s, frame=held.frame, start_s=held.start_s, seat=held.seat, hands=True,
             left_out=held.left_out, table_at_limit=held.at_limit, touched_after_limit=held.touched, doubt=held.doubt,

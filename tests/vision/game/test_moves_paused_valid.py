@@ -1,8 +1,10 @@
 """A move paused with a VALID table laid so far (issue 16): the table is ruled OK as it settles (a ruling within a
-second, DESIGN), and the same hands back before the turn passes go on with the move. The game takes the rest as a
-move of its own; where the move as a whole would be ruled otherwise (a tile laid then taken back, the table
-rearranged with no tile from the rack: a false REVERT; a manipulation in the opening turn: a lost violation) the rest
-is ruled REVIEW, never REVERT nor OK (``PipelineConfig.hold_valid`` holds the valid table instead: one move).
+second, DESIGN), and the same hands back before the turn passes go on with the move. The turn is then ruled again as
+one move, an *amendment* of the move ruled (a move line with the same number and ``amends``; readers take the last
+line of a number): from the table before it, so a tile laid then taken back or the table rearranged with no tile
+from the rack is no false REVERT. Where the whole is at fault and the rest alone would not be (a manipulation in the
+opening turn) it is ruled REVIEW, never REVERT nor OK (``PipelineConfig.hold_valid`` holds the valid table instead:
+one move, one line).
 
 Scripted scenes as in ``test_moves_paused_midway.py``: 2 players, player 0 at the bottom, player 1 at the top.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from referee.events import last_rulings
 from tests.vision.game.scripted import moves, same, started, summary
 from vision.game.moves import GameKeeper
 from vision.game.pipeline import PipelineConfig
@@ -50,17 +53,21 @@ def test_the_table_rearranged_after_a_pause_is_no_revert(scenes: Any) -> None:
     feed.run(1.0)
     feed.scene.arm = "top"  # the next player: the turn has passed
     feed.run(0.5)
-    [_, rest] = moves(feed.events)
-    assert (rest["player"], rest["ruling"]["verdict"]) == (0, "review")  # alone: no tile from the rack, REVERT
-    assert any("as one move with it this is ok, alone revert" in note for note in rest["ruling"]["notes"])
-    assert rest["ruling"]["penalty_tiles"] == 0
+    [_, amended] = moves(feed.events)  # alone: no tile from the rack, REVERT; as one move: OK
+    assert (amended["number"], amended["amends"], amended["player"], amended["ruling"]["verdict"]) == (1, 1, 0, "ok")
+    assert same(amended["before"], START) and same(amended["after"], REARRANGED)
+    assert amended["ruling"]["played"] == ["red-7"]
+    assert [m["number"] for m in last_rulings(moves(feed.events))] == [1]
+    assert feed.pipeline.keeper.player == 1 and feed.pipeline.keeper.moves == 1
 
 
 def test_a_tile_taken_back_after_a_pause_is_no_revert(scenes: Any) -> None:
     feed = game(scenes)
     paused(feed, LONG_RUN, SHORT_RUN)
     feed.run(6.0)  # still for pause_hold_s: the turn has passed
-    assert summary(feed.events) == [(1, 0, "play", "ok"), (2, 0, "play", "review")]  # alone: tile returned, REVERT
+    # alone: a tile returned to the rack, REVERT; as one move: a run of three laid
+    assert summary(feed.events) == [(1, 0, "play", "ok"), (1, 0, "play", "ok")]
+    assert moves(feed.events)[1]["ruling"]["played"] == ["red-10", "red-11", "red-12"]
 
 
 def test_a_manipulation_in_the_opening_turn_after_a_pause_is_not_lost(scenes: Any) -> None:
@@ -71,9 +78,13 @@ def test_a_manipulation_in_the_opening_turn_after_a_pause_is_not_lost(scenes: An
         "[black-5 blue-5 orange-5 red-5] [red-10 red-11 red-12]",
     )
     # the opening (33 points) is OK; red-5 added to a set on the table in the same turn is an opening manipulation,
-    # which ruled alone (the player has opened by then) would be OK
-    assert summary(feed.events) == [(1, 0, "play", "ok"), (2, 0, "play", "review")]
-    assert "as one move with it this is revert, alone ok" in " ".join(moves(feed.events)[1]["ruling"]["notes"])
+    # which ruled alone (the player has opened by then) would be OK; the whole at fault is held for the turn to end
+    assert summary(feed.events) == [(1, 0, "play", "ok")]
+    feed.run(6.0)
+    assert summary(feed.events) == [(1, 0, "play", "ok"), (1, 0, "play", "review")]
+    amended = moves(feed.events)[1]
+    assert amended["amends"] == 1 and amended["ruling"]["penalty_tiles"] == 0
+    assert "as one move with it this is revert, alone ok" in " ".join(amended["ruling"]["notes"])
 
 
 def test_after_the_next_players_hands_a_move_is_ruled_alone(scenes: Any) -> None:
@@ -90,7 +101,8 @@ def test_after_the_next_players_hands_a_move_is_ruled_alone(scenes: Any) -> None
 def test_a_move_going_on_that_the_rules_rule_alike_is_ruled_as_it_is(scenes: Any) -> None:
     feed = game(scenes)
     paused(feed, EXTENDED, f"{EXTENDED} [blue-10 blue-11 blue-12]")  # more tiles from the rack: OK either way
-    assert summary(feed.events) == [(1, 0, "play", "ok"), (2, 0, "play", "ok")]
+    assert summary(feed.events) == [(1, 0, "play", "ok"), (1, 0, "play", "ok")]  # at once: no wait for the turn
+    assert moves(feed.events)[1]["ruling"]["played"] == ["red-7", "blue-10", "blue-11", "blue-12"]
 
 
 def test_with_valid_tables_held_the_move_going_on_is_one_move(scenes: Any) -> None:
@@ -136,9 +148,13 @@ def test_a_move_ruled_in_parts_then_taken_back_whole_keeps_its_fault_and_invents
 
 def assert_the_rest_keeps_its_fault(feed: Any) -> None:
     ruled = moves(feed.events)
-    assert summary(feed.events)[:2] == [(1, 0, "play", "ok"), (2, 0, "play", "revert")]
-    assert same(ruled[1]["after"], f"{EXTENDED} [blue-10 blue-11]")  # the rest's fault, as it settled
-    assert [m for m in ruled[2:] if m["ruling"]["verdict"] == "revert"] == []  # the first part going back: none
+    # the turn amended as one move at fault (REVERT: the table before it to be put back), the table put back its
+    # restore, no move more
+    assert summary(feed.events) == [(1, 0, "play", "ok"), (1, 0, "play", "revert")]
+    assert same(ruled[1]["after"], f"{EXTENDED} [blue-10 blue-11]") and same(ruled[1]["before"], START)
+    assert ruled[1]["amends"] == 1
+    assert [(r["after_move"], r["complete"]) for r in feed.of_kind("restore")] == [(1, True)]
+    assert feed.pipeline.keeper.player == 1 and feed.pipeline.keeper.pending is None
 
 
 def test_the_turn_goes_on_while_the_same_hands_keep_working(scenes: Any) -> None:
