@@ -24,7 +24,9 @@ Then, for each:
   tables* when its before and after tables equal the truth's (a group's order does not count);
 - *by the right player*: found moves ruled for the player who made them (the seat the hands came from, or the
   turn order);
-- *precision* = matched / detected moves (a detected move at the wrong time is a phantom);
+- *precision* = matched / detected moves (a detected move at the wrong time is a phantom); a move the same hands went
+  on with after it was ruled is one move, as last ruled: its amendment (a move line of the same number with
+  ``amends``) replaces it, and the summary counts amendments (``amended_moves``);
 - per injected code: moves carrying it, moves flagged (verdict not ``ok``), moves ruled with that code;
 - *false revert*: a ``revert`` where the truth's verdict is not ``revert`` (phantom moves included);
 - latency: ruling time minus the true settling time, in video seconds;
@@ -49,6 +51,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from referee.events import amendments, last_rulings
 from referee.moves import Code
 from referee.table import Table
 from vision.synth.truth import load_truth, play_area_calibration
@@ -60,7 +63,8 @@ MATCH_WINDOW_S = 3.0
 def score_game(truth: list[dict[str, Any]], events: list[dict[str, Any]]) -> dict[str, Any]:
     """Compare one analysed game's events with its truth lines (see the module docstring)."""
     true_moves = [t for t in truth if t["event"] == "move"]
-    found = [e for e in events if e["event"] == "move"]
+    lines = [e for e in events if e["event"] == "move"]
+    found = last_rulings(lines)  # an amended move is one move, as last ruled
     used: set[int] = set()
     rows = []
     for t in true_moves:
@@ -76,7 +80,9 @@ def score_game(truth: list[dict[str, Any]], events: list[dict[str, Any]]) -> dic
             used.add(match)
         rows.append(_row(t, None if match is None else found[match]))
     phantoms = [d for i, d in enumerate(found) if i not in used]
-    return {"rows": rows, "phantoms": [_phantom(d) for d in phantoms], "detected": len(found)}
+    return {
+        "rows": rows, "phantoms": [_phantom(d) for d in phantoms], "detected": len(found), "amended": amendments(lines),
+    }  # fmt: skip
 
 
 def _row(truth: dict[str, Any], move: dict[str, Any] | None) -> dict[str, Any]:
@@ -156,6 +162,7 @@ def summarise(games: list[dict[str, Any]]) -> dict[str, Any]:
         "verdicts": dict(Counter(f"{r['true_verdict']}->{r['verdict']}" for r in found)),
         "false_reverts": false_reverts,
         "phantom_moves": len(phantoms),
+        "amended_moves": sum(g.get("amended", 0) for g in games),
         "per_code": per_code,
         "latency_s_median": round(statistics.median(latencies), 3) if latencies else None,
         "latency_s_max": round(max(latencies), 3) if latencies else None,
@@ -442,6 +449,7 @@ def _format_summary(s: dict[str, Any]) -> str:
         f"verdict accuracy {s['verdict_accuracy']} on found moves, {s['verdict_accuracy_right_tables']} where the"
         f" tables were read right; true->ruled {s['verdicts']}",
         f"false reverts {s['false_reverts']}, phantom moves {s['phantom_moves']}"
+        + (f", moves amended {s['amended_moves']}" if s.get("amended_moves") else "")
         + (
             f", clean moves ruled review {s['clean_moves_ruled_review']} of {s['clean_moves']}"
             if "clean_moves" in s

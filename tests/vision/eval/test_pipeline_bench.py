@@ -78,6 +78,19 @@ def test_a_move_ruled_twice_gives_a_phantom() -> None:
     assert scores["phantoms"] == [{"number": 2, "time_s": 11.0, "verdict": "ok"}]
 
 
+def test_a_move_amended_by_the_same_hands_is_one_move_as_last_ruled() -> None:
+    # the first part of a turn ruled as it settled at 8 s, the whole turn ruled again at 20.5 s under its number
+    part = detected(1, 8.0, after={"sets": [["red-10", "red-11"]], "loose": []}, verdict="review")
+    whole = {**detected(1, 20.5, after=GROUP), "amends": 1}
+    scores = score_game([truth(0, 20.0, after=GROUP), truth(1, 30.0, player=1)], [part, whole, detected(2, 30.5)])
+    assert [(r["found"], r.get("tables_right"), r.get("verdict")) for r in scores["rows"]] == [
+        (True, True, "ok"), (True, True, "ok"),
+    ]  # fmt: skip
+    assert (scores["phantoms"], scores["detected"], scores["amended"]) == ([], 2, 1)
+    summary = summarise([scores])
+    assert (summary["phantom_moves"], summary["amended_moves"], summary["move_precision"]) == (0, 1, 1.0)
+
+
 def test_the_tables_are_compared_by_layout() -> None:
     shuffled_group = {"sets": [["red-10", "red-11", "red-12"], ["red-7", "black-7", "blue-7"]], "loose": []}
     reversed_run = {"sets": [["red-12", "red-11", "red-10"]], "loose": []}
