@@ -61,10 +61,15 @@ def open_bench_game(folder: Path, out: Path, reader: Any) -> BenchGame:
     log_path.unlink(missing_ok=True)
     log = GameLog.create(log_path, setup, {"source": options.source, "mode": "live"})
     game = BenchGame(header, truth, LiveSession(options, reader, log, setup.keeper()), log, log_path)
-    game.session.subscribe(
-        lambda e: game.ruled_at.setdefault(e["number"], time.monotonic()) if e["event"] == "move" else None
-    )
+    game.session.subscribe(lambda e: note_ruling(game.ruled_at, e, time.monotonic()))
     return game
+
+
+def note_ruling(ruled_at: dict[int, float], event: dict[str, Any], now: float) -> None:
+    """When each move was ruled as it stands: its first line, or its amendment's (the same hands went on with it
+    and the whole turn was ruled again, ``amends``), which is the ruling the truth's move is matched with."""
+    if event.get("event") == "move" and (event.get("amends") is not None or event["number"] not in ruled_at):
+        ruled_at[int(event["number"])] = now
 
 
 @contextlib.contextmanager

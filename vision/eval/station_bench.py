@@ -255,8 +255,8 @@ class BrowserLikeClient:
             event = message["event"]
             self.report.events.append(int(event["seq"]))
             move = int(event["move"]) if event.get("event") == "move" else None
-            if move is not None:
-                self.report.moves_at.setdefault(move, time.monotonic())
+            if move is not None and (event.get("amends") is not None or move not in self.report.moves_at):
+                self.report.moves_at[move] = time.monotonic()  # an amendment: the whole turn ruled again
             self._tasks = [task for task in self._tasks if not task.done()]
             self._tasks.append(asyncio.create_task(self._fetch_after_event(move)))
 

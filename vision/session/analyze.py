@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.events import amendments, last_rulings
 from vision.game.gamelog import GameLog
 from vision.game.pipeline import TablePipeline
 from vision.runtime.capture import CaptureStats, Frame
@@ -120,7 +121,8 @@ def analyze_video(
     finally:
         source.close()
     seconds = time.perf_counter() - started
-    moves = [e for e in events if e["event"] == "move"]
+    lines = [e for e in events if e["event"] == "move"]
+    moves = last_rulings(lines)  # each move once, as last ruled: an amendment replaces the move it amends
     (out / MOVES_NAME).write_text(json.dumps(moves, indent=1, sort_keys=True))
     summary = {
         "video": redact(str(video)),
@@ -131,6 +133,7 @@ def analyze_video(
         "seconds": round(seconds, 2),
         "speed_x_real_time": round(duration / seconds, 2) if seconds else None,
         "moves": len(moves),
+        "amended": amendments(lines),
         "verdicts": dict(Counter(m["ruling"]["verdict"] for m in moves)),
         "codes": dict(Counter(v["code"] for m in moves for v in m["ruling"]["violations"])),
         "restores": sum(1 for e in events if e["event"] == "restore"),

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from referee.events import Move, event_from_json
+from referee.events import Move, event_from_json, last_rulings
 from referee.moves import Ruling
 
 MOVES_CSV = "moves.csv"
@@ -56,7 +56,8 @@ def archive_moves(out: str | Path, records: Iterable[dict[str, Any]]) -> list[di
 
 
 def read_moves(path: Path) -> list[Move] | None:
-    """The moves of an analysed game's ``moves.json`` (each a game log's move line); None where it cannot be read."""
+    """The moves of an analysed game's ``moves.json`` (each a game log's move line), each number once as last ruled
+    (an amendment replaces the move it amends: :func:`referee.events.last_rulings`); None where it cannot be read."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, list):
@@ -64,7 +65,7 @@ def read_moves(path: Path) -> list[Move] | None:
         moves = [event_from_json({"event": "move", **line}) for line in data]
     except (OSError, ValueError, TypeError):  # GameStateError is a ValueError
         return None
-    return [m for m in moves if isinstance(m, Move)]
+    return last_rulings(m for m in moves if isinstance(m, Move))
 
 
 def _seconds(value: float | None) -> float | None:

@@ -54,6 +54,7 @@ from referee.events import (
     describe,
     describe_at_limit,
     event_from_json,
+    last_rulings,
     limit_passed_s,
 )
 from referee.table import Place
@@ -179,7 +180,9 @@ class Report:
         self.game = game
         self.events = game.events
         self.start = game.start
-        self.moves = [e for e in self.events if isinstance(e, Move)]
+        self.moves = last_rulings(e for e in self.events if isinstance(e, Move))
+        """Each move once, as last ruled (an amendment replaces the move it amends: the whole turn ruled again)."""
+        self._ruled = {id(m) for m in self.moves}
         self.profile = self.start.profile
         self.scores = None if racks is None else score_racks(racks, self.profile)
         self.names = self._names()
@@ -318,7 +321,7 @@ class Report:
     def problems(self) -> str:
         cards = []
         for index, event in enumerate(self.events):
-            if isinstance(event, Move) and event.ruling.verdict.value != "ok":
+            if isinstance(event, Move) and id(event) in self._ruled and event.ruling.verdict.value != "ok":
                 ruling = event.ruling
                 what = ", ".join(_codes(event)) or ("uncertain reading" if ruling.uncertain else "")
                 text = (
@@ -403,6 +406,8 @@ class Report:
             meta.append("ended by " + ("the clock key" if move.ended_by == "clock" else "the table settling"))
         if not (move.opened if move.opened is not None else ruling.opened):
             meta.append("had not opened")
+        if move.amends is not None:
+            meta.append("the whole turn: the same player went on after its first part was ruled")
         head = (
             f'<h3><a href="#move-{number}">Move {number}</a> {_badge(verdict)}'
             f' <span class="what">{_e(self._did(move))}</span></h3><p class="meta">{" · ".join(meta)}</p>'
@@ -610,7 +615,7 @@ class Report:
         latest: tuple[str, float] | None = None
         for event in self.events:
             if isinstance(event, Move) and latest is not None:
-                pictures[event.number] = latest
+                pictures.setdefault(event.number, latest)  # an amended move's: the table before its first part
             picture = snapshot(event)
             if picture and shows_table_before(event):
                 latest = (picture, float(event.time_s or 0.0))

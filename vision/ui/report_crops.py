@@ -110,9 +110,11 @@ class MoveCrops:
     def _plans(self) -> dict[int, _Plan]:
         plans: dict[int, _Plan] = {}
         before_frame: int | None = None
+        befores: dict[int, int | None] = {}
+        """The frame before each move's first line: an amended move's before is the table before its first part."""
         for event in self.events:
             if isinstance(event, Move) and event.frame is not None:
-                plan = _crop_plan(event, event.frame, before_frame)
+                plan = _crop_plan(event, event.frame, befores.setdefault(event.number, before_frame))
                 if plan is not None:
                     plans[event.number] = plan
             if shows_table_before(event) and event.frame is not None:

@@ -444,6 +444,8 @@ class Station:
         compact = {"seq": self.seq, "event": kind, "time_s": event.get("time_s"), "text": event_text(event)}
         if kind == "move":
             compact |= {"move": event["number"], "verdict": self.move_view(int(event["number"]))["verdict"]}
+            if event.get("amends") is not None:  # the whole turn ruled again: it replaces the move of its number
+                compact["amends"] = event["amends"]
         elif kind == "override":
             compact |= {"move": event.get("move"), "action": event.get("action")}
             if event.get("move") in self.moves:
@@ -546,6 +548,7 @@ class Station:
             "ended_by": move.get("ended_by"),
             "opened": move.get("opened"),
             "ruled": move["ruling"]["verdict"],  # the camera's ruling, before any override
+            "amended": move.get("amends") is not None,  # the same player went on: the whole turn ruled again
             "verdict": verdict,
             "decision": decision,
             "played": ruling.get("played", []),

@@ -10,6 +10,7 @@ import pytest
 from vision.eval.live_bench import (
     LOADS,
     format_live_benchmark,
+    note_ruling,
     run_live_benchmark,
     silent_failures,
     without_rulings_after_the_cut,
@@ -84,3 +85,16 @@ def test_the_ruling_of_a_move_settled_after_the_cut_is_no_phantom_but_an_invente
     ]
     scores = without_rulings_after_the_cut({"rows": [], "phantoms": phantoms, "detected": 8}, truth, 86.9)
     assert scores["phantoms"] == phantoms[:1] and scores["detected"] == 7 and scores["rulings_after_the_cut"] == 1
+
+
+def test_a_move_counts_as_ruled_when_first_ruled_or_amended() -> None:
+    ruled_at: dict[int, float] = {}
+    for line, now in [
+        ({"event": "move", "number": 1}, 1.0),
+        ({"event": "table"}, 2.0),
+        ({"event": "move", "number": 1}, 3.0),  # the same line heard again: the first ruling stands
+        ({"event": "move", "number": 1, "amends": 1}, 4.0),  # the whole turn ruled again: the truth's move
+        ({"event": "move", "number": 2}, 5.0),
+    ]:
+        note_ruling(ruled_at, line, now)
+    assert ruled_at == {1: 4.0, 2: 5.0}

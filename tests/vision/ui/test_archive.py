@@ -41,6 +41,15 @@ def a_summary(games: list[dict[str, Any]]) -> dict[str, Any]:
     return {"games": games, "counts": counts, "video_hours_analysed": 0.01}
 
 
+def test_an_amended_move_is_one_row_as_last_ruled(tmp_path: Path) -> None:
+    # a moves.json that kept the first part of move 1 before its amendment (the whole turn, ruled again)
+    moves = [a_move(1, 0, "review", [], 5.0, []), {**a_move(1, 0, "ok", [], 12.0, []), "amends": 1}]
+    files = write_archive(tmp_path, a_summary([a_game(tmp_path, "E_1_1", [*moves, a_move(2, 1, "ok", [], 3.0, [])])]))
+    with files.moves_csv.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["move"], r["verdict"], r["seconds"]) for r in rows] == [("1", "ok", "12.0"), ("2", "ok", "3.0")]
+
+
 def test_the_archive_counts_reverts_and_reviews_apart(tmp_path: Path) -> None:
     moves = [
         a_move(1, 0, "ok", [], 12.0, []),

@@ -107,6 +107,27 @@ def test_every_move_is_there_with_its_verdict(game_dir: Path) -> None:
     assert 'title="red-4"' in _article(page, 1)  # the tile played, as a chip
 
 
+def test_an_amended_move_is_one_card_as_last_ruled(tmp_path: Path) -> None:
+    # move 1's first part ruled REVIEW as it settled, then the same player went on: the whole turn, ruled again
+    first, part = Table.parse("[red-1 red-2 red-3]"), Table.parse("[red-1 red-2 red-3] [blue-5 blue-6]")
+    whole = Table.parse("[red-1 red-2 red-3] [blue-5 blue-6 blue-7]")
+    lines = [
+        {"event": "table", "time_s": 1.0, "frame": 30, "reason": "first reading", "table": first.to_json()},
+        _move(1, 0, 20.0, first, part),
+        {**_move(1, 0, 30.0, first, whole), "amends": 1},
+        _move(2, 1, 45.0, whole, whole),
+    ]
+    assert [m["ruling"]["verdict"] for m in lines[1:]] == ["revert", "ok", "ok"]
+    with GameLog.create(
+        tmp_path / "game-log.jsonl", GameSetup.of("official", 2), {"source": "x.mp4"}, sync=False
+    ) as log:
+        for line in lines:
+            log.append(line)
+    page = write_report(tmp_path).read_text(encoding="utf-8")
+    assert page.count('<article class="move') == 2 and 'data-verdict="ok"' in _article(page, 1)
+    assert "the whole turn" in _article(page, 1) and 'class="move revert"' not in page
+
+
 def test_revert_shows_the_layout_to_restore_and_the_penalty(game_dir: Path) -> None:
     page = write_report(game_dir).read_text(encoding="utf-8")
     card = _article(page, 2)

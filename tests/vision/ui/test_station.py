@@ -309,6 +309,22 @@ def test_moves_by_number(game: Game) -> None:
     assert client.get("/api/moves/2").status_code == 404
 
 
+def test_a_move_amended_by_the_same_hands_shows_the_whole_turn(game: Game) -> None:
+    # player 1 lays a run (ruled OK at once), pauses, then lays a group: the whole turn amends move 1
+    game.settle(f"{START} [red-10 red-11 red-12]", seat=0)
+    game.time_s += 5.0
+    [amended] = game.keeper.amend(
+        Table.parse(f"{START} [red-10 red-11 red-12] [blue-9 red-9 orange-9]"), time_s=game.time_s, frame=0,
+        start_s=None, seat=0,
+    )  # fmt: skip
+    game.session.record(amended)
+    state = client_for(game).get("/api/state").json()
+    [move] = state["moves"]
+    assert (move["number"], move["amended"], move["verdict"]) == (1, True, "ok")
+    assert sorted(move["played"]) == ["blue-9", "orange-9", "red-10", "red-11", "red-12", "red-9"]
+    assert state["events"][0]["amends"] == 1 and state["events"][0]["text"].startswith("Move 1 (the whole turn")
+
+
 def test_a_move_over_time_shows_the_table_at_the_limit(tmp_path: Path) -> None:
     # przasnysz: 40 s a move; player 1's turn runs from the game's start (the first table read at 10 s), the limit
     # passes at 40 s, the move ends at 45 s
