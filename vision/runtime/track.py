@@ -1,9 +1,25 @@
 """Temporal fusion: several readings of a still table become one, so a single bad frame never changes the state.
 
 Between moves the camera and the tiles are still, so the same tile lands in (nearly) the same box in every
-reading. Boxes are matched across readings by overlap; a tile counts when it is seen in most readings, its
-label is the confidence-weighted vote, and its confidence is the winning label's share of all the readings
-it was seen in (a label that flips between readings is not certain, whatever one frame said).
+reading. Boxes are matched across readings by overlap; a tile counts when it is seen in most readings and its
+label is the confidence-weighted vote. Its confidence (:func:`vote_confidence`) weighs two kinds of doubt apart:
+
+- **a doubtful look**: a reading of the winning label at a low confidence (the familiarity or colour check's cap of
+  0.5, a second look's split). It is one look among several at the same label, not a vote for another: the tile's
+  confidence is the *lower median* of its readings' confidences (another label's reading counts 0), so it is
+  certain when more than half its readings read it certain: 0.99, 0.99, 0.5 stays certain (the mean gave 0.83) and
+  0.99, 0.5, 0.5 uncertain (0.66); with five readings 0.99 x 3 and 0.5 x 2 is certain, where the mean (0.794) left
+  it uncertain however many looks agreed.
+- **a label that split**: another label read in some reading. The winning label's share of the readings bounds the
+  confidence (2 of 3: 0.67, 3 of 4: 0.75, 4 of 5: 0.8, certain; 5 of 6: 0.83), and a reading that named another label
+  *confidently* (at the layout's :data:`~vision.runtime.layout.MIN_CONFIDENCE` or over) leaves the tile uncertain
+  whatever the count (:data:`DISSENT_CONFIDENCE`): the reader was sure of two labels, one of them wrong, and nothing
+  says which (as :mod:`vision.game.tilememory` across two settled tables). A split tile stays uncertain: REVIEW,
+  never a confident label that could send a player back.
+
+A still table whose fused reading has a tile under the threshold that more readings could still make certain
+(:func:`resolvable`: some reading read it certain, no reading confidently another label) is read again by the
+pipeline, up to a bound (:attr:`vision.game.pipeline.PipelineConfig.max_readings`).
 """
 
 from __future__ import annotations
@@ -15,11 +31,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vision.runtime.detections import Detections, box_iou
+from vision.runtime.layout import MIN_CONFIDENCE
 
 MATCH_IOU = 0.35
 """Boxes of the same tile in two readings of a still table overlap at least this much."""
 MIN_SHARE = 0.5
 """A tile must be seen in more than this share of the readings."""
+DISSENT_CONFIDENCE = 0.5
+"""The most a tile is worth when some reading named another label at the layout's threshold or over (uncertain)."""
 
 
 @dataclass
@@ -28,6 +47,12 @@ class _Cluster:
     votes: dict[int, float] = field(default_factory=dict)
     rows: list[tuple[int, int]] = field(default_factory=list)
     """(reading, row) of each member, to carry the extra columns of the best member."""
+    looks: list[tuple[int, float]] = field(default_factory=list)
+    """(label, confidence) of each member."""
+
+    @property
+    def winner(self) -> int:
+        return max(self.votes, key=self.votes.__getitem__)
 
     def box(self) -> np.ndarray:
         return np.median(np.stack(self.boxes), axis=0)
@@ -46,9 +71,9 @@ def fuse(readings: Sequence[Detections], *, min_share: float = MIN_SHARE, match_
         return Detections.empty()
     boxes, confidence, class_id, best_rows = [], [], [], []
     for cluster in kept:
-        winner = max(cluster.votes, key=cluster.votes.__getitem__)
+        winner = cluster.winner
         boxes.append(cluster.box())
-        confidence.append(cluster.votes[winner] / len(cluster.boxes))
+        confidence.append(vote_confidence(cluster.looks, winner))
         class_id.append(winner)
         best_rows.append(_best_member(cluster, winner, readings))
     data = _carry_columns(readings, best_rows)
@@ -64,6 +89,44 @@ def unanimous(readings: Sequence[Detections], *, match_iou: float = MATCH_IOU) -
     if len(readings) < 2:
         return False
     return all(len(c.boxes) == len(readings) and len(c.votes) == 1 for c in _clusters(readings, match_iou))
+
+
+def vote_confidence(looks: Sequence[tuple[int, float]], winner: int) -> float:
+    """The confidence of a tile read as ``looks`` ((label, confidence) per reading it was seen in), labelled
+    ``winner``: the lower median of the looks' confidences in ``winner`` (another label: 0), at most the winner's
+    share of the looks when the label split, and under the threshold when another label was read confidently (see the
+    module's docstring)."""
+    values = sorted(confidence if label == winner else 0.0 for label, confidence in looks)
+    fused = values[(len(values) - 1) // 2]
+    others = [confidence for label, confidence in looks if label != winner]
+    if others:
+        fused = min(fused, (len(looks) - len(others)) / len(looks))
+        if max(others) >= MIN_CONFIDENCE:
+            fused = min(fused, DISSENT_CONFIDENCE)
+    return fused
+
+
+def resolvable(readings: Sequence[Detections], limit: int, *, match_iou: float = MATCH_IOU) -> bool:
+    """Whether more readings, up to ``limit`` in all, could make a tile of the fused reading certain: a tile fused
+    under the layout's threshold that some reading read certain, no reading confidently as another label, and that
+    many readings more of it as certain as its best would lift it to the threshold (a tile every reading doubted, a
+    familiarity cap that holds, is not read again for nothing)."""
+    more = limit - len(readings)
+    if more <= 0 or len(readings) < 2:
+        return False
+    needed = math.floor(MIN_SHARE * len(readings)) + 1
+    for cluster in _clusters(readings, match_iou):
+        if len(cluster.boxes) < needed:
+            continue
+        winner = cluster.winner
+        if vote_confidence(cluster.looks, winner) >= MIN_CONFIDENCE:
+            continue
+        best = max(confidence for label, confidence in cluster.looks if label == winner)
+        if best < MIN_CONFIDENCE:
+            continue
+        if vote_confidence([*cluster.looks, *[(winner, best)] * more], winner) >= MIN_CONFIDENCE:
+            return True
+    return False
 
 
 def _clusters(readings: Sequence[Detections], match_iou: float) -> list[_Cluster]:
@@ -103,6 +166,7 @@ def _assign(reading: Detections, r: int, clusters: list[_Cluster], match_iou: fl
         label = int(reading.class_id[i])
         cluster.votes[label] = cluster.votes.get(label, 0.0) + float(reading.confidence[i])
         cluster.rows.append((r, int(i)))
+        cluster.looks.append((label, float(reading.confidence[i])))
 
 
 def _mean_probs(cluster: _Cluster, readings: Sequence[Detections]) -> np.ndarray:

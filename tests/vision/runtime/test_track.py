@@ -118,3 +118,64 @@ def test_readings_are_unanimous_only_when_every_tile_and_label_agrees() -> None:
     assert not unanimous([reading(RUN)])  # one reading agrees with nothing
     assert not unanimous([reading(RUN), reading(RUN, drop=2)])  # a tile missing from one
     assert not unanimous([reading(RUN), reading(["red-5", "red-6", "red-9", "red-8"])])  # a label differs
+
+
+def capped(confidences: list[float], label: str = "red-7") -> list[Detections]:
+    """Readings of RUN whose ``label`` is read at each of ``confidences`` in turn (0.5: a familiarity or colour cap)."""
+    return [reading(RUN).with_(confidence=[c if name == label else 0.95 for name in RUN]) for c in confidences]
+
+
+@pytest.mark.parametrize(
+    ("confidences", "certain"),
+    [
+        ([0.99, 0.99, 0.5], True),  # one look capped of three: certain (as the mean, 0.83, had it)
+        ([0.99, 0.5, 0.5], False),  # capped in most looks
+        ([0.99, 0.5, 0.5, 0.99, 0.99], True),  # read twice more, certain: 3 of 5 (the mean: 0.794, uncertain)
+        ([0.5, 0.5, 0.5, 0.99, 0.99], False),
+        ([0.99, 0.99, 0.5, 0.5], False),  # half the looks capped is not more than half certain
+    ],
+)
+def test_a_capped_look_is_one_doubtful_look_not_a_vote_for_another_label(
+    confidences: list[float], certain: bool
+) -> None:
+    assert (as_dict(fuse(capped(confidences)))["red-7"] >= MIN_CONFIDENCE) is certain
+
+
+def flips(labels: list[tuple[str, float]]) -> list[Detections]:
+    """Readings of RUN whose third tile (red-7) is read as each (label, confidence) in turn."""
+    return [reading([*RUN[:2], label, RUN[3]]).with_(confidence=[0.95, 0.95, c, 0.95]) for label, c in labels]
+
+
+@pytest.mark.parametrize(
+    ("looks", "confidence"),
+    [
+        ([("red-7", 0.95)] * 4 + [("red-9", 0.6)], 0.8),  # 4:1, the dissent unsure: the winner's share, certain
+        ([("red-7", 0.95)] * 3 + [("red-9", 0.6)], 0.75),  # 3:1 is not
+        ([("red-7", 0.95)] * 5 + [("red-9", 0.9)], 0.5),  # 5:1 with a sure dissent: two sure labels, one wrong
+        ([("red-7", 0.95)] * 2 + [("red-9", 0.6)], 2 / 3),
+    ],
+)
+def test_a_split_label_is_worth_at_most_its_share_and_a_sure_dissent_keeps_it_uncertain(
+    looks: list[tuple[str, float]], confidence: float
+) -> None:
+    fused = as_dict(fuse(flips(looks)))
+    assert list(fused) == RUN and fused["red-7"] == pytest.approx(confidence, abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("looks", "more"),
+    [
+        ([("red-7", 0.99), ("red-7", 0.5), ("red-7", 0.5)], True),  # two certain looks more make 3 of 5
+        ([("red-7", 0.5)] * 3, False),  # no look certain: a cap that holds, more looks are for nothing
+        ([("red-7", 0.95), ("red-9", 0.6), ("red-7", 0.95)], True),  # 4:1 within reach
+        ([("red-7", 0.95), ("red-9", 0.9), ("red-7", 0.95)], False),  # a sure dissent: never certain
+        ([("red-7", 0.95)] * 3, False),  # nothing to settle
+    ],
+)
+def test_more_readings_are_asked_only_where_they_could_make_a_tile_certain(
+    looks: list[tuple[str, float]], more: bool
+) -> None:
+    from vision.runtime.track import resolvable
+
+    assert resolvable(flips(looks), 5) is more
+    assert not resolvable(flips(looks), 3)  # the bound reached
