@@ -42,6 +42,7 @@ pace. Measured by ``bench decode`` (:mod:`vision.eval.decode_bench`). Frames are
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import math
 from collections.abc import Callable, Iterator
@@ -185,6 +186,11 @@ class SparseVideo:
         """A keyframe that showed the hands gone: no keyframes only while hands are over the table before it."""
         self._image: tuple[Any, np.ndarray] | None = None
         """A decoded frame already converted to BGR (a keyframe shown to the analysis), with its image."""
+        self._prober: Any = None
+        """A second decoder (of the file opened again) for keyframes decoded alone, so that the main decoder keeps
+        its place: a probe that shows a change has only the packets read since decoded after all, not the keyframes'
+        whole gap again (made when first needed)."""
+        self._probe_file: Any = None
         first = self._next_decoded()
         if first is None:
             self.close()
@@ -267,23 +273,25 @@ class SparseVideo:
         if self._queue:
             return self._dense_until(due)
         kept = list(self._gop)
-        """Packets from the keyframe at or before the last sample on, to decode after all if the hands left."""
+        """Packets from the keyframe at or before the last sample on, to decode after all if the hands left..."""
+        fed = len(kept) if self._primed else 0
+        """...of which the main decoder has been fed the first ``fed``."""
         reach = last + round(self.fps * MAX_PROBE_GAP_S)
         while True:
             packet = self._next_packet()
             self._primed = False
             if packet is None:
-                return self._replay(kept, due)
+                return self._replay(kept, due, fed)
             index = self._packet_index(packet)
             spacing = round(self._key_gap_s * self.fps)  # frames since the keyframe before: the next is as far on
             if not packet.is_keyframe or index < after or (spacing > 0 and index + spacing <= reach):
                 kept.append(packet)
                 if not self.probe:  # no keyframe for too long (see _next_packet): decode in full from here on
-                    return self._replay(kept, due)
+                    return self._replay(kept, due, fed)
                 continue
             if self._key_gap_s > MAX_PROBE_GAP_S + 0.5 / self.fps:
                 self.probe = False  # keyframes too sparse to see between: decode every frame from here on
-                return self._replay([*kept, packet], due)
+                return self._replay([*kept, packet], due, fed)
             frame = self._decode_alone(packet)
             if frame is None:
                 kept.append(packet)
@@ -296,7 +304,7 @@ class SparseVideo:
                 return frame
             self.decode_stats.hand_probes_left += 1
             self._dense_to = index
-            return self._replay([*kept, packet], due)
+            return self._replay([*kept, packet], due, fed)
 
     def _dense_until(self, due: int) -> Any:
         """The first decoded frame at or after frame ``due``, every packet decoded on the way."""
@@ -317,20 +325,22 @@ class SparseVideo:
         if self._queue:
             return self._dense_until(due)
         kept = list(self._gop)
-        """Packets from the keyframe at or before the last sample on, to decode after all if a probe changed."""
+        """Packets from the keyframe at or before the last sample on, to decode after all if a probe changed..."""
+        fed = len(kept) if self._primed else 0
+        """...of which the main decoder has been fed the first ``fed``."""
         while True:
             packet = self._next_packet()
             self._primed = False
             if packet is None:
-                return self._replay(kept, due)
+                return self._replay(kept, due, fed)
             if not packet.is_keyframe:
                 kept.append(packet)
                 if not self.probe:  # no keyframe for too long (see _next_packet): decode in full from here on
-                    return self._replay(kept, due)
+                    return self._replay(kept, due, fed)
                 continue
             if self._key_gap_s > MAX_PROBE_GAP_S + 0.5 / self.fps:  # half a frame for the container's rounding
                 self.probe = False  # keyframes too sparse to see between: decode every frame from here on
-                return self._replay([*kept, packet], due)
+                return self._replay([*kept, packet], due, fed)
             frame = self._decode_alone(packet)
             if frame is None:
                 kept.append(packet)
@@ -338,10 +348,10 @@ class SparseVideo:
             self.decode_stats.probes += 1
             if _changed(_luma_small(frame, self.size), self._last_luma(), self._probe_box()):
                 self.decode_stats.probes_changed += 1
-                return self._replay([*kept, packet], due)
+                return self._replay([*kept, packet], due, fed)
             if self._index(frame) >= due:
                 return frame
-            kept = [packet]
+            kept, fed = [packet], 0  # the main decoder was not fed this keyframe: from it on, all
 
     def _last_luma(self) -> np.ndarray:
         """The last frame handed out at :data:`PROBE_WIDTH` (made once, when a probe first needs it)."""
@@ -357,13 +367,15 @@ class SparseVideo:
         x0, y0, x1, y1 = (float(v) * scale for v in self._region)
         return max(0, math.floor(x0) - 1), max(0, math.floor(y0) - 1), math.ceil(x1) + 1, math.ceil(y1) + 1
 
-    def _replay(self, packets: list[Any], due: int) -> Any:
+    def _replay(self, packets: list[Any], due: int, fed: int = 0) -> Any:
         """Decode ``packets`` (from a keyframe on: the last of them is the newest packet read) in full, then on;
-        the first frame at or after ``due``."""
+        the first frame at or after ``due``. The main decoder has been fed the first ``fed`` of them (and nothing
+        since): it goes on from there; none: it starts again from the keyframe."""
         self.decode_stats.rewinds += 1
         self._codec.skip_frame = "NONREF" if self.skip_nonref else "DEFAULT"
-        self._codec.flush_buffers()
-        for packet in packets:
+        if not fed:
+            self._codec.flush_buffers()
+        for packet in packets[fed:]:
             self._decode(packet)
         self._primed = True
         if not self.probe:
@@ -382,13 +394,23 @@ class SparseVideo:
         self._primed = True
 
     def _decode_alone(self, packet: Any) -> Any:
-        """One keyframe decoded by itself (the decoder drained and reset around it)."""
-        self._codec.skip_frame = "DEFAULT"
-        self._codec.flush_buffers()
-        self._decode(packet)
-        self._decode(None)
-        self._codec.flush_buffers()
-        frames, self._queue = self._queue, []
+        """One keyframe decoded by itself, by :attr:`_prober` (drained and reset after it): the main decoder is left
+        where it was."""
+        import av
+
+        if self._prober is None:
+            self._probe_file = av.open(self.spec)
+            self._prober = self._probe_file.streams.video[0].codec_context
+        frames = []
+        try:
+            frames += self._prober.decode(packet)
+        except av.FFmpegError:
+            self.stats.corrupt_frames += 1
+        with contextlib.suppress(av.FFmpegError):  # draining: what it held (nothing more to count as damage)
+            frames += self._prober.decode(None)
+        self._prober.flush_buffers()
+        frames = [frame for frame in frames if self._index(frame) > self._last_index]
+        self.decode_stats.decoded += len(frames)
         return frames[-1] if frames else None
 
     def _next_decoded(self) -> Any:
@@ -475,6 +497,8 @@ class SparseVideo:
             self._closed = True
             self._queue = []
             self._container.close()
+            if self._probe_file is not None:
+                self._probe_file.close()
 
     def __enter__(self) -> SparseVideo:
         return self

@@ -161,6 +161,43 @@ def test_moves_from_still_to_busy_and_back(tmp_path: Path) -> None:
     assert seen[13:] == [50, 60, 65]  # still again: keyframes (unchanged since 40); after the last, all decoded
 
 
+class FedOnce:
+    """The main decoder of a :class:`SparseVideo`, counting the packets it is fed (by their time)."""
+
+    def __init__(self, codec: object) -> None:
+        self.codec = codec
+        self.fed: list[int] = []
+
+    def decode(self, packet: object = None) -> object:
+        if packet is not None:
+            self.fed.append(packet.pts)  # type: ignore[attr-defined]
+        return self.codec.decode(packet)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.codec, name)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in ("codec", "fed"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.codec, name, value)
+
+
+def test_a_changed_probe_after_busy_samples_decodes_only_the_packets_not_yet_decoded(tmp_path: Path) -> None:
+    # Busy until frame 14 (the main decoder has decoded up to it), then still: keyframe 20 shows the tile laid at 17,
+    # so the frames from 15 on are decoded after all. Keyframes are probed by a decoder of their own: the main one
+    # goes on from frame 15 instead of decoding keyframe 10's gap again.
+    video = write_video(tmp_path / "busy-then-probe.mp4", 40, lambda i: table(i, tile_from=17))
+    with SparseVideo(video) as source:
+        main = FedOnce(source._codec)
+        source._codec = main  # type: ignore[assignment]
+        seen = walk(source, lambda last: last >= 14)
+        stats = source.decode_stats
+    assert seen[:9] == [0, 2, 4, 6, 8, 10, 12, 14, 19]  # 19: still_step after 14, decoded after keyframe 20 changed
+    assert stats.probes_changed == 1
+    assert len(main.fed) == len(set(main.fed))  # no packet decoded twice by the main decoder
+
+
 def hand_in(frame: decode.Frame) -> bool:
     """The dark hand of :func:`table` is in the picture."""
     return bool(frame.image[60, 10].mean() < 80)
