@@ -31,8 +31,11 @@ doubt (the game asked without applying it, :meth:`GameKeeper.would_move`), is he
 (:attr:`PipelineConfig.hold_half_laid`): a move paused with some tiles laid must be valid only at the end of the turn
 (issue 16); after the turn's time limit it is not held. The same hands back putting the table as it was before the
 move give the move up: the held table is ruled as it settled and the table put back is its restore. Any other
-changed table is ruled when it settles (a valid one too, unless :attr:`PipelineConfig.hold_valid`; the same hands
-going on with it before the turn passes: see :meth:`TablePipeline._doubt`).
+changed table is ruled when it settles (a valid one too, unless :attr:`PipelineConfig.hold_valid`): a ruling within a
+second. The same hands going on with it before the turn passes *amend* it: the turn is ruled again as one move from
+the table before it and logged under the same number (``amends``; :meth:`TablePipeline._rule_rest`); a whole that
+breaks a rule the rest alone would not (:meth:`TablePipeline._doubt`) is held like a half-laid table, then ruled
+REVIEW, never REVERT.
 
 A hand resting on the table keeps the phase ``active`` (the tiles under it cannot be read), with an
 ``occluded`` warning after ``occluded_warn_s``. A camera bump is detected by :class:`CameraMotionCheck` on
@@ -198,14 +201,18 @@ class PipelineConfig:
     13 right tables, 3/3 violations flagged, none made up."""
     hold_valid: bool = False
     """With ``hold_half_laid``, hold a changed table the game would rule OK (or REVIEW) as well: the same hands back
-    go on with the move, ruled once (False: ruled when it settles, and the rest of the move is a second move, REVIEW
-    where ruled alone it would differ from the move as a whole: :meth:`TablePipeline._doubt`). Off: it gives up the
+    go on with the move, ruled once (False: ruled when it settles, and the rest of the move amends it, the whole turn
+    ruled again under its number: :meth:`TablePipeline._rule_rest`; it was a second move before). On: it gives up the
     ruling within a second of every play (16 tests of tests/vision/game fail with it on). Measured on a game whose
     plays pause after valid half tables (``synth-game --paused-midway 2 --players 3 --profile official --seed 1614``,
     13 moves, 6 paused plays, 4 half tables valid; bench pipeline auto row at 2b2d271): off 13/13 moves found, 9 right
     tables, 5 phantom moves (the valid halves ruled as moves, and a REVIEW for the whole move taken back), the injected
     violation flagged (REVIEW), 0 false REVERT (at 8a2545b the violation was lost); on 13/13, 13 right tables, 1/1
-    flagged, no phantom; hold_half_laid off (8a2545b): 11/13, 7 right tables, 3 false REVERTs."""
+    flagged, no phantom; hold_half_laid off (8a2545b): 11/13, 7 right tables, 3 false REVERTs. Since the same hands
+    going on amend the move (the whole turn ruled again under its number, ``amends``), off gives one move per turn
+    too: the same game at a0ad48f (auto row, ``git archive`` export, /work/tmp/s29/bench_auto.py) 13/13 found, 13
+    right tables, 0 phantoms, 4 moves amended, the violation flagged (REVIEW), 0 false REVERT; the 10-game set
+    (828b700), g11 and the demo game ruled move for move as at 29cda3d, none amended."""
 
 
 @dataclass(frozen=True)
