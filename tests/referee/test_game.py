@@ -6,7 +6,8 @@ state the game must end in. The runner plays the steps on :class:`referee.game.G
 the logged events, through JSON as from a log file, on a fresh game, which must end in the same state.
 
 A step's keys: ``t`` (seconds); one of ``settle`` (a table: text or JSON; ``seat``: where the hands were seen,
-null when not located; ``hands``: default true), ``clock`` (true, or the table settled since the last reading;
+null when not located; ``hands``: default true), ``amend`` (a table the same hands left going on with the last move:
+:meth:`Game.on_amended`; ``start_s``, ``seat``), ``clock`` (true, or the table settled since the last reading;
 with either, ``at_limit``: the table the camera read when the time limit passed, ``touched``: hands over the table
 after it),
 ``activity``, ``unread`` (seconds), ``override`` (the override's fields, as the station sends them), ``undo``,
@@ -68,7 +69,7 @@ def summary(event: Any) -> dict[str, Any]:
         return {"event": "move", "number": event.number, "player": event.player, "kind": event.kind,
                 "verdict": event.ruling.verdict.value, "codes": event.ruling.codes,
                 "played": [str(t) for t in event.ruling.played], "penalty_tiles": event.ruling.penalty_tiles,
-                "ended_by": event.ended_by, "notes": list(event.ruling.notes)}  # fmt: skip
+                "ended_by": event.ended_by, "notes": list(event.ruling.notes), "amends": event.amends}  # fmt: skip
     if isinstance(event, Restore):
         return {"event": "restore", "after_move": event.after_move, "player": event.player, "complete": event.complete}
     if isinstance(event, TableRead):
@@ -152,6 +153,11 @@ def play(spec: dict[str, Any]) -> tuple[Game, list[Any]]:
                 table(step["settle"]), time_s=t, frame=int(t * 30), start_s=None, hands_seat=step.get("seat"),
                 hands=step.get("hands", True), left_out=step.get("left_out", 0), **at_limit(step),
             )  # fmt: skip
+        elif "amend" in step:  # the same hands went on with the last move: the turn ruled again as one
+            game, events = game.on_amended(
+                table(step["amend"]), time_s=t, frame=int(t * 30), start_s=step.get("start_s"),
+                hands_seat=step.get("seat"), **at_limit(step),
+            )  # fmt: skip
         elif "clock" in step:
             settled = None if step["clock"] is True else table(step["clock"])
             game, events = game.on_clock(time_s=t, frame=int(t * 30), table=settled, **at_limit(step))
@@ -220,6 +226,7 @@ def test_golden_games_cover_what_the_issue_asks() -> None:
     assert any("undo" in step for s in specs for step in s["steps"])
     assert any("clock" in step for s in specs for step in s["steps"])
     assert any("at_limit" in step for s in specs for step in s["steps"])  # a move over time seen by the camera
+    assert any("amend" in step for s in specs for step in s["steps"])  # a turn gone on with after it was ruled
     # The end of the pool as each seed has it, and the re-deal granted and refused (issue 17).
     events = {(s["profile"], step["event"]["event"], "refused" in step) for s in specs for step in s["steps"]
               if "event" in step}  # fmt: skip
