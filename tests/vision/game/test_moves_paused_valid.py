@@ -87,6 +87,23 @@ def test_a_manipulation_in_the_opening_turn_after_a_pause_is_not_lost(scenes: An
     assert "as one move with it this is revert, alone ok" in " ".join(amended["ruling"]["notes"])
 
 
+def test_after_the_referees_word_on_the_first_part_the_rest_is_a_move_of_its_own(scenes: Any) -> None:
+    # the station's "the ruling stands" came between: the move is not amended past it; the rest alone would be a
+    # REVERT (no tile from the rack) where the whole is OK, so it is REVIEW, as before amendments
+    feed = game(scenes)
+    feed.hands("bottom", EXTENDED)
+    feed.run(1.0)
+    feed.pipeline.keeper.apply({"event": "override", "action": "accept", "move": 1, "time_s": feed.time_s})
+    feed.run(PAUSE_S - 1.0)
+    feed.hands("bottom", REARRANGED)
+    feed.run(1.0)
+    feed.scene.arm = "top"
+    feed.run(0.5)
+    assert summary(feed.events) == [(1, 0, "play", "ok"), (2, 0, "play", "review")]
+    assert "amends" not in moves(feed.events)[1]
+    assert "as one move with it this is ok, alone revert" in " ".join(moves(feed.events)[1]["ruling"]["notes"])
+
+
 def test_after_the_next_players_hands_a_move_is_ruled_alone(scenes: Any) -> None:
     feed = game(scenes)
     feed.hands("bottom", EXTENDED)
