@@ -10,6 +10,13 @@ off, and the few that do not are read no better). An unfamiliar tile's confidenc
 uncertain and the referee rules REVIEW, never REVERT. Chosen among max softmax, energy, max logit, k-nearest-neighbour
 cosine and relative Mahalanobis distance on held-out editions (models/README.md, "Familiarity").
 
+A tile unfamiliar by the tile rule alone (its frame looks familiar) keeps its confidence when a second look confirms
+its reading: the mean probability of its label over its crop and the second look's eight cuts
+(:data:`vision.runtime.secondlook.VARIANTS`, :func:`steady_probability`) is at least :data:`CONFIRM_PROBABILITY`.
+Misreads of held-out editions in familiar frames waver under those cuts, most right readings of a rendered or glared
+face do not (issue 16; models/README.md, "Familiarity"). The frame rule is never confirmed away: a whole set of another
+edition stays uncertain. :class:`~vision.runtime.reader.TileReader` confirms when its second look is on.
+
 A small tile lies further from the full-size photos' statistics: the tile threshold can depend on the tile's size in
 the frame (its box's short side, px; ``size_edges`` and ``size_tile_thresholds``), fitted on the real training
 photos shrunk so their tiles have that size (``fit --size-bins``); larger tiles keep ``tile_threshold``. The frame
@@ -37,7 +44,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,6 +62,15 @@ UNFAMILIAR_CONFIDENCE = 0.5
 """An unfamiliar tile's confidence is capped here (under the layout's 0.8: uncertain, so REVIEW)."""
 CONFIDENT = 0.8
 """Confidence at which a reading counts as confident (the layout's ``MIN_CONFIDENCE``)."""
+CONFIRM_PROBABILITY = 0.95
+"""A tile unfamiliar by the tile rule alone keeps its confidence when its label's mean probability over nine cuts
+(:func:`steady_probability`) is at least this. Measured on classifier v7 (2026-11-26, true boxes, tiles over the tile
+threshold in frames the frame rule passes): held-out editions' confident misreads 0 of 11
+(``synth-editions-heldout-120``, means 0.30-0.93) and 0 of 7 (``synth-editions-heldout-dev``, 0.33-0.83) over it,
+their right readings 212 of 282 and 204 of 282; at 0.9, 2 of the 11 misreads over it."""
+Confirm = Callable[[Detections], np.ndarray]
+"""Tiles (rows of one reading) -> each one's label's mean probability over a second look's cuts
+(:func:`steady_probability` bound to a classifier, the frame and its white balance)."""
 FIT_COMMAND = "python -m vision.runtime.familiarity fit --models models/"
 
 log = logging.getLogger(__name__)
@@ -121,7 +137,14 @@ class Familiarity:
         return ((z - self.means[labels]) ** 2).sum(axis=1)
 
     def unfamiliar(self, scores: np.ndarray, short_side: np.ndarray | None = None) -> np.ndarray:
-        """(N,) bool: over the tile threshold, or every tile of a frame whose median is over the frame's; with
+        """(N,) bool: over the tile threshold, or every tile of a frame whose median is over the frame's (see
+        :meth:`rules`)."""
+        tile, frame = self.rules(scores, short_side)
+        return tile | frame
+
+    def rules(self, scores: np.ndarray, short_side: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(tile rule, frame rule), each (N,) bool: over the tile threshold; every tile of a frame whose median is
+        over the frame's (all or none). With
         ``short_side`` (each tile's box, px) and size bins, the thresholds of each tile's size (a small tile lies
         further from the full-size real photos' statistics).
 
@@ -137,22 +160,32 @@ class Familiarity:
             frame_threshold = float(
                 self._by_size(np.median(short_side), self.size_frame_thresholds, self.frame_threshold)
             )
-        flagged = scores > tile_threshold
-        if len(scores) >= self.min_frame_tiles and float(np.median(scores)) > frame_threshold:
-            flagged[:] = True
-        return flagged
+        tile = scores > tile_threshold
+        whole = len(scores) >= self.min_frame_tiles and float(np.median(scores)) > frame_threshold
+        return tile, np.full(len(scores), whole)
 
-    def check(self, tiles: Detections) -> Detections:
-        """The tiles of one frame with ``familiarity`` (score) and ``unfamiliar`` in ``data``, unfamiliar ones'
-        confidence capped at :data:`UNFAMILIAR_CONFIDENCE`; unchanged without a ``features`` column."""
+    def check(self, tiles: Detections, confirm: Confirm | None = None) -> Detections:
+        """The tiles of one frame with ``familiarity`` (score), ``unfamiliar`` and ``confirmed`` in ``data``,
+        unfamiliar ones' confidence capped at :data:`UNFAMILIAR_CONFIDENCE`; unchanged without a ``features`` column.
+        With ``confirm``, the tiles over the tile threshold in a frame the frame rule passes are asked about; one
+        whose label's mean probability comes back at :data:`CONFIRM_PROBABILITY` or over is ``confirmed``: its
+        confidence is kept."""
         features = tiles.data.get("features")
         if features is None or not len(tiles):
             return tiles
         scores = self.scores(features, tiles.class_id)
-        flagged = self.unfamiliar(scores, short_side(tiles.xyxy))
+        tile, frame = self.rules(scores, short_side(tiles.xyxy))
+        confirmed = np.zeros(len(tiles), bool)
+        asked = np.flatnonzero(tile & ~frame)
+        if confirm is not None and len(asked):
+            confirmed[asked] = np.asarray(confirm(tiles[asked]), np.float64) >= CONFIRM_PROBABILITY
+        flagged = (tile | frame) & ~confirmed
         capped = np.where(flagged, np.minimum(tiles.confidence, UNFAMILIAR_CONFIDENCE), tiles.confidence)
         return tiles.with_(
-            confidence=capped.astype(np.float32), familiarity=scores.astype(np.float32), unfamiliar=flagged
+            confidence=capped.astype(np.float32),
+            familiarity=scores.astype(np.float32),
+            unfamiliar=flagged,
+            confirmed=confirmed,
         )
 
     def save(self, path: Path) -> None:
@@ -195,6 +228,29 @@ def short_side(xyxy: np.ndarray) -> np.ndarray:
     return np.minimum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
 
 
+def steady_probability(
+    classifier: Any,
+    image: np.ndarray,
+    tiles: Detections,
+    prepare: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> np.ndarray:
+    """(N,) each tile's label's mean probability over nine cuts of ``image``: its crop as first cut, and the second
+    look's eight (:data:`vision.runtime.secondlook.VARIANTS`: 1-2 px shifts, scales 0.9 and 1.1, turns of 6
+    degrees); ``prepare`` turns the crops into what the classifier reads (the frame's white balance)."""
+    from vision.runtime.secondlook import VARIANTS, Variant, crop_variant
+
+    if not len(tiles):
+        return np.zeros(0)
+    cuts = (Variant(), *VARIANTS)
+    boxes = np.asarray(tiles.xyxy, np.float32).reshape(-1, 4)
+    crops = np.concatenate([crop_variant(image, boxes, cut) for cut in cuts])
+    if prepare is not None:
+        crops = prepare(crops)
+    read = classifier.classify_crops(crops, Detections.of_boxes(np.tile(boxes, (len(cuts), 1))))
+    probs = np.asarray(read.data["probs"], np.float64).reshape(len(cuts), len(tiles), -1)
+    return probs[:, np.arange(len(tiles)), np.asarray(tiles.class_id, np.int64)].mean(axis=0)
+
+
 def file_sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -231,6 +287,8 @@ class TileFeatures:
     """Each tile's box's short side as read, px."""
     source: list[str] = field(default_factory=list)
     """Per photo: the real photo's source or the synthetic scene's edition."""
+    steady: list[np.ndarray] = field(default_factory=list)
+    """Each tile's :func:`steady_probability` (NaN: not measured)."""
 
     def add(self, tiles: Detections, labels: Sequence[int], source: str) -> None:
         self.features.append(np.asarray(tiles.data["features"], np.float32))
@@ -239,17 +297,19 @@ class TileFeatures:
         self.confidence.append(tiles.confidence.astype(np.float32))
         self.group.append(np.full(len(tiles), len(self.source), np.int64))
         self.short_side.append(short_side(tiles.xyxy))
+        self.steady.append(np.asarray(tiles.data.get("steady", np.full(len(tiles), np.nan)), np.float64))
         self.source.append(source)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        names = ("features", "label", "pred", "confidence", "group", "short_side")
+        names = ("features", "label", "pred", "confidence", "group", "short_side", "steady")
         if not self.label:
             raise ValueError("no tiles to fit the familiarity statistics on")
         return {name: np.concatenate(getattr(self, name)) for name in names}
 
 
-def read_tiles(classifier: Any, image: np.ndarray, boxes: np.ndarray) -> Detections:
-    """Balance, classify and colour-check the crops of ``boxes`` as ``TileReader.read`` does (no familiarity)."""
+def read_tiles(classifier: Any, image: np.ndarray, boxes: np.ndarray, *, steady: bool = False) -> Detections:
+    """Balance, classify and colour-check the crops of ``boxes`` as ``TileReader.read`` does (no familiarity); with
+    ``steady``, each tile's :func:`steady_probability` in ``data["steady"]`` (what confirms an unfamiliar tile)."""
     from vision.runtime.crops import crop_boxes
     from vision.runtime.inkcolour import check_colours, frame_balance, frame_body, ink_features
 
@@ -258,10 +318,16 @@ def read_tiles(classifier: Any, image: np.ndarray, boxes: np.ndarray) -> Detecti
     tiles = classifier.classify_crops(frame_balance(crops, body=body).apply(crops), Detections.of_boxes(boxes))
     if "features" not in tiles.data:
         raise ValueError(f"{classifier.path}: the classifier has no 'features' output (re-export it)")
-    return check_colours(tiles, ink_features(frame_balance(crops, exact=True, body=body).apply(crops))).detections
+    checked = check_colours(tiles, ink_features(frame_balance(crops, exact=True, body=body).apply(crops))).detections
+    if steady:
+        prepare = frame_balance(crops, body=body).apply
+        checked = checked.with_(steady=steady_probability(classifier, image, checked, prepare))
+    return checked
 
 
-def real_photo_tiles(classifier: Any, split: str, tile_px: float | None = None) -> TileFeatures:
+def real_photo_tiles(
+    classifier: Any, split: str, tile_px: float | None = None, *, steady: bool = False
+) -> TileFeatures:
     """The real photos' tiles on their true boxes; with ``tile_px``, each photo first shrunk (never enlarged) so
     its median tile's short side is ``tile_px`` and passed through JPEG at :data:`SMALL_JPEG_QUALITY`, as a film
     frame's small tiles are seen (the group numbers stay those of the full-size reading)."""
@@ -275,7 +341,7 @@ def real_photo_tiles(classifier: Any, split: str, tile_px: float | None = None) 
             boxes = np.array([t.box for t in tiles], np.float32)
             if tile_px is not None:
                 image, boxes = _shrunk(image, boxes, tile_px)
-            read = read_tiles(classifier, image, boxes)
+            read = read_tiles(classifier, image, boxes, steady=steady)
             out.add(read, [_LABEL_INDEX[t.label] for t in tiles], photo.source)
     return out
 
@@ -309,10 +375,10 @@ def synthetic_scenes(root: Path, images: int | None) -> Iterator[tuple[np.ndarra
             yield image, boxes, [_LABEL_INDEX[t["label"]] for t in tiles], str(scene["style"].get("edition", ""))
 
 
-def synthetic_tiles(classifier: Any, root: Path, images: int | None) -> TileFeatures:
+def synthetic_tiles(classifier: Any, root: Path, images: int | None, *, steady: bool = False) -> TileFeatures:
     out = TileFeatures()
     for image, boxes, labels, edition in synthetic_scenes(root, images):
-        out.add(read_tiles(classifier, image, boxes), labels, edition)
+        out.add(read_tiles(classifier, image, boxes, steady=steady), labels, edition)
     return out
 
 
@@ -530,14 +596,21 @@ def fit_command(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------------- evaluate
 
 
-def _per_frame_check(familiarity: Familiarity, part: TileFeatures) -> tuple[np.ndarray, np.ndarray]:
-    """(scores, unfamiliar) of every tile, frame by frame."""
+def _per_frame_check(
+    familiarity: Familiarity, part: TileFeatures, *, confirmed: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """(scores, unfamiliar) of every tile, frame by frame; with ``confirmed``, a tile over the tile threshold in a
+    frame the frame rule passes is familiar when its measured ``steady`` probability confirms it (as
+    :meth:`Familiarity.check` with a ``confirm``)."""
     a = part.arrays()
     scores = familiarity.scores(a["features"], a["pred"])
     flagged = np.zeros(len(scores), bool)
     for g in np.unique(a["group"]):
         m = a["group"] == g
-        flagged[m] = familiarity.unfamiliar(scores[m], a["short_side"][m])
+        tile, frame = familiarity.rules(scores[m], a["short_side"][m])
+        if confirmed:
+            tile &= ~(a["steady"][m] >= CONFIRM_PROBABILITY)
+        flagged[m] = tile | frame
     return scores, flagged
 
 
@@ -555,8 +628,9 @@ def evaluate(models: Path, heldout: Path, images: int | None) -> dict[str, Any]:
 
     classifier = OnnxTileClassifier(models / CLASSIFIER_FILE)
     familiarity = Familiarity.load(models / FAMILIARITY_FILE)
-    val = real_photo_tiles(classifier, "val")
+    val = real_photo_tiles(classifier, "val", steady=True)
     _, val_flagged = _per_frame_check(familiarity, val)
+    _, val_unconfirmed = _per_frame_check(familiarity, val, confirmed=False)
     a = val.arrays()
     settled = (a["pred"] == a["label"]) & (a["confidence"] >= CONFIDENT)
     out: dict[str, Any] = {
@@ -565,12 +639,16 @@ def evaluate(models: Path, heldout: Path, images: int | None) -> dict[str, Any]:
             "correct_confident": int(settled.sum()),
             "made_uncertain": int((settled & val_flagged).sum()),
             "share_made_uncertain": float((settled & val_flagged).sum() / max(1, settled.sum())),
+            "made_uncertain_unconfirmed": int((settled & val_unconfirmed).sum()),
             "wrong_at_0.8_before": confident_wrong(val)["wrong_at_0.8"],
             "wrong_at_0.8_after": confident_wrong(val, val_flagged)["wrong_at_0.8"],
+            "wrong_after": confident_wrong(val, val_flagged)["count"],
+            "wrong_after_unconfirmed": confident_wrong(val, val_unconfirmed)["count"],
         }
     }
-    scenes = synthetic_tiles(classifier, heldout, images)
+    scenes = synthetic_tiles(classifier, heldout, images, steady=True)
     _, flagged = _per_frame_check(familiarity, scenes)
+    _, unconfirmed = _per_frame_check(familiarity, scenes, confirmed=False)
     b = scenes.arrays()
     editions = np.array(["mix" if "~" in scenes.source[g] else scenes.source[g] for g in b["group"]])
     per_edition = {}
@@ -591,7 +669,11 @@ def evaluate(models: Path, heldout: Path, images: int | None) -> dict[str, Any]:
         "tiles": len(flagged),
         "wrong_at_0.8_before": confident_wrong(scenes)["wrong_at_0.8"],
         "wrong_at_0.8_after": confident_wrong(scenes, flagged)["wrong_at_0.8"],
+        "wrong_before": confident_wrong(scenes)["count"],
+        "wrong_after": confident_wrong(scenes, flagged)["count"],
+        "wrong_after_unconfirmed": confident_wrong(scenes, unconfirmed)["count"],
         "unfamiliar": float(flagged.mean()),
+        "unfamiliar_unconfirmed": float(unconfirmed.mean()),
         "per_edition": per_edition,
     }
     out["check_ms_per_frame_60_tiles"] = _time_check(familiarity)

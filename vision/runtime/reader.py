@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -29,7 +30,7 @@ from vision.runtime.detector import (
     with_nms,
     without_nested,
 )
-from vision.runtime.familiarity import Familiarity, FamiliarityLoadError, load_familiarity
+from vision.runtime.familiarity import Familiarity, FamiliarityLoadError, load_familiarity, steady_probability
 from vision.runtime.inkcolour import check_colours, frame_balance, frame_body, global_balance, ink_features
 from vision.runtime.models import DEFAULT_PROVIDERS, ModelLoadError, default_models_dir
 from vision.runtime.secondlook import SecondLook
@@ -331,7 +332,11 @@ class TileReader:
         colour_s += classified - cropped + end - looked
         familiarity = self.familiarity
         if familiarity is not None:
-            tiles = familiarity.check(tiles)
+            confirm = None
+            if self.second_look is not None:  # a tile unfamiliar alone keeps its reading if it holds over nine cuts
+                prepare = None if balance is None else balance.apply
+                confirm = partial(steady_probability, self.classifier, image_bgr, prepare=prepare)
+            tiles = familiarity.check(tiles, confirm)
         timings = ReadTimings(
             detect_ms=(middle - start) * 1e3,
             classify_ms=(looked - classified) * 1e3,  # the second look counts here

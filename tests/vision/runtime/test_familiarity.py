@@ -24,6 +24,7 @@ from vision.runtime.familiarity import (
     fit_size_thresholds,
     load_familiarity,
     read_tiles,
+    steady_probability,
 )
 from vision.runtime.recognition import (
     CLASSIFIER_FILE,
@@ -63,6 +64,77 @@ def test_a_frame_that_looks_off_as_a_whole_is_capped_whole() -> None:
     assert looks_off.data["unfamiliar"].all() and (looks_off.confidence <= UNFAMILIAR_CONFIDENCE).all()
     too_few = _toy().check(_tiles([2.5, 2.5], ["red-1", "red-2"]))  # under min_frame_tiles: tile by tile
     assert not too_few.data["unfamiliar"].any()
+
+
+class Asked:
+    """A second look that answers ``probability`` for every tile and remembers the labels it was asked about."""
+
+    def __init__(self, probability: float) -> None:
+        self.probability = probability
+        self.asked: list[list[str]] = []
+
+    def __call__(self, tiles: Detections) -> np.ndarray:
+        self.asked.append(tiles.labels)
+        return np.full(len(tiles), self.probability)
+
+
+@pytest.mark.parametrize(
+    ("probability", "confirmed"),
+    [
+        (0.97, True),  # its reading holds over the cuts: kept
+        (0.95, True),  # at the bar
+        (0.9, False),  # wavers: capped as before
+    ],
+)
+def test_a_tile_unfamiliar_alone_keeps_its_confidence_when_a_second_look_confirms_it(
+    probability: float, confirmed: bool
+) -> None:
+    confirm = Asked(probability)
+    checked = _toy().check(_tiles([1.0, 4.0], ["red-5", "blue-7"]), confirm)  # squared distances 1 and 16
+    assert confirm.asked == [["blue-7"]]  # only the tile over the tile threshold is asked about
+    assert checked.data["confirmed"].tolist() == [False, confirmed]
+    assert checked.data["unfamiliar"].tolist() == [False, not confirmed]
+    assert checked.confidence.tolist() == pytest.approx([0.99, 0.99 if confirmed else UNFAMILIAR_CONFIDENCE])
+
+
+def test_a_frame_that_looks_off_is_capped_whatever_a_second_look_says() -> None:
+    confirm = Asked(1.0)
+    looks_off = _toy().check(_tiles([2.5, 2.5, 4.0], ["red-1", "red-2", "red-3"]), confirm)  # median 6.25 > 4
+    assert confirm.asked == []  # the frame rule is never confirmed away: another edition's set stays uncertain
+    assert looks_off.data["unfamiliar"].all() and not looks_off.data["confirmed"].any()
+    assert (looks_off.confidence <= UNFAMILIAR_CONFIDENCE).all()
+
+
+class Cuts:
+    """A classifier that reads red-5 at 0.9 from the first ``first`` crops of a batch and at 0.45 from the rest."""
+
+    labels = ALL_LABELS
+
+    def __init__(self, first: int) -> None:
+        self.first = first
+        self.batches: list[int] = []
+
+    def classify_crops(self, crops: np.ndarray, detections: Detections) -> Detections:
+        self.batches.append(len(crops))
+        probs = np.full((len(crops), len(ALL_LABELS)), 0.001, np.float32)
+        probs[:, ALL_LABELS.index("red-5")] = np.where(np.arange(len(crops)) < self.first, 0.9, 0.45)
+        return detections.with_(probs=probs)
+
+
+def test_the_steady_probability_averages_the_crop_and_the_second_looks_eight_cuts() -> None:
+    image = np.full((100, 100, 3), 200, np.uint8)
+    tiles = Detections.of_boxes(np.array([[10, 10, 34, 42], [50, 10, 74, 42]], np.float32), [0.9, 0.9], ["red-5"] * 2)
+    prepared: list[int] = []
+
+    def prepare(crops: np.ndarray) -> np.ndarray:
+        prepared.append(len(crops))
+        return crops
+
+    classifier = Cuts(first=2)  # the two tiles' own crops come first in the batch, then 8 cuts of each
+    steady = steady_probability(classifier, image, tiles, prepare)
+    assert classifier.batches == [18] and prepared == [18]
+    assert steady.tolist() == pytest.approx([(0.9 + 8 * 0.45) / 9] * 2)
+    assert steady_probability(classifier, image, tiles[:0]).shape == (0,)
 
 
 def test_tiles_without_features_are_left_as_read() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from referee.tiles import ALL_LABELS
 from tests.vision.runtime.fakes import FixedBoxes, classified
@@ -104,3 +105,53 @@ def test_a_lone_far_tile_on_the_table_is_still_unfamiliar() -> None:
     reader = _reader([2.0] * 5 + [11.0] + [0.0] * 6)  # one table tile over the tile threshold (121 > 100)
     table = reader.read(IMAGE, region=REGION, on_table=_table_only).detections
     assert table.data["unfamiliar"].tolist() == [False] * 5 + [True]
+
+
+class Steadiness:
+    """A classifier reading every crop as red-5, its features offset by its box's look (found by the box's left edge,
+    whichever cut): at 0.97 every time (``wavers=False``), or at 0.97 from the first batch of crops and 0.5 from any
+    later one (a second look's cuts: ``wavers=True``)."""
+
+    labels = ALL_LABELS
+
+    def __init__(self, offsets: list[float], *, wavers: bool) -> None:
+        self.offset_at = {float(box[0]): offset for box, offset in zip(TABLE, offsets, strict=True)}
+        self.wavers = wavers
+        self.calls = 0
+
+    def classify(self, image_bgr: np.ndarray, detections: Detections) -> Detections:
+        raise NotImplementedError
+
+    def classify_crops(self, crops: np.ndarray, detections: Detections) -> Detections:
+        self.calls += 1
+        n = len(detections)
+        top = 0.5 if self.wavers and self.calls > 1 else 0.97
+        probs = np.full((n, len(ALL_LABELS)), (1 - top) / (len(ALL_LABELS) - 1), np.float32)
+        probs[:, ALL_LABELS.index("red-5")] = top
+        features = np.zeros((n, DIMS), np.float32)
+        features[:, 0] = [self.offset_at[float(x0)] for x0 in detections.xyxy[:, 0]]
+        return classified(detections, probs, features)
+
+    def load(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("wavers", "last_tile"),
+    [
+        (False, 0.97),  # the far tile's reading holds over the second look's cuts: confirmed, kept confident
+        (True, UNFAMILIAR_CONFIDENCE),  # it wavers: unfamiliar, capped
+    ],
+)
+def test_the_reader_asks_its_second_look_about_a_tile_unfamiliar_alone(wavers: bool, last_tile: float) -> None:
+    reader = Reader(
+        Path("/nonexistent"),
+        not_a_tile=0.0,
+        colour=TableColour(balance=False, check=False),
+        detector=FixedBoxes(TABLE),
+        classifier=Steadiness([2.0] * 5 + [11.0], wavers=wavers),  # scores 4 and 121: the last over 100
+    )
+    table = reader.read(IMAGE, region=REGION).detections
+    assert table.data["confirmed"].tolist() == [False] * 5 + [not wavers]
+    assert table.data["unfamiliar"].tolist() == [False] * 5 + [wavers]
+    assert table.confidence.tolist() == pytest.approx([0.97] * 5 + [last_tile])
