@@ -74,6 +74,12 @@ PROBE_PIXELS = 3
 of them at that width; compression noise moves a still table's pixels by a few levels)."""
 MAX_PROBE_GAP_S = 1.0
 """Keyframes further apart than this are not probed: the video is decoded in full."""
+DECODER_THREADS = 3
+"""The decoder's threads, the same on every machine. Frame threads hold back a frame each, and whether frames are
+waiting decides whether a keyframe is probed (only when none is), so with FFmpeg's own count (the cores + 1, at most
+16) the frames handed out, and so the rulings, would depend on the machine's cores: game-1000's H.264 copy, the
+decoder given the same answers, hands out other frames from frame 60 on with 16 threads, from 2,748 on with 5. 3 is
+FFmpeg's count on the 2-core machine the benchmarks' rulings were measured on."""
 DECODERS = ("auto", "pyav", "opencv")
 """``auto``: PyAV where installed, else OpenCV."""
 RegionOf = Callable[[], tuple[float, float, float, float] | None] | None
@@ -151,6 +157,7 @@ class SparseVideo:
         self._codec = self._stream.codec_context
         if threads:
             self._stream.thread_type = "AUTO"
+            self._codec.thread_count = DECODER_THREADS
         rate = self._stream.average_rate or self._stream.guessed_rate
         fps = float(rate) if rate else 0.0
         self.fps = fps if math.isfinite(fps) and 0 < fps < 1000 else DEFAULT_FPS

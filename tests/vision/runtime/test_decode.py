@@ -198,6 +198,27 @@ def test_a_changed_probe_after_busy_samples_decodes_only_the_packets_not_yet_dec
     assert len(main.fed) == len(set(main.fed))  # no packet decoded twice by the main decoder
 
 
+def test_the_frames_handed_out_do_not_depend_on_the_machines_cores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # FFmpeg's own thread count is the cores + 1: as a 16-core machine would open the file, the decoder hands out what
+    # it hands out on 2 cores (frame threads hold back a frame each, and probes wait for the frames held).
+    video = write_video(tmp_path / "phases.mp4", 70, lambda i: table(i, tile_from=30, hand=range(22, 38)))
+    with SparseVideo(video) as source:
+        here = walk(source, lambda last: not 20 <= last < 40)
+    opened = av.open
+
+    def on_16_cores(*args: object, **kwargs: object) -> object:
+        container = opened(*args, **kwargs)
+        container.streams.video[0].codec_context.thread_count = 17
+        return container
+
+    monkeypatch.setattr(av, "open", on_16_cores)
+    with SparseVideo(video) as source:
+        assert source._codec.thread_count == decode.DECODER_THREADS
+        assert walk(source, lambda last: not 20 <= last < 40) == here == [0, 10, 20, *range(22, 42, 2), 50, 60, 65]
+
+
 def hand_in(frame: decode.Frame) -> bool:
     """The dark hand of :func:`table` is in the picture."""
     return bool(frame.image[60, 10].mean() < 80)
