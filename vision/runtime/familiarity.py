@@ -22,6 +22,11 @@ the frame (its box's short side, px; ``size_edges`` and ``size_tile_thresholds``
 photos shrunk so their tiles have that size (``fit --size-bins``); larger tiles keep ``tile_threshold``. The frame
 rule can too (``--size-frame``), but that let held-out editions' errors through (models/README.md).
 
+The median of a few tiles' scores spreads more than the median of many: the frame threshold can depend on how many
+tiles the frame holds (``count_edges`` and ``count_frame_thresholds``, ``fit --frame-counts``), fitted on the real
+training photos out of fold: for each count n, the ``frame_quantile`` of the medians of n correct confident tiles
+drawn from one photo, times ``frame_margin``. Measured and not the default (models/README.md, "Familiarity").
+
 The statistics depend on the classifier: after retraining it, fit them again (a few seconds on 2 cores)::
 
     python -m vision.runtime.familiarity fit --models models/
@@ -117,6 +122,11 @@ class Familiarity:
     before); a tile at or over the last edge keeps ``tile_threshold``."""
     size_frame_thresholds: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
     """The same for the frame rule, by the frame's median short side."""
+    count_edges: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
+    """Ascending tile counts: a frame of at least ``count_edges[i]`` tiles (and fewer than the next edge) is judged
+    by ``count_frame_thresholds[i]``, one of fewer than the first by no frame rule; empty: one frame threshold
+    (off). Where set, it decides the frame's threshold (``size_frame_thresholds`` are not used)."""
+    count_frame_thresholds: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
 
     @property
     def dimensions(self) -> int:
@@ -127,6 +137,14 @@ class Familiarity:
             return np.full(np.shape(short_side), default, np.float64)
         table = np.append(np.asarray(per_bin, np.float64), default)
         return table[np.searchsorted(self.size_edges, np.asarray(short_side, np.float64), side="right")]
+
+    def frame_threshold_of(self, tiles: int) -> float:
+        """The frame threshold of a frame of ``tiles`` tiles by the count bins (``frame_threshold`` without them;
+        infinite under the first bin's count)."""
+        if not len(self.count_edges):
+            return self.frame_threshold
+        i = int(np.searchsorted(self.count_edges, tiles, side="right")) - 1
+        return float(self.count_frame_thresholds[i]) if i >= 0 else float(np.inf)
 
     def scores(self, features: np.ndarray, class_id: np.ndarray) -> np.ndarray:
         """(N,) squared distance of each feature row to the mean of its label."""
@@ -146,7 +164,7 @@ class Familiarity:
         """(tile rule, frame rule), each (N,) bool: over the tile threshold; every tile of a frame whose median is
         over the frame's (all or none). With
         ``short_side`` (each tile's box, px) and size bins, the thresholds of each tile's size (a small tile lies
-        further from the full-size real photos' statistics).
+        further from the full-size real photos' statistics); with count bins, the frame threshold of its count.
 
         The frame is one table's tiles: tiles standing in a rack or the face-down pool, seen edge-on or from the
         front, are far from every label and would make a familiar table unfamiliar as a whole (issue 16: frames of
@@ -160,6 +178,8 @@ class Familiarity:
             frame_threshold = float(
                 self._by_size(np.median(short_side), self.size_frame_thresholds, self.frame_threshold)
             )
+        if len(self.count_edges):
+            frame_threshold = self.frame_threshold_of(len(scores))
         tile = scores > tile_threshold
         whole = len(scores) >= self.min_frame_tiles and float(np.median(scores)) > frame_threshold
         return tile, np.full(len(scores), whole)
@@ -199,6 +219,8 @@ class Familiarity:
             size_edges=np.asarray(self.size_edges, np.float32),
             size_tile_thresholds=np.asarray(self.size_tile_thresholds, np.float32),
             size_frame_thresholds=np.asarray(self.size_frame_thresholds, np.float32),
+            count_edges=np.asarray(self.count_edges, np.float32),
+            count_frame_thresholds=np.asarray(self.count_frame_thresholds, np.float32),
         )
 
     @classmethod
@@ -212,6 +234,10 @@ class Familiarity:
                     np.asarray(data[name], np.float32) if name in data.files else np.zeros(0, np.float32)
                     for name in ("size_edges", "size_tile_thresholds", "size_frame_thresholds")
                 ]
+                counted = [
+                    np.asarray(data[name], np.float32) if name in data.files else np.zeros(0, np.float32)
+                    for name in ("count_edges", "count_frame_thresholds")
+                ]
         except Exception as error:  # a damaged zip, a missing array, a wrong dtype: one line, named
             raise FamiliarityLoadError(f"{path}: cannot read the familiarity statistics ({error})") from None
         dims = whiten.shape[0] if whiten.ndim == 2 else -1
@@ -219,7 +245,9 @@ class Familiarity:
             raise FamiliarityLoadError(f"{path}: familiarity statistics of the wrong shape: fit them again")
         if len({len(v) for v in sized}) != 1 or not np.all(np.diff(sized[0]) > 0):
             raise FamiliarityLoadError(f"{path}: familiarity size bins do not match their thresholds: fit them again")
-        return cls(means, whiten, tile_threshold, frame_threshold, min_frame_tiles, sha, *sized)
+        if len(counted[0]) != len(counted[1]) or not np.all(np.diff(counted[0]) > 0):
+            raise FamiliarityLoadError(f"{path}: familiarity count bins do not match their thresholds: fit them again")
+        return cls(means, whiten, tile_threshold, frame_threshold, min_frame_tiles, sha, *sized, *counted)
 
 
 def short_side(xyxy: np.ndarray) -> np.ndarray:
@@ -407,20 +435,27 @@ def frame_medians(scores: np.ndarray, group: np.ndarray, min_tiles: int) -> np.n
     return np.array([np.median(scores[group == g]) for g in np.unique(group) if (group == g).sum() >= min_tiles])
 
 
-def fit_familiarity(
-    data: dict[str, np.ndarray], real: np.ndarray, config: FitConfig, classifier_sha256: str = ""
-) -> tuple[Familiarity, dict[str, Any]]:
-    """Statistics from every tile in ``data`` (features, label, pred, confidence, group); thresholds from the
-    ``real`` tiles' out-of-fold scores. Returns the statistics and the figures of the fit."""
-    features, labels, group = data["features"], data["label"], data["group"]
+def _out_of_fold(data: dict[str, np.ndarray], config: FitConfig) -> np.ndarray:
+    """Each tile's score under statistics fitted without its fold (``group % folds``: by photo)."""
+    features, labels = data["features"], data["label"]
     out_of_fold = np.zeros(len(labels))
-    fold = group % config.folds
+    fold = data["group"] % config.folds
     for k in range(config.folds):
         held = fold == k
         if held.any() and (~held).any():
             out_of_fold[held] = _familiarity(features[~held], labels[~held], config).scores(
                 features[held], data["pred"][held]
             )
+    return out_of_fold
+
+
+def fit_familiarity(
+    data: dict[str, np.ndarray], real: np.ndarray, config: FitConfig, classifier_sha256: str = ""
+) -> tuple[Familiarity, dict[str, Any]]:
+    """Statistics from every tile in ``data`` (features, label, pred, confidence, group); thresholds from the
+    ``real`` tiles' out-of-fold scores. Returns the statistics and the figures of the fit."""
+    features, labels, group = data["features"], data["label"], data["group"]
+    out_of_fold = _out_of_fold(data, config)
     settled = real & (data["pred"] == labels) & (data["confidence"] >= CONFIDENT)
     if not settled.any():
         raise ValueError("no correct confident real tile to set the thresholds on")
@@ -510,6 +545,60 @@ def fit_size_thresholds(
     return sized, {"size_bins": figures}
 
 
+MIN_COUNT_PHOTOS = 10
+"""A count bin is fitted on at least this many photos holding that many correct confident tiles; a bin with fewer
+keeps the bin before's threshold (``frame_threshold`` for the first)."""
+
+
+def fit_count_thresholds(
+    data: dict[str, np.ndarray],
+    real: np.ndarray,
+    edges: Sequence[int],
+    familiarity: Familiarity,
+    config: FitConfig,
+    *,
+    draws: int = 200,
+    seed: int = 0,
+) -> tuple[Familiarity, dict[str, Any]]:
+    """``familiarity`` with a frame threshold per tile count (lower ``edges``): for each count n, the
+    ``frame_quantile`` of the medians of n out-of-fold scores drawn ``draws`` times (without replacement) from the
+    correct confident ``real`` tiles of each photo holding at least n of them (each photo weighs the same), times
+    ``frame_margin``; ``min_frame_tiles`` becomes the first edge. Deterministic (``seed``)."""
+    edges_array = np.asarray(sorted({int(v) for v in edges}), np.float32)
+    if not len(edges_array) or edges_array[0] < 1:
+        raise ValueError("frame counts must be one or more positive tile counts")
+    out_of_fold = _out_of_fold(data, config)
+    settled = real & (data["pred"] == data["label"]) & (data["confidence"] >= CONFIDENT)
+    pools = [out_of_fold[settled & (data["group"] == g)] for g in np.unique(data["group"][settled])]
+    rng = np.random.default_rng(seed)
+    thresholds, figures = [], []
+    threshold = familiarity.frame_threshold
+    for n in edges_array.astype(int):
+        medians = [
+            np.median(pool[np.argsort(rng.random((draws, len(pool))), axis=1)[:, :n]], axis=1)
+            for pool in pools
+            if len(pool) >= n
+        ]
+        if len(medians) >= MIN_COUNT_PHOTOS:
+            threshold = float(np.quantile(np.concatenate(medians), config.frame_quantile) * config.frame_margin)
+        thresholds.append(threshold)
+        figures.append(
+            {
+                "tiles_at_least": int(n),
+                "photos": len(medians),
+                "median_of_medians": float(np.median(np.concatenate(medians))) if medians else None,
+                "frame_threshold": threshold,
+            }
+        )
+    counted = replace(
+        familiarity,
+        min_frame_tiles=int(edges_array[0]),
+        count_edges=edges_array,
+        count_frame_thresholds=np.array(thresholds, np.float32),
+    )
+    return counted, {"count_bins": figures, "count_draws": draws}
+
+
 def _merge(parts: Sequence[TileFeatures]) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """One set of arrays (groups renumbered apart) and which tiles are from the first part (the real photos)."""
     arrays, real, offset = [], [], 0
@@ -541,7 +630,10 @@ def fit_command(args: argparse.Namespace) -> int:
         if familiarity.classifier_sha256 != sha:
             raise ValueError(f"{models / FAMILIARITY_FILE} was fitted to another classifier: fit without --size-only")
         figures = json.loads((models / FAMILIARITY_CARD).read_text()).get("fit", {})
-        figures.pop("size_bins", None)
+        if args.size_bins:
+            figures.pop("size_bins", None)
+        if args.frame_counts:
+            figures.pop("count_bins", None)
     else:
         familiarity, figures = fit_familiarity(data, real, config, sha)
     if args.size_bins:
@@ -555,6 +647,10 @@ def fit_command(args: argparse.Namespace) -> int:
             real_data, small, bounds[1:], familiarity, config, frames_by_size=args.size_frame
         )
         figures.update(size_figures)
+    if args.frame_counts:
+        counts = [int(v) for v in args.frame_counts.split(",")]
+        familiarity, count_figures = fit_count_thresholds(data, real, counts, familiarity, config)
+        figures.update(count_figures)
     familiarity.save(models / FAMILIARITY_FILE)
     command = f"python -m vision.runtime.familiarity fit --models {args.models}" + "".join(
         f" --synthetic {root}" for root in args.synthetic
@@ -563,6 +659,8 @@ def fit_command(args: argparse.Namespace) -> int:
         command += f" --synthetic-images {args.synthetic_images}"
     if args.size_bins:
         command += f" --size-bins {args.size_bins}" + " --size-frame" * args.size_frame
+    if args.frame_counts:
+        command += f" --frame-counts {args.frame_counts}"
     if args.size_only:
         command += " --size-only"
     card = {
@@ -732,7 +830,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the frame rule's threshold by size too (measured: lets held-out editions' errors through)",
     )
     fit.add_argument(
-        "--size-only", action="store_true", help="keep the folder's statistics and thresholds; fit only --size-bins"
+        "--frame-counts",
+        metavar="N,N,...",
+        help="the frame rule's threshold by the frame's tile count: bins' lower counts, e.g. 3,4,5,6,8,10,15,20,30,40"
+        " (medians of N tiles drawn from each real training photo, out of fold); default: one threshold",
+    )
+    fit.add_argument(
+        "--size-only",
+        action="store_true",
+        help="keep the folder's statistics and thresholds; fit only --size-bins and --frame-counts",
     )
     ev = commands.add_parser("evaluate", help="measure on the real held-out photos and held-out editions")
     ev.add_argument("--models", default="models")

@@ -20,6 +20,7 @@ from vision.runtime.familiarity import (
     FamiliarityLoadError,
     FitConfig,
     file_sha256,
+    fit_count_thresholds,
     fit_familiarity,
     fit_size_thresholds,
     load_familiarity,
@@ -257,6 +258,86 @@ def test_size_thresholds_fit_on_shrunk_tiles_out_of_fold_and_never_tighten() -> 
     tile_only, _ = fit_size_thresholds(data, small, [22, 36], familiarity, FitConfig(), frames_by_size=False)
     assert tile_only.size_tile_thresholds.tolist() == sized.size_tile_thresholds.tolist()
     assert tile_only.size_frame_thresholds.tolist() == pytest.approx([familiarity.frame_threshold] * 2)
+
+
+def _counted(toy: Familiarity) -> Familiarity:
+    """Frames of 2 tiles judged at 8, of 3-4 at 6, of 5 or more at 3 (one threshold of 4 without count bins)."""
+    return replace(
+        toy,
+        min_frame_tiles=2,
+        count_edges=np.array([2, 3, 5], np.float32),
+        count_frame_thresholds=np.array([8.0, 6.0, 3.0], np.float32),
+    )
+
+
+@pytest.mark.parametrize(
+    ("offsets", "unfamiliar"),
+    [
+        ([2.5, 2.5], True),  # 2 tiles, median 6.25: over 4 without bins, under 8 with
+        ([2.5, 2.5, 1.0], True),  # 3 tiles, median 6.25: over 4, over 6
+        ([2.0, 2.0, 2.0, 1.0], False),  # 4 tiles, median 4: not over 4, not over 6
+        ([2.0, 2.0, 2.0, 1.0, 1.0], True),  # 5 tiles, median 4: over 3
+    ],
+)
+def test_a_frame_is_judged_by_the_threshold_of_its_tile_count(offsets: list[float], unfamiliar: bool) -> None:
+    tiles = _tiles(offsets, ["red-1", "red-2", "red-3", "red-4", "red-5"][: len(offsets)])
+    counted = _counted(_toy()).check(tiles).data["unfamiliar"]
+    assert counted.all() == (unfamiliar and len(offsets) != 2) and counted.all() == counted.any()
+    plain = _toy().check(tiles).data["unfamiliar"]  # one threshold (4), from 3 tiles
+    assert plain.all() == (len(offsets) >= 3 and float(np.median(np.square(offsets))) > 4)
+
+
+def test_count_bins_decide_over_size_bins_and_a_frame_under_the_first_count_is_not_judged() -> None:
+    counted = replace(_sized(_counted(_toy())), min_frame_tiles=1)
+    small = _tiles([2.5, 2.5, 1.0], ["red-1", "red-2", "red-3"]).with_(xyxy=_boxes([18, 19, 20]))
+    assert counted.check(small).data["unfamiliar"].all()  # its count's 6, not its size's 8
+    assert counted.frame_threshold_of(1) == np.inf and counted.frame_threshold_of(40) == 3.0
+    assert _toy().frame_threshold_of(40) == 4.0
+
+
+def test_count_bins_save_and_load_a_file_without_them_reads_as_before_and_mismatched_ones_are_one_error(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / FAMILIARITY_FILE
+    _counted(_toy()).save(path)
+    loaded = Familiarity.load(path)
+    assert loaded.count_edges.tolist() == [2, 3, 5] and loaded.count_frame_thresholds.tolist() == [8, 6, 3]
+    assert loaded.min_frame_tiles == 2
+    with np.load(path) as data:  # a file written before count bins
+        np.savez(path, **{k: data[k] for k in data.files if not k.startswith("count_")})
+    old = Familiarity.load(path)
+    assert len(old.count_edges) == 0 and old.frame_threshold_of(10) == 4.0
+    replace(_counted(_toy()), count_edges=np.array([3, 2, 5], np.float32)).save(path)
+    with pytest.raises(FamiliarityLoadError, match="count bins"):
+        Familiarity.load(path)
+
+
+def test_count_thresholds_fit_out_of_fold_on_drawn_medians_and_few_tiles_spread_more() -> None:
+    rng = np.random.default_rng(2)
+    photos, per_photo, dims = 80, 12, 8
+    labels = rng.integers(0, 5, photos * per_photo)
+    centres = rng.normal(0, 5, (len(ALL_LABELS), dims))
+    data = {
+        "features": (centres[labels] + rng.normal(0, 1, (len(labels), dims))).astype(np.float32),
+        "label": labels,
+        "pred": labels,
+        "confidence": np.full(len(labels), 0.99, np.float32),
+        "group": np.repeat(np.arange(photos), per_photo),
+    }
+    real = np.ones(len(labels), bool)
+    familiarity, _ = fit_familiarity(data, real, FitConfig())
+    counted, figures = fit_count_thresholds(data, real, [12, 3, 6, 20], familiarity, FitConfig())
+    t3, t6, t12, t20 = counted.count_frame_thresholds.tolist()
+    assert counted.count_edges.tolist() == [3, 6, 12, 20] and counted.min_frame_tiles == 3
+    assert t3 > t6 > t12  # the median of fewer scores spreads more
+    # every photo holds 12 tiles: the full-photo medians the one threshold is fitted on, no draw spreads them (only
+    # the quantile's interpolation differs: 200 copies of each photo's median, not one)
+    assert familiarity.frame_threshold <= t12 < 1.05 * familiarity.frame_threshold
+    assert t20 == t12 and [b["photos"] for b in figures["count_bins"]] == [80, 80, 80, 0]  # too few: kept
+    again, _ = fit_count_thresholds(data, real, [3, 6, 12, 20], familiarity, FitConfig())
+    assert again.count_frame_thresholds.tolist() == counted.count_frame_thresholds.tolist()
+    with pytest.raises(ValueError, match="frame counts"):
+        fit_count_thresholds(data, real, [0, 3], familiarity, FitConfig())
 
 
 def test_statistics_of_another_classifier_are_ignored_with_a_warning(
