@@ -26,7 +26,17 @@ not the analysis, sets the pace there. :class:`SparseVideo` decodes less:
   :data:`MAX_PROBE_GAP_S`): the table is read only after ``quiet_s`` without hands and settles after three readings
   (0.67 s at 6 samples a second), so a pause shorter than that is one move either way, and a longer one within a
   second is taken as part of the move (as the analysis takes a paused move whose hands come back);
-- only sampled frames are converted to BGR.
+- only sampled frames are converted to BGR;
+- keyframes are probed by a decoder of their own (the file opened again), so the main one keeps its place: a gap
+  decoded after all starts where the main decoder stopped, not at the keyframe before the last sample again;
+- the main decoder runs :data:`DECODER_THREADS` threads on every machine, so the frames handed out do not depend on
+  the machine's cores.
+
+What the codec itself could skip changes the frames handed out, so it is left as it is: no deblocking
+(``skip_loop_filter``) changes every frame decoded after a reference frame without it, and the frames nobody refers
+to, which alone could go without it, are not decoded at all; ``skip_idct`` is ignored by FFmpeg's H.264 decoder;
+``flags2=fast`` only stops deblocking across slices; ``skip_frame`` ``BIDIR`` would take B-frames other frames refer
+to as well (vision/README.md, "Speed: the decoder's own work").
 
 Probing needs keyframes at most :data:`MAX_PROBE_GAP_S` apart (phones write one a second): with sparser keyframes
 something could come and go unseen between two of them, so such a video is decoded in full, as OpenCV does. What a
