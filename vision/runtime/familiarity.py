@@ -559,11 +559,14 @@ def fit_count_thresholds(
     *,
     draws: int = 200,
     seed: int = 0,
+    never_looser: bool = False,
 ) -> tuple[Familiarity, dict[str, Any]]:
     """``familiarity`` with a frame threshold per tile count (lower ``edges``): for each count n, the
     ``frame_quantile`` of the medians of n out-of-fold scores drawn ``draws`` times (without replacement) from the
     correct confident ``real`` tiles of each photo holding at least n of them (each photo weighs the same), times
-    ``frame_margin``; ``min_frame_tiles`` becomes the first edge. Deterministic (``seed``)."""
+    ``frame_margin``; ``min_frame_tiles`` becomes the first edge. Deterministic (``seed``). With ``never_looser``,
+    a count the one frame rule judged already (``familiarity.min_frame_tiles`` or more) keeps at most
+    ``familiarity.frame_threshold``: the count bins only extend the frame rule to fewer tiles (or tighten it)."""
     edges_array = np.asarray(sorted({int(v) for v in edges}), np.float32)
     if not len(edges_array) or edges_array[0] < 1:
         raise ValueError("frame counts must be one or more positive tile counts")
@@ -581,6 +584,8 @@ def fit_count_thresholds(
         ]
         if len(medians) >= MIN_COUNT_PHOTOS:
             threshold = float(np.quantile(np.concatenate(medians), config.frame_quantile) * config.frame_margin)
+        if never_looser and n >= familiarity.min_frame_tiles:
+            threshold = min(threshold, familiarity.frame_threshold)
         thresholds.append(threshold)
         figures.append(
             {
@@ -649,7 +654,9 @@ def fit_command(args: argparse.Namespace) -> int:
         figures.update(size_figures)
     if args.frame_counts:
         counts = [int(v) for v in args.frame_counts.split(",")]
-        familiarity, count_figures = fit_count_thresholds(data, real, counts, familiarity, config)
+        familiarity, count_figures = fit_count_thresholds(
+            data, real, counts, familiarity, config, never_looser=args.frame_counts_never_looser
+        )
         figures.update(count_figures)
     familiarity.save(models / FAMILIARITY_FILE)
     command = f"python -m vision.runtime.familiarity fit --models {args.models}" + "".join(
@@ -660,7 +667,9 @@ def fit_command(args: argparse.Namespace) -> int:
     if args.size_bins:
         command += f" --size-bins {args.size_bins}" + " --size-frame" * args.size_frame
     if args.frame_counts:
-        command += f" --frame-counts {args.frame_counts}"
+        command += f" --frame-counts {args.frame_counts}" + " --frame-counts-never-looser" * (
+            args.frame_counts_never_looser
+        )
     if args.size_only:
         command += " --size-only"
     card = {
@@ -834,6 +843,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="N,N,...",
         help="the frame rule's threshold by the frame's tile count: bins' lower counts, e.g. 3,4,5,6,8,10,15,20,30,40"
         " (medians of N tiles drawn from each real training photo, out of fold); default: one threshold",
+    )
+    fit.add_argument(
+        "--frame-counts-never-looser",
+        action="store_true",
+        help="frames the one frame rule judges already (min_frame_tiles or more) keep at most its threshold",
     )
     fit.add_argument(
         "--size-only",

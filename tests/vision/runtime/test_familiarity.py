@@ -336,6 +336,9 @@ def test_count_thresholds_fit_out_of_fold_on_drawn_medians_and_few_tiles_spread_
     assert t20 == t12 and [b["photos"] for b in figures["count_bins"]] == [80, 80, 80, 0]  # too few: kept
     again, _ = fit_count_thresholds(data, real, [3, 6, 12, 20], familiarity, FitConfig())
     assert again.count_frame_thresholds.tolist() == counted.count_frame_thresholds.tolist()
+    assert familiarity.min_frame_tiles == 6 and t6 > familiarity.frame_threshold
+    capped, _ = fit_count_thresholds(data, real, [3, 6, 12, 20], familiarity, FitConfig(), never_looser=True)
+    assert capped.count_frame_thresholds.tolist() == pytest.approx([t3] + [familiarity.frame_threshold] * 3)
     with pytest.raises(ValueError, match="frame counts"):
         fit_count_thresholds(data, real, [0, 3], familiarity, FitConfig())
 
