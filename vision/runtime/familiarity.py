@@ -565,8 +565,9 @@ def fit_count_thresholds(
     ``frame_quantile`` of the medians of n out-of-fold scores drawn ``draws`` times (without replacement) from the
     correct confident ``real`` tiles of each photo holding at least n of them (each photo weighs the same), times
     ``frame_margin``; ``min_frame_tiles`` becomes the first edge. Deterministic (``seed``). With ``never_looser``,
-    a count the one frame rule judged already (``familiarity.min_frame_tiles`` or more) keeps at most
-    ``familiarity.frame_threshold``: the count bins only extend the frame rule to fewer tiles (or tighten it)."""
+    a count the one frame rule judges (``config.min_frame_tiles`` or more) keeps at most
+    ``familiarity.frame_threshold``: the count bins only extend the frame rule to fewer tiles (or tighten it);
+    fitting again gives the same bins."""
     edges_array = np.asarray(sorted({int(v) for v in edges}), np.float32)
     if not len(edges_array) or edges_array[0] < 1:
         raise ValueError("frame counts must be one or more positive tile counts")
@@ -584,7 +585,7 @@ def fit_count_thresholds(
         ]
         if len(medians) >= MIN_COUNT_PHOTOS:
             threshold = float(np.quantile(np.concatenate(medians), config.frame_quantile) * config.frame_margin)
-        if never_looser and n >= familiarity.min_frame_tiles:
+        if never_looser and n >= config.min_frame_tiles:
             threshold = min(threshold, familiarity.frame_threshold)
         thresholds.append(threshold)
         figures.append(
@@ -847,7 +848,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     fit.add_argument(
         "--frame-counts-never-looser",
         action="store_true",
-        help="frames the one frame rule judges already (min_frame_tiles or more) keep at most its threshold",
+        help="frames the one frame rule judges (FitConfig.min_frame_tiles, 6, or more) keep at most its threshold",
     )
     fit.add_argument(
         "--size-only",

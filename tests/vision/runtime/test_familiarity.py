@@ -339,6 +339,8 @@ def test_count_thresholds_fit_out_of_fold_on_drawn_medians_and_few_tiles_spread_
     assert familiarity.min_frame_tiles == 6 and t6 > familiarity.frame_threshold
     capped, _ = fit_count_thresholds(data, real, [3, 6, 12, 20], familiarity, FitConfig(), never_looser=True)
     assert capped.count_frame_thresholds.tolist() == pytest.approx([t3] + [familiarity.frame_threshold] * 3)
+    refit, _ = fit_count_thresholds(data, real, [3, 6, 12, 20], capped, FitConfig(), never_looser=True)  # min 3 now
+    assert refit.count_frame_thresholds.tolist() == capped.count_frame_thresholds.tolist()
     with pytest.raises(ValueError, match="frame counts"):
         fit_count_thresholds(data, real, [0, 3], familiarity, FitConfig())
 
