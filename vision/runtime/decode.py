@@ -11,7 +11,7 @@ not the analysis, sets the pace there. :class:`SparseVideo` decodes less:
   sample.
   Changed, the keyframes' gap is decoded after all, from the kept packets, and sampled as before: the analysis sees
   the frames it would have seen from a full decode, so the start of a move is never skipped over;
-- **while something happens** every packet is decoded (with several threads), and frames nobody refers to
+- **while something happens** every packet is decoded, and frames nobody refers to
   (``skip_frame`` ``NONREF``: an H.264 stream's disposable B-frames) are not decoded at all: the sample is then the
   first decoded frame at or after the one due (a frame or two later), and the next is due where it was (busy samples
   are due every ``busy_step`` frames counted from the last still sample, as OpenCV reads them);
@@ -29,8 +29,8 @@ not the analysis, sets the pace there. :class:`SparseVideo` decodes less:
 - only sampled frames are converted to BGR;
 - keyframes are probed by a decoder of their own (the file opened again), so the main one keeps its place: a gap
   decoded after all starts where the main decoder stopped, not at the keyframe before the last sample again;
-- the main decoder runs :data:`DECODER_THREADS` threads on every machine, so the frames handed out do not depend on
-  the machine's cores.
+- the decoder runs slice threads only (:data:`THREAD_TYPE`), so the frames handed out do not depend on the machine's
+  cores.
 
 What the codec itself could skip changes the frames handed out, so it is left as it is: no deblocking
 (``skip_loop_filter``) changes every frame decoded after a reference frame without it, and the frames nobody refers
@@ -84,12 +84,14 @@ PROBE_PIXELS = 3
 of them at that width; compression noise moves a still table's pixels by a few levels)."""
 MAX_PROBE_GAP_S = 1.0
 """Keyframes further apart than this are not probed: the video is decoded in full."""
-DECODER_THREADS = 3
-"""The decoder's threads, the same on every machine. Frame threads hold back a frame each, and whether frames are
-waiting decides whether a keyframe is probed (only when none is), so with FFmpeg's own count (the cores + 1, at most
-16) the frames handed out, and so the rulings, would depend on the machine's cores: game-1000's H.264 copy, the
-decoder given the same answers, hands out other frames from frame 60 on with 16 threads, from 2,748 on with 5. 3 is
-FFmpeg's count on the 2-core machine the benchmarks' rulings were measured on."""
+THREAD_TYPE = "SLICE"
+"""The decoder's threads: slice threads (several at once on a frame cut into slices), no frame threads. Frame threads
+hold back a frame each, and whether frames are waiting decides whether a keyframe is probed (only when none is), so
+with FFmpeg's count of them (the cores + 1, at most 16) the frames handed out, and so the rulings, depended on the
+machine's cores (game-1000's H.264 copy, the decoder given the same answers: other frames from frame 60 on with 16
+threads, from 2,748 on with 5); and on this 2-core machine, shared, they cost more CPU than they save time:
+``analyze`` of that copy took 36.5 s of CPU and 45 s of wall clock without them, 38.2 and 56 s with 3 (two runs of
+each, interleaved, load average 5.5-7; at load 1.5, 36.0 and 22 s against 37.7 and 25 s)."""
 DECODERS = ("auto", "pyav", "opencv")
 """``auto``: PyAV where installed, else OpenCV."""
 RegionOf = Callable[[], tuple[float, float, float, float] | None] | None
@@ -166,8 +168,7 @@ class SparseVideo:
         self._stream = self._container.streams.video[0]
         self._codec = self._stream.codec_context
         if threads:
-            self._stream.thread_type = "AUTO"
-            self._codec.thread_count = DECODER_THREADS
+            self._stream.thread_type = THREAD_TYPE
         rate = self._stream.average_rate or self._stream.guessed_rate
         fps = float(rate) if rate else 0.0
         self.fps = fps if math.isfinite(fps) and 0 < fps < 1000 else DEFAULT_FPS
