@@ -72,7 +72,7 @@ from vision.game.tilememory import TileMemory
 from vision.game.timelimit import LimitWatch
 from vision.runtime.detections import Detections
 from vision.runtime.detector import TILE_PX, Region
-from vision.runtime.layout import SetFinder
+from vision.runtime.layout import MIN_CONFIDENCE, SetFinder
 from vision.runtime.motion import Activity, ActivityMeter, ReadPicture
 from vision.runtime.reader import Reader, TileReader
 from vision.runtime.seats import seat_at
@@ -169,7 +169,8 @@ class PipelineConfig:
     unless it has uncertain tiles to refine. False: every reading made, as before (``bench decode --baseline``)."""
     reuse_sure: bool = True
     """With ``reuse_unchanged``: a settling table whose first reading is sure (:func:`sure_reading`: every box read
-    at :data:`SURE_CONFIDENCE` or over, and detected well) takes that reading again for each later frame showing its
+    at :data:`SURE_CONFIDENCE` or over, or certain and vouched for by the tile memory as the tile it read certain in
+    the last settled table, and detected well) takes that reading again for each later frame showing its
     picture (:class:`~vision.runtime.motion.ReadPicture`, compared each time: 45 ms at 1080p against a reading's
     150-250 ms), instead of reading it again; a frame whose picture changed is read, and every one after it. A first
     reading with any doubt is followed by independent readings, as without it (the readings that outvote a doubtful
@@ -879,9 +880,18 @@ class TablePipeline:
                 return self.readings[0]
             self.first_sure = False  # the picture changed under the meter's eyes: every reading made from here
         reading = self._read(image)
-        if not self.readings:
-            self.first_sure = self.config.reuse_sure and sure_reading(reading)
+        if not self.readings and self.config.reuse_sure:
+            self.first_sure = sure_reading(reading) or sure_reading(reading, self._vouched(image, reading))
         return reading
+
+    def _vouched(self, image: np.ndarray, reading: Detections) -> np.ndarray:
+        """Which tiles of a reading of ``image`` the tile memory vouches for: each lies where a tile lay in the last
+        settled table, read certain then with the same label, and shows the same face (:class:`TileMemory`, which
+        gives such a tile, doubted, its certainty back: asked here with every tile doubted)."""
+        if not len(reading):
+            return np.zeros(0, bool)
+        doubted = reading.with_(confidence=np.zeros(len(reading), np.float32))
+        return np.asarray(self.tile_memory.weigh(image, doubted).confidence >= MIN_CONFIDENCE)
 
     def _nothing_to_verify(self) -> bool:
         """A still table showing the picture its state was read from needs no verification: no disagreement waits,
@@ -1052,15 +1062,21 @@ SURE_CONFIDENCE = 0.99
 over it was not looked at twice; a familiarity or colour cap, a second look's split are all under it)..."""
 
 
-def sure_reading(reading: Detections) -> bool:
-    """...and detected at :data:`~vision.runtime.tables.WEAK_DETECTION` or over (a weak box is judged by its
-    neighbours after fusing, and a box seen in one reading of three is dropped: one reading cannot vouch for it). An
-    empty reading is not sure: nothing in it vouches for the picture."""
+def sure_reading(reading: Detections, vouched: np.ndarray | None = None) -> bool:
+    """...or at the layout's :data:`~vision.runtime.layout.MIN_CONFIDENCE` or over where ``vouched`` (the same tile,
+    with the same label, read certain in the last settled table: :meth:`TablePipeline._vouched`), and detected at
+    :data:`~vision.runtime.tables.WEAK_DETECTION` or over (a weak box is judged by its neighbours after fusing, and a
+    box seen in one reading of three is dropped: one reading cannot vouch for it). An empty reading is not sure:
+    nothing in it vouches for the picture."""
     if not len(reading):
         return False
     strength = reading.data.get("detector_confidence")
-    strong = True if strength is None else bool((np.asarray(strength) >= WEAK_DETECTION).all())
-    return strong and bool((reading.confidence >= SURE_CONFIDENCE).all())
+    if strength is not None and not (np.asarray(strength) >= WEAK_DETECTION).all():
+        return False
+    sure = reading.confidence >= SURE_CONFIDENCE
+    if vouched is not None:
+        sure |= vouched & (reading.confidence >= MIN_CONFIDENCE)
+    return bool(sure.all())
 
 
 def _faulty(ruling: Ruling) -> bool:
