@@ -25,7 +25,9 @@ rule can too (``--size-frame``), but that let held-out editions' errors through 
 The median of a few tiles' scores spreads more than the median of many: the frame threshold can depend on how many
 tiles the frame holds (``count_edges`` and ``count_frame_thresholds``, ``fit --frame-counts``), fitted on the real
 training photos out of fold: for each count n, the ``frame_quantile`` of the medians of n correct confident tiles
-drawn from one photo, times ``frame_margin``. Measured and not the default (models/README.md, "Familiarity").
+drawn from one photo, times ``frame_margin``. Shipped for frames of 3-5 tiles only (``--frame-counts-never-looser``:
+6 or more keep the one threshold; every count's own threshold was looser from 6 tiles up and let held-out editions'
+errors through; models/README.md, "Familiarity").
 
 The statistics depend on the classifier: after retraining it, fit them again (a few seconds on 2 cores)::
 
