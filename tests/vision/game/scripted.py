@@ -1,10 +1,14 @@
-"""What the scripted-scene tests of paused moves read from a feed's log lines (tests/vision/conftest.py's scenes)."""
+"""What the scripted-scene tests of paused moves read from a feed's log lines (tests/vision/conftest.py's scenes), and
+a reader too slow for the camera."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from referee.table import Table
+from vision.runtime.reader import Reading
 
 
 def same(table_json: dict, text: str) -> bool:
@@ -28,3 +32,16 @@ def started(scenes: Any, table: str, **options: Any) -> Any:
     feed = scenes.SceneFeed(scenes.pipeline(scene, **options), scene)
     assert [e["event"] for e in feed.run(2.0)] == ["table"]
     return feed
+
+
+class SlowReader:
+    """The pixel reader on a CPU too busy for it: each reading takes ``seconds`` of the camera's time, and a live
+    session then looks at the newest frame (the feed jumps ahead). Set ``feed`` before the first reading."""
+
+    def __init__(self, inner: Any, seconds: float) -> None:
+        self.inner, self.seconds, self.feed = inner, seconds, None
+
+    def read(self, image: np.ndarray, region: object = None, on_table: Any = None) -> Reading:
+        assert self.feed is not None
+        self.feed.time_s += self.seconds
+        return self.inner.read(image, region, on_table=on_table)

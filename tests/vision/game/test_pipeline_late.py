@@ -5,27 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from tests.vision.game.scripted import SlowReader
 from vision.game.pipeline import SETTLE_LATE_S, PipelineConfig
-from vision.runtime.reader import Reading
 
 START = "[black-5 blue-5 orange-5]"
 PAIR = f"{START} [blue-7 blue-8]"
 """Player 0 lays a pair: invalid, a REVERT if the move ended there."""
-
-
-class SlowReader:
-    """The pixel reader on a CPU too busy for it: each reading takes ``seconds`` of the camera's time, and a live
-    session then looks at the newest frame (the feed jumps ahead)."""
-
-    def __init__(self, inner: Any, seconds: float) -> None:
-        self.inner, self.seconds, self.feed = inner, seconds, None
-
-    def read(self, image: np.ndarray, region: object = None, on_table: Any = None) -> Reading:
-        assert self.feed is not None
-        self.feed.time_s += self.seconds
-        return self.inner.read(image, region, on_table=on_table)
 
 
 def play_taken_back(scenes: Any, reading_s: float) -> Any:

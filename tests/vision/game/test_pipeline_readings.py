@@ -10,6 +10,7 @@ import numpy as np
 
 from referee.table import Table
 from referee.tiles import ALL_LABELS
+from tests.vision.game.scripted import SlowReader
 from vision.game.pipeline import PipelineConfig
 from vision.runtime.reader import Reading
 
@@ -104,18 +105,6 @@ def test_a_cap_on_every_reading_is_not_read_again_for_nothing(scenes: Any) -> No
     feed, _ = opening(scenes, [("red-11", 0.5)] * 5)
     feed.run(2.0)
     assert rulings(feed) == [(0, "play", "review", ["red-11"])] and feed.pipeline.stats.extra == 0
-
-
-class SlowReader:
-    """Each reading takes ``seconds`` of the camera's time (a busy live machine: the feed jumps to the newest frame)."""
-
-    def __init__(self, inner: Any, seconds: float) -> None:
-        self.inner, self.seconds, self.feed = inner, seconds, None
-
-    def read(self, image: np.ndarray, region: object = None, on_table: Any = None) -> Reading:
-        assert self.feed is not None
-        self.feed.time_s += self.seconds
-        return self.inner.read(image, region, on_table=on_table)
 
 
 def test_readings_behind_their_schedule_settle_on_the_usual_three(scenes: Any) -> None:
