@@ -228,6 +228,10 @@ def reader_for(engine: Engine) -> TileReader:
     from vision.game.pipeline import pipeline_reader
 
     if engine not in _READERS:
+        if engine.threads is not None:  # OpenCV's own threads too, or a worker takes more than its share of cores
+            import cv2
+
+            cv2.setNumThreads(engine.threads)
         _READERS[engine] = pipeline_reader(engine.models, threads=engine.threads, provider=engine.provider)
     return _READERS[engine]
 

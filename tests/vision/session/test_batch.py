@@ -400,3 +400,23 @@ def test_a_local_ray_gives_the_pools_outputs(first_run: tuple[int, Path], season
 def events(folder: Path) -> list[tuple[str, Any]]:
     lines = [json.loads(line) for line in (folder / "game-log.jsonl").read_text().splitlines()]
     return [(e["event"], e.get("frame")) for e in lines]
+
+
+def test_a_worker_with_its_threads_set_runs_opencv_on_as_many() -> None:
+    """A worker given ``threads`` keeps OpenCV's own threads to that many too: with OpenCV's default (the cores) one
+    worker used 1.2 cores and two workers on two cores read 0.73 of one worker's video hours per core-hour (bench
+    batch, 2026-11-26; 0.87 with this)."""
+    import cv2
+
+    from vision.session.batch import _READERS, reader_for
+    from vision.session.common import Engine
+
+    before = cv2.getNumThreads()
+    engine = Engine(threads=1)
+    try:
+        cv2.setNumThreads(2)
+        reader_for(engine)
+        assert cv2.getNumThreads() == 1
+    finally:
+        _READERS.pop(engine, None)
+        cv2.setNumThreads(before)
