@@ -9,10 +9,11 @@ what ``analyze`` writes there (game log, moves, summary, report.html).
 
 Resumable: a game whose folder holds a whole analysis (its summary says the video was read to its end, and the
 report is there) is skipped; a game that fails is tried once more, then listed with its error; one bad video never
-stops the batch. ``DIR/batch.json`` says how every game went; the archive of every move (``moves.csv``,
-``moves.parquet``, ``archive.html``) is :mod:`vision.ui.archive`'s.
+stops the batch. The longest videos start first (:func:`longest_first`), so the short ones fill the gaps at the
+end. ``DIR/batch.json`` says how every game went (each game's worker, CPU seconds, start and finish); the archive
+of every move (``moves.csv``, ``moves.parquet``, ``archive.html``) is :mod:`vision.ui.archive`'s.
 
-Size: 616 lines: the batch command from manifest to summary: reading and checking the manifest (CSV and YAML, about 150
+Size: 651 lines: the batch command from manifest to summary: reading and checking the manifest (CSV and YAML, about 150
 lines), running one game as ``analyze`` does and telling a finished folder, the batch loop with its records and
 progress, the two runners (process pool, Ray) and ``cmd_batch``. The next split is the manifest reader
 (``ManifestError``, ``GameSpec``, ``read_manifest`` and its helpers) into a module of its own (to do).
@@ -245,6 +246,7 @@ def run_game(job: GameJob) -> dict[str, Any]:
     from vision.ui.report import write_report
 
     spec, out = job.spec, Path(job.out)
+    started_at = time.time()
     started, cpu_started = time.perf_counter(), time.process_time()
     try:
         if spec.calibration not in ("markers", "auto", "frame"):
@@ -263,7 +265,7 @@ def run_game(job: GameJob) -> dict[str, Any]:
     result = {
         "status": "failed" if problem else "done", "error": problem, "pid": os.getpid(),
         "wall_s": round(time.perf_counter() - started, 2), "cpu_s": round(time.process_time() - cpu_started, 2),
-        **_game_numbers(summary),
+        "started_at": round(started_at, 3), "finished_at": round(time.time(), 3), **_game_numbers(summary),
     }  # fmt: skip
     return result
 
@@ -329,6 +331,9 @@ class GameRecord:
     """The worker process that analysed it."""
     cpu_s: float | None = None
     """CPU seconds that worker spent on it (ONNX Runtime's threads included)."""
+    started_at: float | None = None
+    finished_at: float | None = None
+    """When that worker started and finished it (Unix seconds, the worker's clock): who idled while who worked."""
 
 
 Runner = Callable[[list[GameJob]], Iterator[tuple[GameJob, dict[str, Any]]]]
@@ -351,12 +356,12 @@ def run_batch(
     out.mkdir(parents=True, exist_ok=True)
     engine = engine or Engine()
     runner = runner or pool_runner(workers)
-    started = time.perf_counter()
+    started, started_at = time.perf_counter(), time.time()
     records = {g.label: _record(g) for g in games}
     lengths = {g.label: video_seconds(g.video) for g in games}
     bar = BatchProgress(len(games), sum(lengths.values()), progress)
     todo: list[GameJob] = []
-    for game in games:
+    for game in longest_first(games, lengths):
         record = records[game.label]
         if is_complete(out / game.label):
             record.status = "skipped"
@@ -383,7 +388,7 @@ def run_batch(
                 else:
                     record.status = "failed"
                     bar.finish(lengths[job.spec.label], "failed")
-        todo = failed
+        todo = sorted(failed, key=lambda job: start_order(job.spec, lengths))  # the retries too, longest first
     wall = time.perf_counter() - started
     rows = [asdict(records[g.label]) for g in games]
     analysed_s = sum(r["video_s"] or 0.0 for r in rows if r["status"] == "done")
@@ -393,6 +398,7 @@ def run_batch(
         "workers": workers,
         "engine": asdict(engine),
         "wall_s": round(wall, 2),
+        "started_at": round(started_at, 3),
         "counts": {s: sum(1 for r in rows if r["status"] == s) for s in ("done", "skipped", "failed")},
         "video_hours_analysed": round(analysed_s / 3600, 4),
         "video_hours_per_wall_hour": round(analysed_s / wall, 2) if wall > 0 and analysed_s else None,
@@ -426,6 +432,7 @@ def _fill(record: GameRecord, numbers: dict[str, Any]) -> None:
     record.verdicts = dict(numbers.get("verdicts") or {})
     record.pid = numbers.get("pid")
     record.cpu_s = numbers.get("cpu_s")
+    record.started_at, record.finished_at = numbers.get("started_at"), numbers.get("finished_at")
 
 
 def _summary_of(folder: Path) -> dict[str, Any]:
@@ -433,6 +440,27 @@ def _summary_of(folder: Path) -> dict[str, Any]:
         return json.loads((folder / "summary.json").read_text())
     except (OSError, ValueError):
         return {}
+
+
+def longest_first(games: list[GameSpec], lengths: dict[str, float]) -> list[GameSpec]:
+    """The order games are handed to the workers (longest processing time first): the longest video first, then
+    the videos of unknown length, the largest file first; ties keep the manifest's order. Started last, a long game
+    keeps one worker busy while the others have nothing left to do; started first, the short games fill the gaps
+    at the end."""
+    return sorted(games, key=lambda game: start_order(game, lengths))
+
+
+def start_order(game: GameSpec, lengths: dict[str, float]) -> tuple[int, float]:
+    """``longest_first``'s key; ``lengths``: video seconds by label from the container's header, 0 when unknown."""
+    seconds = lengths.get(game.label, 0.0)
+    return (0, -seconds) if seconds > 0 else (1, -_file_size(game.video))
+
+
+def _file_size(path: str) -> float:
+    try:
+        return float(Path(path).stat().st_size)
+    except OSError:
+        return 0.0
 
 
 def video_seconds(video: str) -> float:

@@ -273,6 +273,55 @@ def test_a_ray_worker_killed_mid_game_fails_that_attempt_and_the_batch_completes
     assert [analysed(tmp_path, g.label) for g in games] == [1, 1, 1]  # each game analysed once
 
 
+LENGTHS = {"v1.mp4": 60.0, "v2.mp4": 431.0, "v3.mp4": 0.0, "v4.mp4": 180.0, "v5.mp4": 0.0}
+"""Video seconds as the container's header gives them (0: unknown, a header without a length or no video)."""
+
+
+def games_of_unequal_length(folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[GameSpec]:
+    """Five games in manifest order v1..v5; v3 and v5 of unknown length, v5 the larger file."""
+    from vision.session import batch
+
+    (folder / "v3.mp4").write_bytes(b"x" * 10)
+    (folder / "v5.mp4").write_bytes(b"x" * 1000)
+    monkeypatch.setattr(batch, "video_seconds", lambda video: LENGTHS[Path(video).name])
+    return [GameSpec(video=str(folder / f"v{t}.mp4"), event="E", round="1", table=t) for t in "12345"]
+
+
+def test_the_longest_videos_start_first_and_their_retries_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Longest processing time first: the short games fill the gaps at the end instead of a long one started last
+    keeping one worker busy alone. Unknown lengths last, the larger file first."""
+    handed: list[list[str]] = []
+
+    def finishes_in_reverse(jobs: list[GameJob]) -> Any:
+        handed.append([Path(job.spec.video).name for job in jobs])
+        for job in reversed(jobs):  # the short games finish first: the failures come back shortest first
+            failing = job.spec.table in "12" and len(handed) == 1
+            yield job, {"status": "failed", "error": "died"} if failing else {"status": "done", "video_s": 1.0}
+
+    summary = run_batch(games_of_unequal_length(tmp_path, monkeypatch), tmp_path / "out", runner=finishes_in_reverse)
+    assert handed == [["v2.mp4", "v4.mp4", "v1.mp4", "v5.mp4", "v3.mp4"], ["v2.mp4", "v1.mp4"]]
+    assert [g["table"] for g in summary["games"]] == list("12345")  # batch.json keeps the manifest's order
+    assert summary["counts"]["done"] == 5
+
+
+def records_start(job: GameJob) -> dict[str, Any]:
+    """In a pool worker: appends the game's video to ``started.txt`` beside the games' folders."""
+    with (Path(job.out).parent / "started.txt").open("a") as handle:
+        handle.write(Path(job.spec.video).name + "\n")
+    return {"status": "done", "video_s": 1.0, "moves": 0, "verdicts": {}}
+
+
+def test_a_pool_worker_starts_the_longest_video_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vision.session.batch import pool_runner
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[3]))  # spawned workers import this module by its name
+    games = games_of_unequal_length(tmp_path, monkeypatch)
+    summary = run_batch(games, tmp_path / "out", runner=pool_runner(1, work=records_start))
+    assert summary["counts"]["done"] == 5
+    started = (tmp_path / "out" / "started.txt").read_text().split()
+    assert started == ["v2.mp4", "v4.mp4", "v1.mp4", "v5.mp4", "v3.mp4"]
+
+
 YAML_MANIFEST = """
 defaults: {profile: official, players: 2}
 games:
