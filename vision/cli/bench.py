@@ -99,6 +99,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--play-minutes", type=rules_cli.POSITIVE, metavar="M", help="live: play only the first M minutes of each game"
     )
+    parser.add_argument(
+        "--copies", type=rules_cli.COUNT, metavar="N",
+        help="batch: the first of --games N times over (games of equal length: no short game's idle tail)",
+    )  # fmt: skip
 
 
 BENCH = rules_bench.command(

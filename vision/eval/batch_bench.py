@@ -10,9 +10,14 @@ core: a local process pool of 1 worker (the baseline), of 2 workers, and Ray tas
   included; starting Ray is not, it is reported apart);
 - *video h per core-hour*: video analysed / (wall time x cores given: workers x threads); the scaling target is
   that this stays within 10 % from 1 to 2 workers;
-- the CPU seconds each worker process used (ONNX Runtime's threads included) and its share of the wall time, and
-  *video h per CPU-hour* (video / all the workers' CPU time): what the machine's other load took shows as a share
-  below 100 %;
+- the *idle tail*: per worker, how long it had nothing left to do while another still ran (a game is never split,
+  so with games of unequal length one worker finishes early even when the longest start first), and *video h per
+  busy core-hour*: video / (wall time x cores less the idle tail's core time), what the workers gave while they
+  had work. ``--copies N`` runs the bench on the first game N times over instead (equal lengths: the tail is only
+  the last game's spread); the output says which it measured;
+- the CPU seconds each worker process used (ONNX Runtime's threads included), over its own games' wall time and
+  over the batch's, and *video h per CPU-hour* (video / all the workers' CPU time): what the machine's other load
+  took shows as a share below 100 %;
 - ratios against the 1-worker run of the same bench run, and whether every game's ``moves.json`` is the same in
   every configuration (the backend must not change a ruling).
 
@@ -20,8 +25,9 @@ The constants of the scaling model (:func:`scaling_model`) are measured in the s
 (per worker), decoding each video alone (OpenCV, every frame), writing the archive. The model is written out in
 the text output and in vision/README.md ("Scaling a batch to N machines").
 
-``python -m vision.eval.batch_bench --games DIR... --work DIR`` runs it without the command line; the machine's
-load average before and after each run is recorded, because a shared machine's other jobs take cores from it.
+``python -m vision.eval.batch_bench --games DIR... --work DIR [--copies N]`` runs it without the command line; the
+machine's load average before and after each run is recorded, because a shared machine's other jobs take cores from
+it.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.profiles import get_profile
-from vision.session.batch import GameSpec, pool_runner, run_batch
+from vision.session.batch import GameSpec, pool_runner, run_batch, video_seconds
 from vision.session.common import Engine
 from vision.synth.truth import load_truth
 
@@ -65,8 +71,11 @@ BUSY_ENOUGH = 0.9
 """A worker on the CPU less than this share of the wall time shared its core with other jobs."""
 
 
-def games_of(folders: list[Path]) -> list[GameSpec]:
-    """A batch's games from ``synth-game`` folders (players and profile from each truth header)."""
+def games_of(folders: list[Path], copies: int | None = None) -> list[GameSpec]:
+    """A batch's games from ``synth-game`` folders (players and profile from each truth header); with ``copies``,
+    the first folder's game that many times over (games of equal length, each under its own table)."""
+    if copies:
+        folders = [folders[0]] * copies
     games = []
     for number, folder in enumerate(folders, start=1):
         header, _ = load_truth(folder)
@@ -123,6 +132,8 @@ def run_one(run: Run, games: list[GameSpec], out: Path, models: Path | None = No
     wall_s = summary["wall_s"]
     cpu = summary["cpu_s_by_worker"]
     cpu_s = sum(cpu.values())
+    workers = worker_timeline(summary, run.workers)
+    idle_tail_s = sum(w["idle_tail_s"] for w in workers.values())
     return {
         "name": run.name, "backend": run.backend, "workers": run.workers, "threads": run.threads, "cores": run.cores,
         "games": len(games), "done": len(done), "failed": summary["counts"]["failed"],
@@ -131,11 +142,40 @@ def run_one(run: Run, games: list[GameSpec], out: Path, models: Path | None = No
         "video_h_per_wall_h": _ratio(video_s, wall_s),
         "video_h_per_core_h": _ratio(video_s, wall_s * run.cores),
         "video_h_per_cpu_h": _ratio(video_s, cpu_s),
+        "idle_tail_s": round(idle_tail_s, 2),
+        "video_h_per_busy_core_h": _ratio(video_s, wall_s * run.cores - idle_tail_s * run.threads),
+        "workers_timeline": workers,
         "cpu_s_by_worker": cpu,
         "worker_busy": {pid: round(s / wall_s, 2) for pid, s in cpu.items()} if wall_s else {},
         "load_average": [load_before, _load_average()],
         "moves": {g["label"]: _moves(out / g["label"]) for g in done},
     }  # fmt: skip
+
+
+def worker_timeline(summary: dict[str, Any], workers: int) -> dict[str, dict[str, Any]]:
+    """Per worker process of a batch (pid, in the order they started): its games, the CPU and wall seconds it spent
+    on them, its CPU's share of that wall time, when it finished its last game (seconds from the batch's start) and
+    its idle tail: how long it had nothing left to do while another worker still ran (the batch's last finish less
+    its own). A worker the batch never used (fewer games than workers) idles from the batch's start to the end."""
+    done = [g for g in summary["games"] if g["status"] == "done" and g.get("finished_at") is not None]
+    if not done:
+        return {}
+    start = summary["started_at"]
+    last = max(g["finished_at"] for g in done) - start
+    timeline: dict[str, dict[str, Any]] = {}
+    for game in sorted(done, key=lambda g: g["started_at"]):
+        worker = timeline.setdefault(str(game["pid"]), {"games": [], "cpu_s": 0.0, "wall_s": 0.0, "finished_s": 0.0})
+        worker["games"].append(game["label"])
+        worker["cpu_s"] = round(worker["cpu_s"] + game["cpu_s"], 2)
+        worker["wall_s"] = round(worker["wall_s"] + game["wall_s"], 2)
+        worker["finished_s"] = round(max(worker["finished_s"], game["finished_at"] - start), 2)
+    for worker in timeline.values():
+        worker["busy"] = round(worker["cpu_s"] / worker["wall_s"], 2) if worker["wall_s"] else None
+        worker["idle_tail_s"] = round(last - worker["finished_s"], 2)
+    for unused in range(max(0, workers - len(timeline))):
+        timeline[f"unused {unused + 1}"] = {"games": [], "cpu_s": 0.0, "wall_s": 0.0, "finished_s": 0.0,
+                                            "busy": None, "idle_tail_s": round(last, 2)}  # fmt: skip
+    return timeline
 
 
 def _ratio(a: float, b: float) -> float | None:
@@ -183,10 +223,16 @@ def decode_only(videos: list[str]) -> dict[str, Any]:
 
 
 def run_batch_benchmark(
-    folders: list[Path], work: Path, *, models: Path | None = None, runs: tuple[Run, ...] = RUNS
+    folders: list[Path],
+    work: Path,
+    *,
+    models: Path | None = None,
+    runs: tuple[Run, ...] = RUNS,
+    copies: int | None = None,
 ) -> dict[str, Any]:
-    """Every configuration of ``runs`` over the same games (see the module docstring); the first is the baseline."""
-    games = games_of(folders)
+    """Every configuration of ``runs`` over the same games (see the module docstring); the first is the baseline.
+    With ``copies``: the first folder's game that many times (equal lengths) instead of every folder's."""
+    games = games_of(folders, copies)
     rows: list[dict[str, Any]] = []
     skipped: dict[str, str] = {}
     for run in runs:
@@ -200,8 +246,8 @@ def run_batch_benchmark(
     base = rows[0]
     for row in rows:
         row["vs_baseline"] = {
-            key: _ratio(row[key] or 0.0, base[key] or 0.0)
-            for key in ("video_h_per_wall_h", "video_h_per_core_h", "video_h_per_cpu_h")
+            key: _ratio(row.get(key) or 0.0, base.get(key) or 0.0)
+            for key in ("video_h_per_wall_h", "video_h_per_core_h", "video_h_per_busy_core_h", "video_h_per_cpu_h")
         }
         row["same_moves_as_baseline"] = row["moves"] == base["moves"]
     constants = {
@@ -209,7 +255,11 @@ def run_batch_benchmark(
         "decode": decode_only([g.video for g in games]),
         "cores_here": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
     }
-    result = {"games": [g.video for g in games], "rows": rows, "skipped": skipped, "constants": constants}
+    lengths = [round(video_seconds(g.video), 1) for g in games]
+    result = {
+        "games": [g.video for g in games], "game_video_s": lengths, "equal_lengths": bool(copies),
+        "rows": rows, "skipped": skipped, "constants": constants,
+    }  # fmt: skip
     result["targets"] = targets(rows)
     result["scaling_model"] = scaling_model(result)
     for row in rows:
@@ -223,21 +273,32 @@ def targets(rows: list[dict[str, Any]]) -> dict[str, Any]:
     pool1, pool2, ray2 = by_name.get("pool x1"), by_name.get("pool x2"), by_name.get("ray local x2")
     per_core = _ratio_of(pool2, pool1, "video_h_per_core_h")
     per_cpu = _ratio_of(pool2, pool1, "video_h_per_cpu_h")
+    per_busy_core = _ratio_of(pool2, pool1, "video_h_per_busy_core_h")
     ray_vs_pool = _ratio_of(ray2, pool2, "video_h_per_wall_h")
     ray_vs_pool_cpu = _ratio_of(ray2, pool2, "video_h_per_cpu_h")
     return {
         "per_core_h_2_vs_1_workers": per_core,
         "per_core_h_within_10pct": _within(per_core),
+        "per_busy_core_h_2_vs_1_workers": per_busy_core,
+        "per_busy_core_h_within_10pct": _within(per_busy_core),
         "per_cpu_h_2_vs_1_workers": per_cpu,
         "per_cpu_h_within_10pct": _within(per_cpu),
         "ray_vs_pool_per_wall_h": ray_vs_pool,
         "ray_within_10pct": _within(ray_vs_pool),
         "ray_vs_pool_per_cpu_h": ray_vs_pool_cpu,
         "ray_within_10pct_per_cpu_h": _within(ray_vs_pool_cpu),
-        "least_busy_worker": min((b for r in rows for b in r.get("worker_busy", {}).values()), default=None),
+        "least_busy_worker": min((b for r in rows for b in _busy(r)), default=None),
         "every_game_done_once": all(r["done"] == r["games"] and r["failed"] == 0 for r in rows),
         "same_moves_everywhere": all(r["same_moves_as_baseline"] for r in rows),
     }
+
+
+def _busy(row: dict[str, Any]) -> list[float]:
+    """Each worker's CPU over the wall time of its own games (its idle tail left out), or over the batch's."""
+    timeline = row.get("workers_timeline")
+    if timeline:
+        return [w["busy"] for w in timeline.values() if w["busy"] is not None]
+    return list(row.get("worker_busy", {}).values())
 
 
 def _within(ratio: float | None) -> bool | None:
@@ -246,7 +307,7 @@ def _within(ratio: float | None) -> bool | None:
 
 
 def _ratio_of(row: dict[str, Any] | None, base: dict[str, Any] | None, key: str) -> float | None:
-    return _ratio(row[key] or 0.0, base[key] or 0.0) if row and base else None
+    return _ratio(row.get(key) or 0.0, base.get(key) or 0.0) if row and base else None
 
 
 def scaling_model(result: dict[str, Any]) -> dict[str, Any]:
@@ -276,30 +337,42 @@ def scaling_model(result: dict[str, Any]) -> dict[str, Any]:
 
 def format_batch_benchmark(result: dict[str, Any]) -> str:
     rows = result["rows"]
+    lengths = result.get("game_video_s") or []
+    if result.get("equal_lengths"):
+        what = f"{len(result['games'])} copies of one game ({lengths[0] if lengths else '?'} s each: equal lengths)"
+    else:
+        what = f"{len(result['games'])} games ({', '.join(f'{s:g}' for s in lengths)} s; started longest first)"
     head = (
         f"{'run':<14}{'games':>6}{'video s':>9}{'wall s':>8}{'video h/wall h':>16}{'per core-h':>12}"
-        f"{'per CPU-h':>11}{'x base (wall, core, CPU)':>26}  CPU s per worker (busy)"
+        f"{'idle tail s':>13}{'per busy core-h':>17}{'per CPU-h':>11}{'x base (wall, core, busy core, CPU)':>37}"
     )
-    lines = [f"bench batch: {len(result['games'])} games, one ONNX Runtime thread per worker", head]
+    lines = [f"bench batch: {what}, one ONNX Runtime thread per worker", head]
     for r in rows:
-        busy = r["worker_busy"]
-        workers = ", ".join(f"{s:.1f} ({100 * busy.get(pid, 0):.0f} %)" for pid, s in r["cpu_s_by_worker"].items())
         base = r["vs_baseline"]
         lines.append(
             f"{r['name']:<14}{r['done']:>3}/{r['games']:<2}{r['video_s']:>9.1f}{r['wall_s']:>8.1f}"
             f"{r['video_h_per_wall_h'] or 0:>16.2f}{r['video_h_per_core_h'] or 0:>12.2f}"
+            f"{r.get('idle_tail_s', 0):>13.1f}{r.get('video_h_per_busy_core_h') or 0:>17.2f}"
             f"{r['video_h_per_cpu_h'] or 0:>11.2f}"
-            f"{base['video_h_per_wall_h'] or 0:>12.2f}, {base['video_h_per_core_h'] or 0:.2f},"
-            f" {base['video_h_per_cpu_h'] or 0:.2f}    {workers}"
+            f"{base['video_h_per_wall_h'] or 0:>16.2f}, {base['video_h_per_core_h'] or 0:.2f},"
+            f" {base.get('video_h_per_busy_core_h') or 0:.2f}, {base['video_h_per_cpu_h'] or 0:.2f}"
             + (f"  (Ray started in {r['ray_start_s']:.1f} s)" if r["ray_start_s"] is not None else "")
             + f"  load {r['load_average'][0]}->{r['load_average'][1]}"
         )  # fmt: skip
+        for pid, w in (r.get("workers_timeline") or {}).items():
+            busy = "" if w["busy"] is None else f" ({100 * w['busy']:.0f} % of its wall time)"
+            lines.append(
+                f"{'':<14}worker {pid}: {len(w['games'])} games, CPU {w['cpu_s']:.1f} s over {w['wall_s']:.1f} s{busy},"
+                f" done at {w['finished_s']:.1f} s, idle tail {w['idle_tail_s']:.1f} s"
+            )  # fmt: skip
     for name, why in result["skipped"].items():
         lines.append(f"{name:<14}skipped: {why}")
     t = result["targets"]
     lines.append(
         f"targets (>= {TARGET_RATIO}): 2 vs 1 workers per core-hour {t['per_core_h_2_vs_1_workers']}"
-        f" ({_yes(t['per_core_h_within_10pct'])}), per CPU-hour {t['per_cpu_h_2_vs_1_workers']}"
+        f" ({_yes(t['per_core_h_within_10pct'])}), per busy core-hour (idle tail left out)"
+        f" {t['per_busy_core_h_2_vs_1_workers']} ({_yes(t['per_busy_core_h_within_10pct'])}),"
+        f" per CPU-hour {t['per_cpu_h_2_vs_1_workers']}"
         f" ({_yes(t['per_cpu_h_within_10pct'])}); Ray vs pool per wall hour {t['ray_vs_pool_per_wall_h']}"
         f" ({_yes(t['ray_within_10pct'])}), per CPU-hour {t['ray_vs_pool_per_cpu_h']}"
         f" ({_yes(t['ray_within_10pct_per_cpu_h'])}); every game done once: {_yes(t['every_game_done_once'])};"
@@ -314,7 +387,7 @@ def format_batch_benchmark(result: dict[str, Any]) -> str:
     least = t["least_busy_worker"]
     if least is not None and least < BUSY_ENOUGH:
         lines.append(
-            f"note: a worker had its CPU only {100 * least:.0f} % of the wall time (other jobs on this machine):"
+            f"note: a worker had its CPU only {100 * least:.0f} % of its games' wall time (other jobs on this machine):"
             " per core-hour and per wall hour measure the machine's load; per CPU-hour measures batch"
         )
     c, m = result["constants"], result["scaling_model"]
@@ -345,7 +418,8 @@ def bench_suite(args: argparse.Namespace) -> tuple[Any, str]:
         folders = [Path(p) for p in args.games]
     else:
         folders = generate_games(Path("cache") / "bench-batch", args.inputs or 4, 3000 + args.seed, args.minutes)
-    result = run_batch_benchmark(folders, Path("cache") / "bench-batch-out")
+    copies = getattr(args, "copies", None)
+    result = run_batch_benchmark(folders, Path("cache") / "bench-batch-out", copies=copies)
     return result, format_batch_benchmark(result)
 
 
@@ -355,8 +429,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, required=True, metavar="DIR", help="where the batches are written")
     parser.add_argument("--models", type=Path, default=None)
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the result as JSON")
+    parser.add_argument("--copies", type=int, metavar="N", help="the first game N times over (equal lengths)")
     args = parser.parse_args(argv)
-    result = run_batch_benchmark(args.games, args.work, models=args.models)
+    result = run_batch_benchmark(args.games, args.work, models=args.models, copies=args.copies)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     print(format_batch_benchmark(result))

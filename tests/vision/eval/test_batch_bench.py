@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from vision.eval.batch_bench import RUNS, Run, format_batch_benchmark, run_batch_benchmark, scaling_model, targets
+from vision.eval.batch_bench import (
+    RUNS,
+    Run,
+    format_batch_benchmark,
+    run_batch_benchmark,
+    scaling_model,
+    targets,
+    worker_timeline,
+)
 
 
 def test_one_and_two_workers_analyse_the_same_games_the_same_way(
@@ -30,7 +38,18 @@ def test_one_and_two_workers_analyse_the_same_games_the_same_way(
         assert len(row["cpu_s_by_worker"]) == 1  # one game: one worker analysed it
         assert row["same_moves_as_baseline"]
         assert (tmp_path / row["name"].replace(" ", "-") / "archive.html").is_file()
-    assert one["vs_baseline"] == {"video_h_per_wall_h": 1.0, "video_h_per_core_h": 1.0, "video_h_per_cpu_h": 1.0}
+    assert one["vs_baseline"] == {
+        "video_h_per_wall_h": 1.0, "video_h_per_core_h": 1.0, "video_h_per_busy_core_h": 1.0, "video_h_per_cpu_h": 1.0
+    }  # fmt: skip
+    assert one["idle_tail_s"] == 0 and one["video_h_per_busy_core_h"] == one["video_h_per_core_h"]  # nobody idled
+    # two workers, one game: the second worker never had one and idled from start to end
+    [(worker, used)] = [(pid, w) for pid, w in two["workers_timeline"].items() if w["games"]]
+    unused = two["workers_timeline"]["unused 1"]
+    assert used["games"] == ["bench_1_1"] and used["cpu_s"] == two["cpu_s_by_worker"][worker]
+    assert unused["idle_tail_s"] == pytest.approx(used["finished_s"], abs=0.01) and two["idle_tail_s"] > 0
+    assert two["video_h_per_busy_core_h"] == pytest.approx(
+        two["video_s"] / (two["wall_s"] * 2 - two["idle_tail_s"]), rel=0.01
+    )
     expected = round(two["video_h_per_core_h"] / one["video_h_per_core_h"], 2)
     assert two["vs_baseline"]["video_h_per_core_h"] == pytest.approx(expected, abs=0.011)
     assert result["targets"]["every_game_done_once"] and result["targets"]["same_moves_everywhere"]
@@ -39,6 +58,33 @@ def test_one_and_two_workers_analyse_the_same_games_the_same_way(
     text = format_batch_benchmark(result)
     assert "pool x1" in text and "ray local x2  skipped: Ray is not installed" in text and "scaling model" in text
     assert "note: 1 games for up to 2 workers" in text  # one game cannot keep two workers busy
+    assert "bench batch: 1 games (" in text and "started longest first" in text and "idle tail" in text
+
+
+def test_copies_of_one_game_are_games_of_equal_length(
+    game: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)
+    result = run_batch_benchmark([game, tmp_path / "not-used"], tmp_path, runs=RUNS[:1], copies=2)
+    assert result["equal_lengths"] and result["games"] == [str(game / "game.mp4")] * 2
+    assert len(set(result["game_video_s"])) == 1 and result["rows"][0]["done"] == 2
+    assert "bench batch: 2 copies of one game (" in format_batch_benchmark(result)
+
+
+def test_the_idle_tail_is_the_time_a_worker_waited_for_the_last_game() -> None:
+    """Worker 1 analyses a 100 s game, worker 2 two of 30 s: worker 2 idles from 62 s to 101 s."""
+
+    def game(label: str, pid: int, start: float, end: float) -> dict[str, Any]:
+        return {"label": label, "status": "done", "pid": pid, "started_at": 1000.0 + start,
+                "finished_at": 1000.0 + end, "cpu_s": (end - start) * 0.9, "wall_s": end - start}  # fmt: skip
+
+    summary = {"started_at": 1000.0, "games": [game("a", 1, 1, 101), game("b", 2, 1, 31), game("c", 2, 32, 62)]}
+    timeline = worker_timeline(summary, 2)
+    assert timeline["1"] == {"games": ["a"], "cpu_s": 90.0, "wall_s": 100.0, "finished_s": 101.0, "busy": 0.9,
+                             "idle_tail_s": 0.0}  # fmt: skip
+    assert timeline["2"]["games"] == ["b", "c"] and timeline["2"]["idle_tail_s"] == 39.0
+    assert list(worker_timeline(summary, 3)) == ["1", "2", "unused 1"]
+    assert worker_timeline(summary, 3)["unused 1"]["idle_tail_s"] == 101.0
 
 
 def test_a_local_ray_row_where_ray_is_installed(game: Path, tmp_path: Path) -> None:
