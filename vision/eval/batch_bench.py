@@ -169,9 +169,10 @@ def worker_timeline(summary: dict[str, Any], workers: int) -> dict[str, dict[str
         worker["cpu_s"] = round(worker["cpu_s"] + game["cpu_s"], 2)
         worker["wall_s"] = round(worker["wall_s"] + game["wall_s"], 2)
         worker["finished_s"] = round(max(worker["finished_s"], game["finished_at"] - start), 2)
-    for worker in timeline.values():
+    for pid, worker in timeline.items():
         worker["busy"] = round(worker["cpu_s"] / worker["wall_s"], 2) if worker["wall_s"] else None
-        worker["idle_tail_s"] = round(last - worker["finished_s"], 2)
+        finished = max(g["finished_at"] for g in done if str(g["pid"]) == pid) - start
+        worker["idle_tail_s"] = round(last - finished, 2) + 0.0  # + 0.0: never -0.0
     for unused in range(max(0, workers - len(timeline))):
         timeline[f"unused {unused + 1}"] = {"games": [], "cpu_s": 0.0, "wall_s": 0.0, "finished_s": 0.0,
                                             "busy": None, "idle_tail_s": round(last, 2)}  # fmt: skip
