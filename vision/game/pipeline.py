@@ -35,7 +35,9 @@ changed table is ruled when it settles (a valid one too, unless :attr:`PipelineC
 second. The same hands going on with it before the turn passes *amend* it: the turn is ruled again as one move from
 the table before it and logged under the same number (``amends``; :meth:`TablePipeline._rule_rest`); a whole that
 breaks a rule the rest alone would not (:meth:`TablePipeline._doubt`) is held like a half-laid table, then ruled
-REVIEW, never REVERT.
+REVIEW, never REVERT. The time limit of such a turn is the turn's (its start plus the limit, not the part's ruling
+plus the limit): the camera watches it on across the pause (``_Ruled.limit``), and the amendment is ruled on the table
+when it passed and hands after it, as any move over time (RULES.md §6).
 
 A hand resting on the table keeps the phase ``active`` (the tiles under it cannot be read), with an
 ``occluded`` warning after ``occluded_warn_s``. A camera bump is detected by :class:`CameraMotionCheck` on
@@ -243,7 +245,11 @@ class _Held:
     """Why it is to be ruled REVIEW (a whole move taken back: :data:`WHOLE_TAKEN_BACK`), or None."""
     part: _Ruled | None = None
     """The play ruled as it settled that the same hands went on with to leave this table: ruled as an amendment of
-    it, the turn as one move (:meth:`TablePipeline._rule_rest`)."""
+    it, the turn as one move (:meth:`TablePipeline._rule_rest`). ``at_limit`` and ``touched`` are then the turn's
+    (:attr:`_Ruled.limit`), and ``alone`` what the camera saw of the limit of a move from the part on."""
+    alone: tuple[Table | None, bool | None] = (None, None)
+    """With ``part``: the table at the limit and hands after it of the move the rest would be alone (its turn begun
+    as the part was ruled), to rule the rest as a move of its own."""
 
 
 @dataclass(frozen=True)
@@ -255,6 +261,10 @@ class _Ruled:
     game: Game
     start_s: float | None
     time_s: float
+    limit: LimitWatch | None = None
+    """The turn's time limit as the camera sees it (the turn's start plus the limit, not the part's ruling plus the
+    limit): fed on while the same hands may go on, so an amendment carries the whole turn's evidence, wherever the
+    limit passed: in the part, the pause or the rest (RULES.md §6). None: no limit."""
 
 
 @dataclass
@@ -616,8 +626,9 @@ class TablePipeline:
         held = _Held(table, time_s, frame, start_s, seat, left_out, at_limit, touched) if seat is not None else None
         if held is not None and whole_back:
             held = replace(held, doubt=WHOLE_TAKEN_BACK)
-        elif held is not None and ruled is not None:
-            held = replace(held, part=ruled)
+        elif held is not None and ruled is not None:  # the turn's limit, not the one counted from the part's ruling
+            turn_at, turn_touched = _evidence(ruled.limit, table, self._mover(seat))
+            held = replace(held, part=ruled, at_limit=turn_at, touched=turn_touched, alone=(at_limit, touched))
         if ruled is not None and self.keeper.table is not None and table.same_layout(self.keeper.table):
             pass  # the same hands left the table as their move, ruled, left it: no move of its own (not a draw)
         elif held is not None and self._looks_like_a_draw(table, seat, hands):
@@ -635,7 +646,7 @@ class TablePipeline:
                 )  # fmt: skip
             events += settled
             if seat is not None and hands and not whole_back and any(_standing_play(e) for e in settled):
-                self.ruled = ruled or _Ruled(seat, game, start_s, time_s)
+                self.ruled = ruled or _Ruled(seat, game, start_s, time_s, self._watch_of(game))
         if self.clock_pressed is not None:
             self.ruled = None  # the press ends the turn
             pressed_s, pressed_frame = self.clock_pressed
@@ -725,10 +736,12 @@ class TablePipeline:
             and not keeper.clock_mode
             and not keeper.game.over
             and not held.table.same_layout(keeper.table)
-            and (keeper.time_limit_at_s is None or held.time_s < keeper.time_limit_at_s)
         ):
             return None
         part = self._amending(held)  # the same hands going on with a move ruled: the turn as a whole is asked
+        limit_at = keeper.time_limit_at_s if part is None else _limit_at(part.game)  # the turn's, from its start
+        if limit_at is not None and held.time_s >= limit_at:
+            return None
         move = keeper.would_move(
             held.table, time_s=held.time_s, frame=held.frame, start_s=held.start_s if part is None else part.start_s,
             seat=held.seat, hands=True, left_out=held.left_out, table_at_limit=held.at_limit,
@@ -778,6 +791,7 @@ class TablePipeline:
             if amended is not None:
                 return amended
         doubt = self._doubt(part, held, amending=False)
+        at["table_at_limit"], at["touched_after_limit"] = held.alone  # a move of its own: its own limit
         return self.keeper.settled(held.table, start_s=held.start_s, hands=True, doubt=doubt, **at)
 
     def _doubt(self, ruled: _Ruled, held: _Held, *, amending: bool = True) -> str | None:
@@ -785,26 +799,49 @@ class TablePipeline:
         unfinished). The turn as a whole (``amending``: the amendment's ruling) may be ruled otherwise than the rest
         as a move of its own: then the camera cannot tell which the rules mean (the turn may have passed unseen),
         and the move is ruled REVIEW with this sentence. An amendment is doubted where the whole is at fault (a
-        manipulation in the opening turn, the time limit over both parts: REVERT as one move, OK alone) or the table
-        is put back as before the play (a draw as one move); one whose whole is valid stands (a tile laid then taken
-        back, the table rearranged with no tile from the rack: alone a false REVERT). The rest as a move of its own
-        (not ``amending``) is doubted wherever both differ. None: no doubt."""
+        manipulation in the opening turn: REVERT as one move, OK alone) or the table is put back as before the play
+        (a draw as one move); one whose whole is valid stands (a tile laid then taken back, the table rearranged with
+        no tile from the rack: alone a false REVERT). So does one at fault only for the time: the turn over its limit,
+        counted from its start (RULES.md §6), that in time would stand; it is ruled as the profile rules any move
+        over time, on what the camera saw of the turn's limit (:attr:`_Ruled.limit`; the table at the limit unseen:
+        REVIEW where the ruling depends on it), as the pause was taken for one turn (the same hands back within
+        ``pause_hold_s``, no other seat's) for every amendment. The rest as a move of its own (not ``amending``) is
+        doubted wherever both differ. None: no doubt."""
         at: dict[str, Any] = {
             "time_s": held.time_s, "frame": held.frame, "seat": held.seat, "hands": True, "left_out": held.left_out,
-            "table_at_limit": held.at_limit, "touched_after_limit": held.touched,
         }  # fmt: skip
-        alone = self.keeper.would_rule(held.table, start_s=held.start_s, **at)
-        as_one = self.keeper.would_move(held.table, start_s=ruled.start_s, game=ruled.game, **at)
+        alone_at, alone_touched = held.alone
+        alone = self.keeper.would_rule(
+            held.table, start_s=held.start_s, table_at_limit=alone_at, touched_after_limit=alone_touched, **at
+        )
+        as_one = self.keeper.would_move(
+            held.table, start_s=ruled.start_s, game=ruled.game, table_at_limit=held.at_limit,
+            touched_after_limit=held.touched, **at,
+        )  # fmt: skip
         whole = None if as_one is None else as_one.ruling.verdict
         if alone is None or whole is None or alone is whole:
             return None
         assert as_one is not None
         if amending and not _faulty(as_one.ruling) and as_one.kind == "play":
             return None
+        if amending and as_one.kind == "play" and self._late_only(ruled, held):
+            return None
         return (
             f"the same player went on after the last move was ruled ok: ruled as one move with it this is"
             f" {whole.value}, alone {alone.value}; a person decides"
         )
+
+    def _late_only(self, ruled: _Ruled, held: _Held) -> bool:
+        """The turn as one move (from ``ruled``'s game to ``held``'s table) is over its time limit, and would stand
+        ended in time: its only fault is the time."""
+        start = ruled.game.turn_started_s
+        if ruled.game.time_limit_s is None or held.time_s - start <= ruled.game.time_limit_s:
+            return False
+        in_time = self.keeper.would_move(
+            held.table, time_s=start, frame=held.frame, start_s=ruled.start_s, seat=held.seat, hands=True,
+            left_out=held.left_out, game=ruled.game,
+        )  # fmt: skip
+        return in_time is not None and not _faulty(in_time.ruling)
 
     def _rule_held(self) -> list[Event]:
         """The held draw ruled (the game's events), as it was when it settled; nothing when none is held."""
@@ -823,39 +860,53 @@ class TablePipeline:
     def near_limit(self) -> bool:
         """The turn under way has a time limit that passes within :data:`LIMIT_LOOKAHEAD_S` of the last sample, or
         has passed: a recording is then sampled at the full rate even on a still table (with PyAV, not only at
-        keyframes), so the first sample after the limit comes in time and a brief touch after it is seen."""
-        at_s = self.keeper.time_limit_at_s
-        if at_s is None or self.phase == "starting" or self.last_sample is None:
+        keyframes), so the first sample after the limit comes in time and a brief touch after it is seen. A turn
+        ruled in part that the same hands may still go on with counts with its own limit (:attr:`_Ruled.limit`)."""
+        if self.phase == "starting" or self.last_sample is None:
             return False
-        return self.last_sample[1] >= at_s - LIMIT_LOOKAHEAD_S
+        turn = None if self.ruled is None or self.ruled.limit is None else self.ruled.limit.at_s
+        return any(
+            at_s is not None and self.last_sample[1] >= at_s - LIMIT_LOOKAHEAD_S
+            for at_s in (self.keeper.time_limit_at_s, turn)
+        )
 
     def _watch_limit(self, image: np.ndarray, time_s: float, activity: Activity) -> None:
         """The turn's time limit: the table when it passes, hands over the table after it (the game rules on them
-        for a move over time). Read there and then when the table is quiet but not yet settled."""
+        for a move over time). Read there and then when the table is quiet but not yet settled. A turn ruled in
+        part that the same hands may go on with is watched on to its own limit (:attr:`_Ruled.limit`), beside the
+        limit counted from the part's ruling."""
         at_s = self.keeper.time_limit_at_s
         if at_s is None or self.phase == "starting":
             self.limit = None
-            return
-        if self.limit is None or self.limit.at_s != at_s:
+        elif self.limit is None or self.limit.at_s != at_s:
             self.limit = LimitWatch(at_s)
-        if self.limit.due(time_s):
-            quiet = not (activity.busy or activity.global_change)
-            table = None
-            if quiet and self.phase == "stable":
+        turn = None if self.ruled is None else self.ruled.limit
+        watches = [w for w in (self.limit, turn if turn is not self.limit else None) if w is not None]
+        table: Table | None = None
+        quiet = not (activity.busy or activity.global_change)
+        if quiet and any(w.due(time_s) for w in watches):
+            if self.phase == "stable":
                 table = self._table_now  # a held move's table
-            elif quiet:  # hands just left: this frame (and the quiet ones before it) is the table at the limit
+            else:  # hands just left: this frame (and the quiet ones before it) is the table at the limit
                 table = read_table(fuse([*self.readings, self._read(image)])).table
-            self.limit.reached(activity, table, time_s, self.arm_seat(activity))
-        elif self.limit.passed:
-            self.limit.sample(activity, self.arm_seat(activity))
+        for watch in watches:
+            if watch.due(time_s):
+                watch.reached(activity, table, time_s, self.arm_seat(activity))
+            elif watch.passed:
+                watch.sample(activity, self.arm_seat(activity))
 
     def _limit_evidence(self, settled: Table | None, hands_seat: int | None) -> tuple[Table | None, bool | None]:
         """What the camera saw of the limit, for a move ending on ``settled`` by the player whose hands were seen
         at ``hands_seat`` (None: not located, a clock press: the player on move, as the game takes it)."""
-        if self.limit is None:
-            return None, None
-        mover = hands_seat if hands_seat is not None else self.keeper.seat_of(self.keeper.player)
-        return self.limit.evidence(settled, mover)
+        return _evidence(self.limit, settled, self._mover(hands_seat))
+
+    def _mover(self, hands_seat: int | None) -> int:
+        return hands_seat if hands_seat is not None else self.keeper.seat_of(self.keeper.player)
+
+    def _watch_of(self, game: Game) -> LimitWatch | None:
+        """The watch of ``game``'s turn under way (this pipeline's, when its limit is that turn's), else None."""
+        at_s = _limit_at(game)
+        return self.limit if self.limit is not None and at_s is not None and self.limit.at_s == at_s else None
 
     def arm_seat(self, activity: Activity) -> int | None:
         """The seat number an arm over the table reaches in from (None: no arm, or its side not found)."""
@@ -1092,6 +1143,18 @@ def sure_reading(reading: Detections, vouched: np.ndarray | None = None) -> bool
     if vouched is not None:
         sure |= vouched & (reading.confidence >= MIN_CONFIDENCE)
     return bool(sure.all())
+
+
+def _limit_at(game: Game) -> float | None:
+    """When the time limit of ``game``'s turn under way passes (as :attr:`GameKeeper.time_limit_at_s`)."""
+    if game.time_limit_s is None or game.table is None or game.over:
+        return None
+    return game.turn_started_s + game.time_limit_s
+
+
+def _evidence(watch: LimitWatch | None, settled: Table | None, mover_seat: int) -> tuple[Table | None, bool | None]:
+    """:meth:`LimitWatch.evidence`, ``(None, None)`` with no watch (no limit)."""
+    return (None, None) if watch is None else watch.evidence(settled, mover_seat)
 
 
 def _faulty(ruling: Ruling) -> bool:
