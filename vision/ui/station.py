@@ -312,6 +312,28 @@ def at_limit_view(move: dict[str, Any], limit_s: float | None) -> dict[str, Any]
     }
 
 
+def amended_text(parts: list[dict[str, Any]]) -> str:
+    """The line of an amended move (the same player went on after a part of the turn was ruled): the whole turn
+    ruled again, and the part's ruling it replaces (``parts``: the replaced lines, oldest first; none where the
+    station did not see them)."""
+    rulings = [
+        f"{str(p.get('ruling', {}).get('verdict', '?')).upper()}"
+        + (f" at {_clock(p['time_s'])}" if _finite_number(p.get("time_s")) else "")
+        for p in parts
+    ]
+    text = "Amended: the whole turn ruled again"
+    if len(rulings) == 1:
+        return f"{text}; it replaces its first part's ruling ({rulings[0]})"
+    if rulings:
+        return f"{text}; it replaces the rulings of its parts ({', '.join(rulings)})"
+    return text
+
+
+def _clock(seconds: float) -> str:
+    whole = max(0, int(seconds))
+    return f"{whole // 60:02d}:{whole % 60:02d}"
+
+
 def override_text(event: dict[str, Any]) -> str:
     if event.get("event") in WORDS:
         return event_text(event).removeprefix("Referee: ").split(": ")[0]
@@ -363,6 +385,8 @@ class Station:
         self.seq = 0
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_EVENTS)
         self.moves: dict[int, dict[str, Any]] = {}
+        self.parts: dict[int, list[dict[str, Any]]] = {}
+        """The lines an amendment replaced, by move number (the part ruled as it settled, then the whole turn)."""
         self.overrides: list[dict[str, Any]] = []
         """``{"event", "undone"}`` for every override the keeper acts on (the same rules as its own)."""
         self.restored: dict[int, bool] = {}
@@ -423,7 +447,14 @@ class Station:
     def _absorb(self, event: dict[str, Any]) -> dict[str, Any]:
         kind = event.get("event")
         if kind == "move":
-            self.moves[int(event["number"])] = event
+            number = int(event["number"])
+            replaced = self.moves.get(number)
+            if replaced is not None and event.get("amends") is not None:  # the whole turn ruled again
+                self.parts.setdefault(number, []).append(replaced)
+                for line in self.recent:  # its part's line in the event list: replaced, not a move of its own
+                    if line.get("event") == "move" and line.get("move") == number:
+                        line["replaced"] = True
+            self.moves[number] = event
         elif kind == "restore" and event.get("after_move") is not None:
             self.restored[int(event["after_move"])] = bool(event.get("complete"))
         elif kind == "end":
@@ -549,6 +580,8 @@ class Station:
             "opened": move.get("opened"),
             "ruled": move["ruling"]["verdict"],  # the camera's ruling, before any override
             "amended": move.get("amends") is not None,  # the same player went on: the whole turn ruled again
+            "amends": move.get("amends"),
+            "amended_text": amended_text(self.parts.get(number, [])) if move.get("amends") is not None else None,
             "verdict": verdict,
             "decision": decision,
             "played": ruling.get("played", []),

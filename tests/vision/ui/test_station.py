@@ -323,6 +323,38 @@ def test_a_move_amended_by_the_same_hands_shows_the_whole_turn(game: Game) -> No
     assert (move["number"], move["amended"], move["verdict"]) == (1, True, "ok")
     assert sorted(move["played"]) == ["blue-9", "orange-9", "red-10", "red-11", "red-12", "red-9"]
     assert state["events"][0]["amends"] == 1 and state["events"][0]["text"].startswith("Move 1 (the whole turn")
+    # the part's ruling is replaced, not a move of its own: named on the move, its event line marked
+    assert move["amends"] == 1
+    assert move["amended_text"] == (
+        "Amended: the whole turn ruled again; it replaces its first part's ruling (OK at 00:20)"
+    )
+    assert [e.get("replaced") for e in state["events"] if e["event"] == "move"] == [None, True]  # newest first
+    assert state["banner"]["amended_text"] == move["amended_text"]
+
+
+def test_a_move_amended_twice_as_it_happens_names_both_parts(game: Game) -> None:
+    # the station already serving: the lines come as the live loop records them, the turn laid in three parts
+    station = Station(game.session)
+    client = client_for(game, station)
+    game.settle(f"{START} [red-10 red-11 red-12]", seat=0)
+    for extra in ("[blue-9 red-9 orange-9]", "[blue-9 red-9 orange-9] [blue-1 blue-2 blue-3]"):
+        game.time_s += 5.0
+        [amended] = game.keeper.amend(
+            Table.parse(f"{START} [red-10 red-11 red-12] {extra}"), time_s=game.time_s, frame=0, start_s=None, seat=0
+        )
+        game.session.record(amended)
+    state = client.get("/api/state").json()
+    [move] = state["moves"]
+    assert (move["number"], move["amends"], move["verdict"]) == (1, 1, "ok")
+    assert move["amended_text"] == (
+        "Amended: the whole turn ruled again; it replaces the rulings of its parts (OK at 00:20, OK at 00:25)"
+    )
+    assert [e.get("replaced") for e in state["events"] if e["event"] == "move"] == [None, True, True]
+    # a move not amended says nothing of it
+    game.settle(f"{START} [red-10 red-11 red-12] [blue-9 red-9 orange-9] [blue-1 blue-2 blue-3] [red-1 red-2 red-3]",
+                seat=1)  # fmt: skip
+    latest = client.get("/api/moves/2").json()
+    assert (latest["amended"], latest["amends"], latest["amended_text"]) == (False, None, None)
 
 
 def test_a_move_over_time_shows_the_table_at_the_limit(tmp_path: Path) -> None:

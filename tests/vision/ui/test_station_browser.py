@@ -107,6 +107,17 @@ class Game:
             for event in events:
                 self.session.record(event)
 
+    def amend(self, text: str, *, after_s: float = 5.0) -> None:
+        """The same hands went on with the last move after it was ruled: the whole turn ruled again (``amends``)."""
+        table, image = photo(text)
+        with self.lock:
+            self.time_s += after_s
+            self.session.latest_image, self.session.latest_time_s = image, self.time_s
+            events = self.keeper.amend(Table.from_json(table), time_s=self.time_s, frame=0, start_s=None, seat=None)
+            assert events, "the game could not amend its last move"
+            for event in events:
+                self.session.record(event)
+
     def _handle(self) -> None:
         while not self._stop.wait(0.03):
             with self.lock:
@@ -279,6 +290,28 @@ def test_a_move_over_time_shows_the_table_at_the_limit(page: Any, game: Game) ->
     screenshot(page, "station-late-move.png")
     page.click("#correct-cancel")
     expect(page.locator("#correct-dialog")).to_be_hidden()
+
+
+def test_an_amended_move_shows_the_whole_turn_once(page: Any, game: Game) -> None:
+    # player 1 opens with a run (ruled OK at once), pauses, then lays a group: the whole turn amends move 1
+    expect = sync_api.expect
+    shown = seq(page)
+    game.settle(OPENING)
+    seq_after(page, shown)
+    expect(page.locator("#moves li.move .amended-note")).to_have_count(0)
+    shown = seq(page)
+    game.amend(f"{OPENING} [blue-9 red-9 orange-9]")
+    seq_after(page, shown)
+    note = "Amended: the whole turn ruled again; it replaces its first part's ruling (OK at 00:20)"
+    expect(page.locator("#moves li.move")).to_have_count(1)  # one move, not two
+    expect(page.locator("#moves li.move.amended .amended-note")).to_have_text(note)
+    expect(page.locator("#moves li.move .what .chip")).to_have_count(6)  # the whole turn's tiles
+    expect(page.locator("#banner-body .amended-note")).to_have_text(note)
+    expect(page.locator('#events li[data-event="move"]')).to_have_count(2)  # both lines, as logged
+    expect(page.locator("#events li").first).to_contain_text("Move 1 (the whole turn, ruled again)")
+    expect(page.locator("#events li.replaced")).to_have_count(1)  # the part's line, struck through
+    expect(page.locator("#events li.replaced")).to_contain_text("Move 1: player 1 played red-10 red-11 red-12: OK")
+    screenshot(page, "station-amended.png")
 
 
 def test_the_timer_warns_before_the_limit(page: Any, game: Game) -> None:

@@ -188,6 +188,8 @@
       const penalty = verdict === "revert" ? " · penalty " + banner.penalty_tiles + " tile" + (banner.penalty_tiles === 1 ? "" : "s") : "";
       const played = banner.kind !== "draw" && banner.played.length ? inlineTiles(banner.played) : null;
       content.push(el("div", { class: "banner-title" }, title, " ", played, penalty));
+      // The same player went on after a part of the turn was ruled: this ruling is the whole turn's, not a move more.
+      if (banner.amended) content.push(el("div", { class: "amended-note", text: banner.amended_text }));
       const reasons = banner.violations.map((v) => el("li", {}, el("b", { text: v.code }), ": ", detailText(v.detail)));
       if (verdict === "review") {
         for (const u of banner.uncertain) reasons.push(el("li", {}, "Uncertain reading: " + u.text));
@@ -269,6 +271,7 @@
         el("span", { class: "tag " + move.verdict, text: move.verdict.toUpperCase() }));
       const lines = move.violations.map((v) => el("div", { class: "details", text: v.code + ": " + v.detail }));
       for (const u of move.uncertain) lines.push(el("div", { class: "details", text: "uncertain: " + u.text }));
+      if (move.amended) lines.push(el("div", { class: "details amended-note", text: move.amended_text }));
       if (move.at_limit) lines.push(el("div", { class: "details at-limit", text: move.at_limit.text }));
       if (move.ruled !== move.verdict) lines.push(el("div", { class: "details", text: "ruled " + move.ruled.toUpperCase() + " by the camera" }));
       for (const o of move.overrides) lines.push(el("div", { class: "override" + (o.undone ? " undone" : ""), text: "referee: " + o.text }));
@@ -277,13 +280,15 @@
         move.verdict !== "ok" ? actionButton("ok", move.number, "OK") : null,
         move.verdict !== "revert" ? actionButton("revert", move.number, "Revert") : null,
         move.kind !== "draw" || move.played.length ? actionButton("correct", move.number, "Correct tile…") : null);
-      list.append(el("li", { class: "move " + move.verdict, "data-move": move.number }, head, lines, actions));
+      list.append(el("li", { class: "move " + move.verdict + (move.amended ? " amended" : ""), "data-move": move.number }, head, lines, actions));
     }
   }
 
   function renderEvents(events) {
+    // A move's line that an amendment replaced (the part of a turn ruled as it settled) is struck through.
     $("events").replaceChildren(...events.map((e) =>
-      el("li", { "data-seq": e.seq, "data-event": e.event },
+      el("li", { "data-seq": e.seq, "data-event": e.event, class: e.replaced ? "replaced" : null,
+        title: e.replaced ? "replaced: the whole turn was ruled again" : null },
         el("span", { class: "time", text: e.time_s !== null && e.time_s !== undefined ? clockText(e.time_s) : "" }), e.text)));
   }
 
