@@ -393,8 +393,11 @@ def _shrunk(image: np.ndarray, boxes: np.ndarray, tile_px: float) -> tuple[np.nd
     return (image if decoded is None else decoded), boxes
 
 
-def synthetic_scenes(root: Path, images: int | None) -> Iterator[tuple[np.ndarray, np.ndarray, list[int], str]]:
-    """(image, boxes, labels, edition) of each rendered scene's readable tiles (``rummikub-referee synth``)."""
+def synthetic_scenes(
+    root: Path, images: int | None, tile_px: float | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray, list[int], str]]:
+    """(image, boxes, labels, edition) of each rendered scene's readable tiles (``rummikub-referee synth``); with
+    ``tile_px``, each scene shrunk and passed through JPEG as :func:`real_photo_tiles` shrinks a photo."""
 
     for meta in sorted((root / "meta").glob("*.json"))[:images]:
         scene = json.loads(meta.read_text())
@@ -402,12 +405,16 @@ def synthetic_scenes(root: Path, images: int | None) -> Iterator[tuple[np.ndarra
         if tiles:
             image = read_dataset_image(root / scene["image"])
             boxes = np.array([t["box"] for t in tiles], np.float32)
+            if tile_px is not None:
+                image, boxes = _shrunk(image, boxes, tile_px)
             yield image, boxes, [_LABEL_INDEX[t["label"]] for t in tiles], str(scene["style"].get("edition", ""))
 
 
-def synthetic_tiles(classifier: Any, root: Path, images: int | None, *, steady: bool = False) -> TileFeatures:
+def synthetic_tiles(
+    classifier: Any, root: Path, images: int | None, *, steady: bool = False, tile_px: float | None = None
+) -> TileFeatures:
     out = TileFeatures()
-    for image, boxes, labels, edition in synthetic_scenes(root, images):
+    for image, boxes, labels, edition in synthetic_scenes(root, images, tile_px):
         out.add(read_tiles(classifier, image, boxes, steady=steady), labels, edition)
     return out
 
@@ -733,12 +740,14 @@ def confident_wrong(part: TileFeatures, flagged: np.ndarray | None = None) -> di
     return {"wrong_at_0.8": float((confident & wrong).mean()), "count": int((confident & wrong).sum())}
 
 
-def evaluate(models: Path, heldout: Path, images: int | None) -> dict[str, Any]:
+def evaluate(models: Path, heldout: Path, images: int | None, tile_px: float | None = None) -> dict[str, Any]:
+    """The check's figures on the real held-out photos and the rendered ``heldout`` scenes; with ``tile_px``, both
+    shrunk so their median tile's short side is ``tile_px`` (JPEG 75), as a film frame's far tiles are seen."""
     from vision.runtime.recognition import CLASSIFIER_FILE, OnnxTileClassifier
 
     classifier = OnnxTileClassifier(models / CLASSIFIER_FILE)
     familiarity = Familiarity.load(models / FAMILIARITY_FILE)
-    val = real_photo_tiles(classifier, "val", steady=True)
+    val = real_photo_tiles(classifier, "val", tile_px, steady=True)
     _, val_flagged = _per_frame_check(familiarity, val)
     _, val_unconfirmed = _per_frame_check(familiarity, val, confirmed=False)
     a = val.arrays()
@@ -756,7 +765,7 @@ def evaluate(models: Path, heldout: Path, images: int | None) -> dict[str, Any]:
             "wrong_after_unconfirmed": confident_wrong(val, val_unconfirmed)["count"],
         }
     }
-    scenes = synthetic_tiles(classifier, heldout, images, steady=True)
+    scenes = synthetic_tiles(classifier, heldout, images, steady=True, tile_px=tile_px)
     _, flagged = _per_frame_check(familiarity, scenes)
     _, unconfirmed = _per_frame_check(familiarity, scenes, confirmed=False)
     b = scenes.arrays()
@@ -787,6 +796,8 @@ def evaluate(models: Path, heldout: Path, images: int | None) -> dict[str, Any]:
         "per_edition": per_edition,
     }
     out["check_ms_per_frame_60_tiles"] = _time_check(familiarity)
+    if tile_px is not None:
+        out["tile_px"] = tile_px
     return out
 
 
@@ -807,16 +818,18 @@ def _time_check(familiarity: Familiarity, tiles: int = 60, repeats: int = 200) -
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
-    result = evaluate(Path(args.models), Path(args.heldout), args.images)
+    if args.tile_px is not None and not args.tile_px > 0:
+        raise ValueError(f"--tile-px must be a positive size in px, got {args.tile_px:g}")
+    result = evaluate(Path(args.models), Path(args.heldout), args.images, args.tile_px)
     result["command"] = (
         f"python -m vision.runtime.familiarity evaluate --models {args.models} --heldout {args.heldout}"
-        f" --images {args.images}"
+        f" --images {args.images}" + ("" if args.tile_px is None else f" --tile-px {args.tile_px:g}")
     )
     print(json.dumps(result, indent=2))
     if args.card:
         card_path = Path(args.models) / FAMILIARITY_CARD
         card = json.loads(card_path.read_text()) if card_path.is_file() else {}
-        card["evaluation"] = result
+        card["evaluation" if args.tile_px is None else f"evaluation_at_{args.tile_px:g}_px"] = result
         card_path.write_text(json.dumps(card, indent=2) + "\n")
     return 0
 
@@ -861,6 +874,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("--models", default="models")
     ev.add_argument("--heldout", default="cache/synth-editions-heldout", help="rendered held-out edition scenes")
     ev.add_argument("--images", type=int, default=300)
+    ev.add_argument(
+        "--tile-px",
+        type=float,
+        metavar="PX",
+        help="shrink the photos and scenes so their median tile is PX wide (JPEG 75), as a tilted camera's far tiles:"
+        " the check's figures for small tiles (default: as they are)",
+    )
     ev.add_argument("--card", action="store_true", help=f"write the figures into {FAMILIARITY_CARD}")
     args = parser.parse_args(argv)
     try:

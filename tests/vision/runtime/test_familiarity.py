@@ -447,3 +447,40 @@ def test_real_held_out_photos_are_seldom_made_uncertain() -> None:
     order = np.argsort(a["group"], kind="stable")
     settled = ((a["pred"] == a["label"]) & (a["confidence"] >= 0.8))[order]
     assert settled.sum() > 1000 and (flagged & settled).sum() / settled.sum() < 0.01
+
+
+def _scene_folder(root: Path, box: list[float]) -> Path:
+    import json
+
+    import cv2
+
+    (root / "meta").mkdir(parents=True)
+    (root / "images").mkdir()
+    cv2.imwrite(str(root / "images" / "0.png"), np.full((200, 300, 3), 180, np.uint8))
+    tiles = [{"label": "red-5", "box": box, "readable": True}, {"label": "blue-7", "box": box, "readable": False}]
+    scene = {"image": "images/0.png", "tiles": tiles, "style": {"edition": "classic"}}
+    (root / "meta" / "0.json").write_text(json.dumps(scene))
+    return root
+
+
+def test_held_out_scenes_are_shrunk_to_a_small_tile_size_as_the_real_photos_are(tmp_path: Path) -> None:
+    """evaluate --tile-px: the scenes shrunk so their median tile is that wide (a tilted camera's far tiles)."""
+    from vision.runtime.familiarity import synthetic_scenes
+
+    root = _scene_folder(tmp_path / "scenes", [100.0, 50.0, 140.0, 110.0])  # short side 40 px
+    ((image, boxes, labels, edition),) = synthetic_scenes(root, None)
+    assert image.shape == (200, 300, 3) and boxes.tolist() == [[100, 50, 140, 110]] and edition == "classic"
+    ((small, shrunk, labels, _),) = synthetic_scenes(root, None, tile_px=20.0)
+    assert small.shape == (100, 150, 3) and shrunk.tolist() == [[50, 25, 70, 55]]
+    assert labels == [ALL_LABELS.index("red-5")]
+    ((large, kept, _, _),) = synthetic_scenes(root, None, tile_px=80.0)  # never enlarged
+    assert large.shape == (200, 300, 3) and kept.tolist() == boxes.tolist()
+
+
+@pytest.mark.parametrize("size", ["0", "-20"])
+def test_evaluate_refuses_a_tile_size_that_is_no_size(size: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from vision.runtime.familiarity import main
+
+    assert main(["evaluate", "--tile-px", size]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --tile-px must be a positive size") and err.count("\n") == 1
