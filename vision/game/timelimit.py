@@ -8,6 +8,11 @@ Wejherowo: a manipulation not finished when the time runs out is restored). :cla
 turn; :class:`~vision.game.pipeline.TablePipeline` feeds it every sample and hands :meth:`LimitWatch.evidence` with
 the move to the game, which rules on it only for a move over time.
 
+A turn ruled in parts (a play ruled as it settled, the same hands going on: an amended move) has one limit, the
+turn's: the pipeline keeps that turn's watch and feeds it across the pause, beside the watch of the limit counted
+from the part's ruling (``vision.game.pipeline._Ruled.limit``), so the table at the limit may be the part's, the
+paused table or the rest's.
+
 The table at the limit is known only when nothing moved over the table at that moment: a table still since the last
 reading (the reading the game holds), or quiet hands-free frames read there and then. With hands or motion over it
 the table is unknown (None), and the ruling does what the profile does when it cannot know (REVIEW where the ruling
