@@ -266,19 +266,31 @@ def steady_probability(
 ) -> np.ndarray:
     """(N,) each tile's label's mean probability over nine cuts of ``image``: its crop as first cut, and the second
     look's eight (:data:`vision.runtime.secondlook.VARIANTS`: 1-2 px shifts, scales 0.9 and 1.1, turns of 6
-    degrees); ``prepare`` turns the crops into what the classifier reads (the frame's white balance)."""
-    from vision.runtime.secondlook import VARIANTS, Variant, crop_variant
+    degrees); ``prepare`` turns the crops into what the classifier reads (the frame's white balance). A tile the second
+    look looked at already carries those nine cuts' mean (its :data:`~vision.runtime.secondlook.LOOKED_PROBS` row):
+    it is read from there, and only the other tiles are cut and classified."""
+    from vision.runtime.secondlook import LOOKED_PROBS, VARIANTS, Variant, crop_variant
 
     if not len(tiles):
         return np.zeros(0)
+    labels = np.asarray(tiles.class_id, np.int64)
+    steady = np.full(len(tiles), np.nan)
+    looked = tiles.data.get(LOOKED_PROBS)
+    if looked is not None:
+        looked = np.asarray(looked, np.float64)
+        steady = looked[np.arange(len(tiles)), labels]
+    todo = np.flatnonzero(np.isnan(steady))
+    if not len(todo):
+        return steady
     cuts = (Variant(), *VARIANTS)
-    boxes = np.asarray(tiles.xyxy, np.float32).reshape(-1, 4)
+    boxes = np.asarray(tiles.xyxy, np.float32).reshape(-1, 4)[todo]
     crops = np.concatenate([crop_variant(image, boxes, cut) for cut in cuts])
     if prepare is not None:
         crops = prepare(crops)
     read = classifier.classify_crops(crops, Detections.of_boxes(np.tile(boxes, (len(cuts), 1))))
-    probs = np.asarray(read.data["probs"], np.float64).reshape(len(cuts), len(tiles), -1)
-    return probs[:, np.arange(len(tiles)), np.asarray(tiles.class_id, np.int64)].mean(axis=0)
+    probs = np.asarray(read.data["probs"], np.float64).reshape(len(cuts), len(todo), -1)
+    steady[todo] = probs[:, np.arange(len(todo)), labels[todo]].mean(axis=0)
+    return steady
 
 
 def file_sha256(path: Path) -> str:

@@ -58,6 +58,10 @@ CHECKED = 0.99
 averaged one names another label, which they then take, doubted (:data:`SPLIT_CONFIDENCE`)."""
 SPLIT_CONFIDENCE = 0.5
 """The confidence of a tile whose two looks name different labels: under the layout's threshold (REVIEW)."""
+LOOKED_PROBS = "looked_probs"
+"""The ``data`` column of a looked-at tile's mean class probabilities over its nine cuts (float64, in the order
+:func:`vision.runtime.familiarity.steady_probability` averages them; NaN rows: not looked at). The familiarity
+confirmation reads it instead of cutting and classifying the same nine crops again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +178,13 @@ class SecondLook:
         confidence[rows] = np.where(changed[take], np.minimum(top[take], SPLIT_CONFIDENCE), top[take])
         columns: dict[str, np.ndarray] = {"probs": probs}
         features = tiles.data.get("features")
+        if self.variants == VARIANTS:  # the familiarity confirmation's nine cuts: their mean kept for it
+            cuts = np.concatenate(
+                [first[chosen][None], np.asarray(again.data["probs"], np.float32).reshape(-1, *mean.shape)]
+            )
+            nine = np.full(first.shape, np.nan)
+            nine[chosen] = cuts.astype(np.float64).mean(axis=0)  # as steady_probability averages them
+            columns[LOOKED_PROBS] = nine
         if self.average_features and features is not None and "features" in again.data:
             looked = np.asarray(again.data["features"], np.float32).reshape(looks - 1, count, -1)
             averaged = np.asarray(features, np.float32).copy()

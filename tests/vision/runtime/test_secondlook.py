@@ -11,10 +11,12 @@ from referee.tiles import ALL_LABELS
 from tests.vision.runtime.fakes import FixedBoxes, classified
 from vision.runtime.crops import CROP_SIZE, crop_boxes
 from vision.runtime.detections import Detections
+from vision.runtime.familiarity import steady_probability
 from vision.runtime.reader import TableColour, TileReader
 from vision.runtime.secondlook import (
     CHECKED,
     DOUBTFUL,
+    LOOKED_PROBS,
     SPLIT_CONFIDENCE,
     VARIANTS,
     SecondLook,
@@ -204,3 +206,27 @@ def test_a_tile_taking_the_average_keeps_its_first_features_when_asked(average_f
     assert np.allclose(looked.data["features"][0], mean if average_features else first.data["features"][0], atol=1e-4)
     assert not np.allclose(mean, first.data["features"][0], atol=1e-4)  # the two cases differ
     assert np.allclose(looked.data["probs"][0], np.asarray(_looks(image, box, classifier).data["probs"]).mean(axis=0))
+
+
+class Counting(Brightness):
+    """:class:`Brightness`, counting the crops it reads."""
+
+    def __init__(self) -> None:
+        self.read = 0
+
+    def classify_crops(self, crops: np.ndarray, detections: Detections) -> Detections:
+        self.read += len(crops)
+        return super().classify_crops(crops, detections)
+
+
+def test_the_familiarity_confirmation_takes_the_second_looks_mean_and_cuts_only_the_tiles_it_did_not_look_at() -> None:
+    image = _ramp()
+    boxes = np.array([[0.0, 50.0, 20.0, 90.0], [85.0, 50.0, 115.0, 90.0], [180.0, 50.0, 200.0, 90.0]])
+    classifier = Counting()
+    looked = SecondLook(classifier).look(image, classifier.classify(image, Detections.of_boxes(boxes)))
+    assert np.isnan(looked.data[LOOKED_PROBS][[0, 2]]).all() and not np.isnan(looked.data[LOOKED_PROBS][1]).any()
+    classifier.read = 0
+    steady = steady_probability(classifier, image, looked)
+    assert classifier.read == 2 * (1 + len(VARIANTS))  # the two sure tiles' nine cuts; the doubted one's kept
+    unlooked = Detections(looked.xyxy, looked.confidence, looked.class_id)  # the same tiles, no second look's mean
+    assert np.array_equal(steady, steady_probability(classifier, image, unlooked))  # the same, bit for bit
