@@ -9,7 +9,9 @@ with the first reading's:
 - a tile read under :data:`DOUBTFUL` takes the average, whatever it says;
 - a tile read between :data:`DOUBTFUL` and :data:`CHECKED` keeps its first reading unless the average names another
   label; it then takes that label, doubted (:data:`SPLIT_CONFIDENCE`: REVIEW, never a confident change). Issue 16's
-  red-10 of game g2, read red-13 at 0.98 from one crop and red-10 at 0.999 from the same crop half a pixel away;
+  red-10 of game g2, read red-13 at 0.98 from one crop and red-10 at 0.999 from the same crop half a pixel away.
+  When the average names the same label under :data:`DOUBTFUL`, the tile takes the average too (uncertain): one
+  crop's confidence the other eight cuts do not share is no confident reading (see "Measured" below);
 - a tile read at :data:`CHECKED` or over is left alone, so the cost is in proportion to the doubt.
 
 The crop is :func:`vision.runtime.crops.crop_boxes`'s, moved: the identity variant cuts the very same pixels.
@@ -35,6 +37,16 @@ The familiarity check measures the first crop's ``features``, not the looks' mea
 the mean, at 07ac7ae in the same run, ``bench pipeline`` ruled every move of both rows the same (137/137 right
 tables, clean REVIEW 13/114), the held-out editions' wrong at >= 0.8 went 22 -> 21 (F1 0.9227 both) and the real
 held-out photos were read the same (F1 0.9905, wrong 3).
+
+A tile read between :data:`DOUBTFUL` and :data:`CHECKED` whose average keeps its label under :data:`DOUBTFUL` takes
+that average (issue 16, 2026-11-26; no crop more is read). Measured from ``git archive`` exports of db17811 without and
+with it, in the same session (load 10-16 on the 2 shared cores): issue 16's 10 games, g11, g12 and the demo game on the
+user's path (automatic play area) ruled every move the same (169/169 right tables, 29/29 violations flagged, 6/140
+clean moves REVIEW, no false REVERT, no phantom); ``eval`` on the 120 held-out edition scenes: wrong at >= 0.8
+24 -> 15, F1 0.9245 -> 0.9250, impossible reads 49 -> 48; on the real held-out photos (``--split val``): F1 0.9905
+-> 0.9907, wrong at >= 0.8 3 -> 3. Why: on the real held-out photos shrunk so a tile is 20 px wide (a tilted
+camera's far side; ``python -m vision.runtime.familiarity evaluate --tile-px 20``), 18 of the 65 tiles read at 0.8 or
+over whose nine cuts' mean is under 0.8 are wrong, 6 of the 1,163 whose mean is 0.95 or over.
 """
 
 from __future__ import annotations
@@ -55,7 +67,8 @@ DOUBTFUL = 0.8
 take the averaged reading, whatever it says."""
 CHECKED = 0.99
 """Tiles read between :data:`DOUBTFUL` and this are read again too; they keep their first reading unless the
-averaged one names another label, which they then take, doubted (:data:`SPLIT_CONFIDENCE`)."""
+averaged one names another label, which they then take, doubted (:data:`SPLIT_CONFIDENCE`), or names it under
+:data:`DOUBTFUL`, which they then take as it is (uncertain)."""
 SPLIT_CONFIDENCE = 0.5
 """The confidence of a tile whose two looks name different labels: under the layout's threshold (REVIEW)."""
 LOOKED_PROBS = "looked_probs"
@@ -117,7 +130,8 @@ class SecondLook:
     """``look(image, tiles) -> Detections``: the tiles read under ``checked`` read again from ``image`` with
     ``variants``, the first reading's probabilities and theirs averaged (see the module's docstring): a tile read
     under ``doubtful`` takes the average; one read between the two keeps its first reading unless the average names
-    another label, which it then takes with its confidence capped at :data:`SPLIT_CONFIDENCE`."""
+    another label, which it then takes with its confidence capped at :data:`SPLIT_CONFIDENCE`, or the same label
+    under ``doubtful``, which it then takes as it is."""
 
     def __init__(
         self,
@@ -168,7 +182,8 @@ class SecondLook:
         label, top = mean.argmax(axis=1), mean.max(axis=1)
         doubted = first[chosen].max(axis=1) < self.doubtful
         changed = ~doubted & (label != first[chosen].argmax(axis=1))
-        take = doubted | changed
+        fell = ~doubted & ~changed & (top < self.doubtful)  # the label held, its confidence did not
+        take = doubted | changed | fell
         rows = chosen[take]
         probs = first.copy()
         probs[rows] = mean[take]

@@ -230,3 +230,20 @@ def test_the_familiarity_confirmation_takes_the_second_looks_mean_and_cuts_only_
     assert classifier.read == 2 * (1 + len(VARIANTS))  # the two sure tiles' nine cuts; the doubted one's kept
     unlooked = Detections(looked.xyxy, looked.confidence, looked.class_id)  # the same tiles, no second look's mean
     assert np.array_equal(steady, steady_probability(classifier, image, unlooked))  # the same, bit for bit
+
+
+def test_a_fairly_sure_tile_whose_looks_keep_its_label_but_not_its_confidence_takes_their_average() -> None:
+    """One crop at 0.9, the other cuts at 0.65-0.7 for the same label: no confident reading (issue 16)."""
+    image = _edge(70)  # the first crop is 0.1 bright: red-13 at 0.9
+    classifier = Brightness()
+    first = classifier.classify(image, Detections.of_boxes(TILE[None]))
+    assert int(first.class_id[0]) == THIRTEEN and DOUBTFUL <= first.confidence[0] < CHECKED
+    variants = [Variant(dx=0.2), Variant(dx=0.25)]  # the looks see more of the bright side: red-13 at 0.65-0.7
+    looked = SecondLook(classifier, variants=variants).look(image, first)
+    crops = np.stack([crop_variant(image, TILE[None], v)[0] for v in (Variant(), *variants)])
+    mean = np.asarray(classifier.classify_crops(crops, Detections.of_boxes(np.repeat(TILE[None], 3, 0))).data["probs"])
+    mean = mean.mean(axis=0)
+    assert int(mean.argmax()) == THIRTEEN and SPLIT_CONFIDENCE < mean.max() < DOUBTFUL  # the label held, not its doubt
+    assert int(looked.class_id[0]) == THIRTEEN
+    assert looked.confidence[0] == pytest.approx(mean.max(), abs=1e-6)
+    assert np.allclose(looked.data["probs"][0], mean, atol=1e-6)
