@@ -43,7 +43,8 @@ that average (issue 16, 2026-11-26; no crop more is read). Measured from ``git a
 with it, in the same session (load 10-16 on the 2 shared cores): issue 16's 10 games, g11, g12 and the demo game on the
 user's path (automatic play area) ruled every move the same (169/169 right tables, 29/29 violations flagged, 6/140
 clean moves REVIEW, no false REVERT, no phantom); ``eval`` on the 120 held-out edition scenes: wrong at >= 0.8
-24 -> 15, F1 0.9245 -> 0.9250, impossible reads 49 -> 48; on the real held-out photos (``--split val``): F1 0.9905
+24 -> 15, F1 0.9245 -> 0.9250, impossible reads 49 -> 48 (``synth-editions-heldout-dev`` 20 -> 13, F1 0.9210 -> 0.9216;
+``synth-racks-heldout-60`` 2 -> 1, F1 0.9425 -> 0.9431); on the real held-out photos (``--split val``): F1 0.9905
 -> 0.9907, wrong at >= 0.8 3 -> 3. Why: on the real held-out photos shrunk so a tile is 20 px wide (a tilted
 camera's far side; ``python -m vision.runtime.familiarity evaluate --tile-px 20``), 18 of the 65 tiles read at 0.8 or
 over whose nine cuts' mean is under 0.8 are wrong, 6 of the 1,163 whose mean is 0.95 or over.
