@@ -106,6 +106,8 @@ class OnnxTileClassifier:
         self.head = _enrolment_head(self.path.parent / HEAD_FILE)
         """An enrolled set's head (``rummikub-referee enrol``) reads the labels from the features, when the folder
         has one; None: the classifier's own ``probs``."""
+        self._familiarity: Any = None
+        self._familiarity_loaded = False
 
     @classmethod
     def from_model_dir(cls, models_dir: str | Path, **options: Any) -> OnnxTileClassifier:
@@ -129,6 +131,19 @@ class OnnxTileClassifier:
             if self.head is not None and FEATURES_OUTPUT not in [o.name for o in self._session.get_outputs()]:
                 raise ModelLoadError(f"{self.path}: has no {FEATURES_OUTPUT!r} output for the enrolment head beside it")
         return self._session
+
+    def _familiar(self, features: np.ndarray, own: np.ndarray, xyxy: np.ndarray) -> np.ndarray:
+        """Which crops look familiar to the classifier's own head (:mod:`vision.runtime.familiarity`, by the
+        statistics beside it, which ``enrol`` copies; with none, no crop does): the enrolment head weighs them."""
+        if not self._familiarity_loaded:
+            from vision.runtime.familiarity import load_familiarity
+
+            self._familiarity, self._familiarity_loaded = load_familiarity(self.path), True
+        if self._familiarity is None or not len(features):
+            return np.zeros(len(features), bool)
+        from vision.runtime.familiarity import short_side
+
+        return ~self._familiarity.unfamiliar(self._familiarity.scores(features, own), short_side(xyxy))
 
     def classify(self, image_bgr: np.ndarray, detections: Detections) -> Detections:
         return self.classify_crops(crop_boxes(image_bgr, detections.xyxy), detections)
@@ -161,7 +176,8 @@ class OnnxTileClassifier:
                     features.append(np.asarray(outputs[features_index], np.float32)[:count])
         enrolled = {}
         if self.head is not None and features:  # an enrolled set: its head reads the labels from the features
-            probs = self.head.probs(np.concatenate(features))
+            familiar = self._familiar(np.concatenate(features), probs.argmax(axis=1), detections.xyxy)
+            probs = self.head.read(np.concatenate(features), probs, familiar)  # weighed with the classifier's own
             enrolled["tile_confidence"] = self.head.tile_confidence(np.concatenate(features))
         return detections.with_(
             class_id=probs.argmax(axis=1) if n else np.zeros(0, np.int64),

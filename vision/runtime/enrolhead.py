@@ -3,6 +3,11 @@
 ``rummikub-referee enrol`` writes it into a model folder as :data:`HEAD_FILE`; :class:`vision.runtime.classifier.
 OnnxTileClassifier` reads the labels with it instead of the classifier's own ``probs`` when the file is there (the
 up direction still comes from the classifier). Numpy only: it runs where the referee runs.
+
+Where the head and the classifier's own head name different labels, the tile is doubted
+(:data:`APART_CONFIDENCE`, :meth:`EnrolmentHead.read`): the head learnt one venue's set from two grid photos of large
+tiles, and on a film's small, tilted tiles it can be confidently wrong where the classifier is not (issue 16's tilted
+game g3b: orange-12 read orange-11 at 0.99, blue-13 read blue-11 at 0.95); two heads that disagree ask a person.
 """
 
 from __future__ import annotations
@@ -38,6 +43,36 @@ class EnrolmentHead:
     def probs(self, features: np.ndarray) -> np.ndarray:
         return softmax(self.logits(features))
 
+    def read(
+        self, features: np.ndarray, own: np.ndarray | None = None, familiar: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The labels' probabilities, with ``own`` (the classifier's own ``probs`` of the same crops) weighed in:
+
+        - a crop whose two heads name different labels keeps this head's label at confidence
+          :data:`APART_CONFIDENCE` at most (its logits tempered further: the order of the labels stays);
+        - a crop whose two heads agree, and that looks familiar to the classifier (``familiar``, its familiarity
+          check passed, :mod:`vision.runtime.familiarity`), is as sure as the less sure of the classifier's own head
+          and this head before its temperature: the temperature, set by the hardest held-out crops, does not make
+          tiles the shipped models read surely (the venue's set in its usual look) unsure.
+        """
+        logits = self.logits(features)
+        probs = softmax(logits)
+        if own is None or not len(probs):
+            return probs
+        own = np.asarray(own, np.float32)
+        label, top = probs.argmax(axis=1), probs.max(axis=1)
+        apart = (label != own.argmax(axis=1)) & (top > APART_CONFIDENCE)
+        if apart.any():
+            probs[apart] = capped(logits[apart], APART_CONFIDENCE)
+        if familiar is not None:
+            sure = np.minimum(own.max(axis=1), softmax(logits * self.temperature).max(axis=1))
+            lift = np.flatnonzero(np.asarray(familiar, bool) & (label == own.argmax(axis=1)) & (sure > top))
+            if len(lift):  # the top raised to ``sure``, the other labels scaled down with it (the sum stays 1)
+                rest = np.maximum(1.0 - top[lift], 1e-12)
+                probs[lift] *= ((1.0 - sure[lift]) / rest)[:, None]
+                probs[lift, label[lift]] = sure[lift]
+        return probs
+
     def tile_confidence(self, features: np.ndarray) -> np.ndarray:
         """The top probability before the temperature: how sure the fit is that a crop is one of the set's tiles
         (what the not-a-tile rule weighs; the tempered ``probs`` say how sure the label is)."""
@@ -72,6 +107,24 @@ class EnrolmentHead:
         if not (np.isfinite(weight).all() and np.isfinite(bias).all() and 0 < temperature < 100):
             raise HeadLoadError(f"{path}: the enrolment head holds non-finite weights: enrol again")
         return cls(weight, bias, temperature)
+
+
+APART_CONFIDENCE = 0.5
+"""The most a label is believed where the enrolment head and the classifier's own head disagree (as the second look's
+split, :data:`vision.runtime.secondlook.SPLIT_CONFIDENCE`): under the layout's 0.8, so REVIEW, never a confident
+change."""
+
+
+def capped(logits: np.ndarray, top: float) -> np.ndarray:
+    """Softmax of each row of ``logits`` divided by its own temperature (>= 1), the one that brings its largest
+    probability down to ``top`` (bisection on the log of the temperature; ``top`` must exceed 1 / columns)."""
+    low = np.zeros(len(logits))
+    high = np.full(len(logits), np.log(1e4))
+    for _ in range(40):
+        middle = (low + high) / 2
+        over = softmax(logits / np.exp(middle)[:, None]).max(axis=1) > top
+        low, high = np.where(over, middle, low), np.where(over, high, middle)
+    return softmax(logits / np.exp(high)[:, None])
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:

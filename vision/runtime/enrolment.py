@@ -16,10 +16,11 @@ Adaptation, on the CPU in seconds: every tile is cropped many times under OpenCV
 and shift of the box, blur, brightness, white balance, noise, JPEG), each simulated frame balanced as
 :class:`vision.runtime.recognition.TileReader` balances a frame; the classifier's ``features`` of the crops train a new
 53-label linear head (:mod:`vision.runtime.enrolhead`) in numpy, regularised towards the shipped head (fitted to its
-outputs) so what the classifier knew stays. The output folder holds the two ONNX models (copied), the head and a
-model card (JSON and markdown).
+outputs) so what the classifier knew stays; a tile it reads differently from that shipped head is doubted
+(:meth:`vision.runtime.enrolhead.EnrolmentHead.read`). The output folder holds the two ONNX models (copied), the head
+and a model card (JSON and markdown).
 
-Size: 588 lines, one module on purpose: the steps of one enrolment, run by :func:`enrol` alone: the readings checked
+Size: 593 lines, one module on purpose: the steps of one enrolment, run by :func:`enrol` alone: the readings checked
 against the grid (about 55 lines), the augmented crops and their features (about 105), the head's fit and
 temperature (about 70) and the ``enrol`` driver (about 245: each photo's tiles located in the grid, weak strays left
 out and missed tiles recovered, the model folder and its card); besides them the layout text (``enrol --layout``).
@@ -60,7 +61,8 @@ from vision.runtime.enrolgrid import (
     grid_problems,
     in_grid,
 )
-from vision.runtime.enrolhead import FEATURES_OUTPUT, HEAD_FILE, EnrolmentHead, softmax
+from vision.runtime.enrolhead import APART_CONFIDENCE, FEATURES_OUTPUT, HEAD_FILE, EnrolmentHead, softmax
+from vision.runtime.familiarity import FAMILIARITY_FILE
 from vision.runtime.inkcolour import frame_balance, frame_body
 
 MAX_JOKERS = 4
@@ -305,7 +307,9 @@ def fit_head(features: np.ndarray, labels: np.ndarray, start: EnrolmentHead, ste
 def with_temperature(head: EnrolmentHead, features: np.ndarray, labels: np.ndarray) -> tuple[EnrolmentHead, float]:
     """The head with a temperature chosen on held-out crops: the one that predicts them best (at least 1: never
     sharper than fitted), raised until at most :data:`SAFE_WRONG_SHARE` of them are read wrong with confidence
-    >= 0.8 (a confident wrong label can turn a valid set invalid; an unsure one only asks for REVIEW)."""
+    >= 0.8 (a confident wrong label can turn a valid set invalid; an unsure one only asks for REVIEW). Where the
+    classifier's own head agrees on a familiar-looking tile, the referee reads it as confidently as that head
+    (:meth:`EnrolmentHead.read`): the temperature bounds the rest."""
     logits = head.logits(features).astype(np.float64)
     rows = np.arange(len(logits))
 
@@ -368,7 +372,8 @@ class Enrolment:
             "head": {
                 "file": HEAD_FILE,
                 "what": "53-label linear head on the classifier's features, fitted in numpy (logistic regression,"
-                f" {FIT_STEPS} Adam steps, pulled towards the shipped head with weight {L2_TO_SHIPPED})",
+                f" {FIT_STEPS} Adam steps, pulled towards the shipped head with weight {L2_TO_SHIPPED}); a tile it"
+                f" reads differently from the classifier's own head is doubted (at most {APART_CONFIDENCE})",
                 "train_frames_per_photo": TRAIN_ROUNDS,
                 "holdout_frames_per_photo": HOLDOUT_ROUNDS,
                 "temperature": self.temperature,
@@ -526,12 +531,12 @@ def enrol(
     plain_p, plain_f, plain_y = (np.concatenate(x) for x in plain)
     shipped = shipped_head(train_f, train_p)
     head, temperature = with_temperature(fit_head(train_f, train_y, shipped), hold_f, hold_y)
-    figures = {
-        "photos": {"before": Figures.of(plain_p, plain_y), "after": Figures.of(head.probs(plain_f), plain_y)},
-        "holdout": {"before": Figures.of(hold_p, hold_y), "after": Figures.of(head.probs(hold_f), hold_y)},
+    figures = {  # "after" as the referee reads: doubted where the two heads disagree
+        "photos": {"before": Figures.of(plain_p, plain_y), "after": Figures.of(head.read(plain_f, plain_p), plain_y)},
+        "holdout": {"before": Figures.of(hold_p, hold_y), "after": Figures.of(head.read(hold_f, hold_p), hold_y)},
     }
     out.mkdir(parents=True, exist_ok=True)
-    for name in (DETECTOR_FILE, CLASSIFIER_FILE, "tile-detector.json", "tile-classifier.json"):
+    for name in (DETECTOR_FILE, CLASSIFIER_FILE, "tile-detector.json", "tile-classifier.json", FAMILIARITY_FILE):
         if (models / name).is_file() and (models / name).resolve() != (out / name).resolve():
             shutil.copyfile(models / name, out / name)
     head.save(out / HEAD_FILE)

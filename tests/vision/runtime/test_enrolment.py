@@ -177,3 +177,44 @@ def test_the_head_keeps_its_temperature_and_the_not_a_tile_rule_weighs_before_it
         confidence=np.full(5, 0.2), detector_confidence=np.ones(5), tile_confidence=np.full(5, 0.9)
     )
     assert np.allclose(tile_likelihood(tiles), 0.9)
+
+
+def test_a_tile_the_two_heads_read_differently_is_doubted_with_its_label_kept() -> None:
+    from vision.runtime.enrolhead import APART_CONFIDENCE, softmax
+
+    rng = np.random.default_rng(1)
+    head = EnrolmentHead(
+        rng.normal(0, 1, (len(ALL_LABELS), 8)).astype(np.float32), np.zeros(len(ALL_LABELS), np.float32)
+    )
+    features = rng.normal(0, 4, (40, 8)).astype(np.float32)
+    plain = head.probs(features)
+    own = plain.copy()  # the classifier's own head: agrees on the first 20 crops, names another label on the rest
+    own[20:] = softmax(np.roll(np.log(plain[20:]), 1, axis=1))
+    read = head.read(features, own)
+    assert np.allclose(read[:20], plain[:20])  # the heads agree: the enrolled head's reading, unchanged
+    assert (read[20:].argmax(axis=1) == plain[20:].argmax(axis=1)).all()  # they disagree: its label kept ...
+    assert (read[20:].max(axis=1) <= APART_CONFIDENCE + 1e-4).all()  # ... doubted
+    confident = plain[20:].max(axis=1) > APART_CONFIDENCE
+    assert confident.sum() >= 10 and np.allclose(read[20:][confident].max(axis=1), APART_CONFIDENCE, atol=1e-3)
+    assert np.allclose(read.sum(axis=1), 1, atol=1e-5)
+
+
+def test_a_familiar_tile_both_heads_agree_on_is_as_sure_as_the_less_sure_untempered_head() -> None:
+    from vision.runtime.enrolhead import softmax
+
+    rng = np.random.default_rng(2)
+    weight = rng.normal(0, 1, (len(ALL_LABELS), 8)).astype(np.float32)
+    head = EnrolmentHead(weight / 2.3, np.zeros(len(ALL_LABELS), np.float32), 2.3)  # a cautious temperature
+    features = rng.normal(0, 4, (30, 8)).astype(np.float32)
+    untempered = softmax(features @ weight.T)
+    own = untempered.copy()  # the classifier's own head: the same labels, at 0.95 where it is surer than that
+    own = np.where(own.max(axis=1, keepdims=True) > 0.95, own * 0.95 / own.max(axis=1, keepdims=True), own)
+    familiar = np.arange(30) < 20
+    read = head.read(features, own, familiar)
+    tempered = head.probs(features)
+    sure = np.minimum(own.max(axis=1), untempered.max(axis=1))
+    assert (read.argmax(axis=1) == tempered.argmax(axis=1)).all()
+    assert np.allclose(read[:20].max(axis=1), np.maximum(sure[:20], tempered[:20].max(axis=1)), atol=1e-5)
+    assert (read[:20].max(axis=1) > tempered[:20].max(axis=1) + 0.05).sum() >= 10  # lifted
+    assert np.allclose(read[20:], tempered[20:])  # unfamiliar: the tempered reading
+    assert np.allclose(read.sum(axis=1), 1, atol=1e-5)
