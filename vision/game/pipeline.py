@@ -11,8 +11,8 @@ table. Phases:
   into one table, handed to the :class:`~vision.game.moves.GameKeeper`, which rules on the move; activity in
   between goes back to ``active``. A fused reading with a tile that more looks could settle (a label split, a cap
   on some readings only: :func:`vision.runtime.track.resolvable`) takes more readings first, up to
-  ``max_readings``, while they keep to their schedule; hands back during those settle the table on the readings
-  made.
+  ``max_readings``, while they keep to their schedule and rule within ``rule_within_s`` (DESIGN: a second) of the
+  table settling; hands back during those settle the table on the readings made.
 
 Reading is the expensive part, so a reading is not made again of a picture already read
 (:attr:`PipelineConfig.reuse_unchanged`): a table that settles showing the picture the still table was read from (a
@@ -143,10 +143,14 @@ class PipelineConfig:
     meter_hz: float = 15.0
     """Frames per second a camera's activity is measured at (cheap: 2 ms a 1080p frame). Sooner than
     ``sample_hz`` it sees the hands leave; on the bench games it cut the wall-clock latency of live rulings."""
-    quiet_s: float = 0.3
+    quiet_s: float = 0.25
     """Seconds without motion or hands since the last busy sample before the table counts as settling: two
     quiet samples at 6 a second (one after hands leave can still show a tile sliding, or a video encoder's
-    smear of the arm)."""
+    smear of the arm), and two at 7.5 (a 15 fps video sampled every other frame; 0.3 took three there: the first
+    reading 0.4 s after the last busy sample, and rulings up to 1.03 s after the hands left, over DESIGN's second).
+    Issue 16's 10 games (15 fps) + g11, g12 and the demo game, exports of bd15a71 and bd15a71 + this and
+    :attr:`rule_within_s`, same run: latency median 0.741 -> 0.607 s, max 1.033 -> 0.94 s (0.87 on the 15 fps
+    games; the demo game is 10 fps); every move ruled the same but one (below, :attr:`max_readings`)."""
     readings: int = 3
     """Readings fused into one settled table..."""
     agreeing_readings: int = 3
@@ -155,13 +159,21 @@ class PipelineConfig:
     max_readings: int = 5
     """...or up to this many when the fused reading holds a tile more looks could settle
     (:func:`vision.runtime.track.resolvable`: a tile under the threshold that some reading read certain, none
-    confidently as another label), the move ruled on them all. Bounded twice: a settle reads on only while its
+    confidently as another label), the move ruled on them all. Bounded three times: a settle reads on only while its
     readings keep to their schedule (:meth:`TablePipeline._read_more`; a busy live machine settles on the usual
-    ``readings``), and hands back over the table during the extra readings settle the table on those made (it was
-    still for ``readings`` of them: no move lost, none merged with the next). 5 at 6 samples a second: the ruling
-    comes at most 2/6 s later (the scripted scenes of tests/vision/game: 1.0 s after the hands left, 0.67 s with
-    three; DESIGN: within 1 s), and 4 of 5 readings are enough to settle a tile split 2:1 or doubted 2:1 by a cap (see
+    ``readings``) and while the next one would still rule within :attr:`rule_within_s` of the table settling (a 15 fps
+    video sampled at 7.5 a second: all 5; 6 samples a second: 4), and hands back over the table during the extra
+    readings settle the table on those made (it was still for ``readings`` of them: no move lost, none merged with
+    the next). 4 of 5 readings are enough to settle a tile split 2:1 or doubted 2:1 by a cap (see
     :mod:`vision.runtime.track`). ``readings``: never more.
+
+    With :attr:`rule_within_s` and ``quiet_s`` 0.25 (exports of bd15a71 and bd15a71 + both, same run): 13 games
+    169/169 found, 169/169 right tables, 29/29 flagged, 0 false REVERT, 0 phantoms both; clean REVIEW 6 -> 7 of 140:
+    the tilted g3b's move 4, REVIEW for a joker of the table before it (capped in all five readings of move 3) that
+    a verification of the still table refined in between with the old timing and not with the new. The rule alone
+    (``quiet_s`` 0.3): 6 -> 8 (g3b's moves 3 and 4), max 0.96 s. Extra readings on the video's very
+    next frames instead (the sampler asked for them, an experiment): 6 -> 8, max 0.94 s: the frame right after a read
+    frame (the 15 fps MPEG-4's P-frames) doubted tiles the frames two on read certain.
 
     Measured with ``reuse_sure`` and the fusion of :mod:`vision.runtime.track` (94367aa against the same tree without
     them, ``git archive`` exports, same run, auto play area): issue 16's 10 games clean REVIEW 7 -> 6 of 114 (the
@@ -170,6 +182,15 @@ class PipelineConfig:
     recording sampled at 6 a second). ``bench live`` on g10 (1.5 min, idle and one core busy): 7/7 moves, 7 right
     tables, no warning, nothing unread, both. Every settle read 6 times instead (an experiment): clean REVIEW 11 -> 15,
     more looks find more caps: more readings only where they can settle a tile."""
+    rule_within_s: float = 1.0
+    """DESIGN: a ruling within this long of the table settling. The table settles when the hands have left it and
+    nothing on it moves any more (``bench pipeline``'s and ``bench live``'s settling: the truth's ``settle_s``, the
+    hands leaving); the pipeline knows it only from its samples: the table was not settled before the sample ahead of
+    the last one with motion or hands (it changed after that sample), so the ruling's frame must come within this
+    long of that sample. The usual ``readings`` are not held back (the 13 games' median 0.61 s after the hands left);
+    an extra reading (``max_readings``) is taken only where the sample after it would still come in time (as far on
+    as the last one came after the one before it: :meth:`TablePipeline._read_more`). A live camera's ruling reaches
+    the game log its last reading's duration after its frame."""
     verify_every_s: float = 3.0
     """While the table is still, read it this often to catch a change the activity meter missed."""
     reuse_unchanged: bool = True
@@ -338,6 +359,12 @@ class TablePipeline:
         self.disagreement: Table | None = None
         self.busy_s = -1e9
         """Time of the last sample with motion or hands."""
+        self.unsettled_s: float | None = None
+        """Time of the sample before the last one with motion or hands: the table settled after it
+        (:attr:`PipelineConfig.rule_within_s`; None: no hands or motion seen yet, the first table no move's)."""
+        self.sample_s: float | None = None
+        self.sample_gap_s = 0.0
+        """Time of the last sample, and how long after the one before it came: the next one's spacing, about."""
         self.read_s = -1e9
         """Time of the frame last read while settling."""
         self.first_read_s: float | None = None
@@ -372,6 +399,8 @@ class TablePipeline:
     def process(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
         self.stats.samples += 1
         self.last_sample = (image, time_s, frame)
+        before_s, self.sample_s = self.sample_s, time_s
+        self.sample_gap_s = 0.0 if before_s is None else time_s - before_s
         activity = self.meter.measure(image)
         if not self.seen_still:
             # No still table seen yet, so no hand-free background: the first frame may show an arm, which would then
@@ -515,7 +544,7 @@ class TablePipeline:
     def _active(self, time_s: float, frame: int, activity: Activity) -> list[Event]:
         events: list[Event] = self._count_hands(activity, time_s, frame)
         if activity.busy or activity.global_change:
-            self.busy_s = time_s
+            self.busy_s, self.unsettled_s = time_s, time_s - self.sample_gap_s
             started = self.activity_start if self.activity_start is not None else time_s
             resting = activity.arm and activity.motion < 0.002
             if resting and time_s - started > self.config.occluded_warn_s and not self.warned_occluded:
@@ -562,9 +591,11 @@ class TablePipeline:
 
     def _read_more(self, time_s: float) -> bool:
         """Whether the settling table is read once more before it settles (:attr:`PipelineConfig.max_readings`): a
-        tile of the readings so far that more looks could settle, and the readings on their schedule (each within
+        tile of the readings so far that more looks could settle, the readings on their schedule (each within
         ``READING_SPACING / sample_hz`` of the last, :data:`SETTLE_LATE_S` allowed in all, as :meth:`_read_too_late`
-        counts them), so a machine that reads slowly settles on time rather than fall further behind."""
+        counts them), so a machine that reads slowly settles on time rather than fall further behind, and the next
+        sample, as far on as the last one came after the one before it, within :attr:`PipelineConfig.rule_within_s`
+        of the table settling."""
         count = len(self.readings)
         if count >= self.config.max_readings or self.first_read_s is None:
             return False
@@ -572,6 +603,9 @@ class TablePipeline:
             return False  # the still table's readings taken, no other to take
         if time_s - self.first_read_s > (count - 1) * READING_SPACING / self.config.sample_hz + SETTLE_LATE_S:
             return False
+        unsettled_s = self.unsettled_s
+        if unsettled_s is not None and time_s + self.sample_gap_s > unsettled_s + self.config.rule_within_s + 1e-6:
+            return False  # the next reading would rule too late (DESIGN: within a second of the table settling)
         return resolvable(self.readings, self.config.max_readings)
 
     def _read_too_late(self, time_s: float, frame: int) -> list[Event]:
@@ -683,6 +717,7 @@ class TablePipeline:
             self.hands = False
         events: list[Event] = list(self.keeper.activity(time_s=time_s, frame=frame)) if self.phase == "stable" else []
         self.phase, self.readings, self.state_readings, self.busy_s = "active", [], [], time_s
+        self.unsettled_s = time_s - self.sample_gap_s
         self.last_read = None
         return events + self._count_hands(activity, time_s, frame)
 

@@ -209,7 +209,7 @@ def test_a_camera_metered_faster_than_readings_settles_after_the_same_quiet_time
     assert settling[0] >= left + config.quiet_s - 0.01  # the first armless sample moved (the arm went): busy
     gaps = np.diff(settling)
     assert len(gaps) == 2 and all(gap >= 0.75 / config.sample_hz for gap in gaps) and all(gap < 0.2 for gap in gaps)
-    assert move["time_s"] == pytest.approx(settling[-1]) and same(move["after"], OPENED)
+    assert move["time_s"] == pytest.approx(settling[-1], abs=5e-4) and same(move["after"], OPENED)  # logged to 1 ms
     assert move["time_s"] - left < 0.7  # at 6 samples a second: 0.67 s after the first armless sample
 
 
