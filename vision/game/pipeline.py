@@ -169,11 +169,12 @@ class PipelineConfig:
 
     With :attr:`rule_within_s` and ``quiet_s`` 0.25 (exports of bd15a71 and bd15a71 + both, same run): 13 games
     169/169 found, 169/169 right tables, 29/29 flagged, 0 false REVERT, 0 phantoms both; clean REVIEW 6 -> 7 of 140:
-    the tilted g3b's move 4, REVIEW for a joker of the table before it (capped in all five readings of move 3) that
-    a verification of the still table refined in between with the old timing and not with the new. The rule alone
-    (``quiet_s`` 0.3): 6 -> 8 (g3b's moves 3 and 4), max 0.96 s. Extra readings on the video's very
-    next frames instead (the sampler asked for them, an experiment): 6 -> 8, max 0.94 s: the frame right after a read
-    frame (the 15 fps MPEG-4's P-frames) doubted tiles the frames two on read certain.
+    the tilted g3b's move 4, REVIEW for a joker of the table before it, in a set the move changed: move 3's five
+    readings, now a sample earlier (120.80-121.33 s against 120.93-121.47 s), had it capped by the familiarity check
+    in 3 of 5 (2 of 5 before: certain). The rule alone (``quiet_s`` 0.3): 6 -> 8 (g3b's moves 3 and 4), max 0.96 s.
+    Extra readings on the video's very next frames instead (the sampler asked for them, an experiment): 6 -> 8, max
+    0.94 s: the frame right after a read frame (the 15 fps MPEG-4's P-frames) doubted tiles the frames two on read
+    certain.
 
     Measured with ``reuse_sure`` and the fusion of :mod:`vision.runtime.track` (94367aa against the same tree without
     them, ``git archive`` exports, same run, auto play area): issue 16's 10 games clean REVIEW 7 -> 6 of 114 (the
