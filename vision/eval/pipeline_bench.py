@@ -14,8 +14,10 @@ no folder is given: :data:`BENCH_TABLES`, tables as users film them). Each video
   photos of the film's own tile set are rendered (its style from the truth header, the grid camera, their own
   light) and ``rummikub-referee enrol`` makes a model folder of them (:func:`vision.eval.enrol_bench.enrol_venue`;
   a take ``enrol`` refuses is taken again); the game is then analysed as on the user's path with ``--models`` of
-  that folder. With an enrolment head the familiarity check is off. Each game's row says how its folder was made
-  and the enrolment's own figures (accuracy on the grid photos and on held-out augmented crops, before -> after).
+  that folder. With an enrolment head the familiarity check is off; its statistics only tell the enrolled head
+  where the classifier's own head may vouch for a label (:meth:`vision.runtime.enrolhead.EnrolmentHead.read`). Each
+  game's row says how its folder was made and the enrolment's own figures (accuracy on the grid photos and on
+  held-out augmented crops, before -> after).
 
 Then, for each:
 
