@@ -204,8 +204,17 @@ def _move_key(move: dict[str, Any]) -> list[Any]:
     from referee.table import Table
 
     ruling = move["ruling"]
-    tables = [str(Table.from_json(move[side])) for side in ("before", "after")]
+    tables = [_table_key(Table.from_json(move[side])) for side in ("before", "after")]
     return [move["player"], tables, ruling["verdict"], sorted(v["code"] for v in ruling["violations"])]
+
+
+def _table_key(table: Any) -> str:
+    """A table's sets in a fixed order, each set's tiles as laid, then its loose tiles: the order a layout lists its
+    sets in follows where each set lies, which two sets side by side can swap from one frame to the next (game-1000's
+    H.264 copy: four moves listed two sets the other way round with the other decoder, the same tables)."""
+    sets = sorted(f"[{tile_set}]" for tile_set in table.sets)
+    loose = sorted(str(tile) for tile in table.loose)
+    return " ".join([*sets, *(["loose: " + " ".join(loose)] if loose else [])])
 
 
 def _uncertain(move: dict[str, Any]) -> list[list[str]]:

@@ -75,3 +75,22 @@ def test_the_baseline_makes_every_reading_in_the_same_run(game: Path, tmp_path: 
     assert row["same_moves"] is expected
     text = format_decode_benchmark(result)
     assert "analyze pyav-reread" in text and "not made again" in text
+
+
+def test_two_sets_listed_the_other_way_round_are_the_same_move() -> None:
+    from referee.table import Table
+    from vision.eval.decode_bench import _move_key
+
+    def move(*sets: list[str], verdict: str = "ok") -> dict[str, object]:
+        after = Table.of(sets).to_json()
+        return {
+            "player": 1,
+            "before": Table().to_json(),
+            "after": after,
+            "ruling": {"verdict": verdict, "violations": []},
+        }
+
+    run, group = ["red-7", "red-8", "red-9"], ["black-1", "blue-1", "orange-1"]
+    assert _move_key(move(run, group)) == _move_key(move(group, run))  # where two sets lie swapped between frames
+    assert _move_key(move(run, group)) != _move_key(move(["red-9", "red-8", "red-7"], group))  # a set's tile order
+    assert _move_key(move(run, group)) != _move_key(move(run, group, verdict="review"))
