@@ -3,11 +3,14 @@ a reader too slow for the camera."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from referee.profiles import get_profile
 from referee.table import Table
+from vision.game.moves import GameKeeper
 from vision.runtime.reader import Reading
 
 
@@ -32,6 +35,27 @@ def started(scenes: Any, table: str, **options: Any) -> Any:
     feed = scenes.SceneFeed(scenes.pipeline(scene, **options), scene)
     assert [e["event"] for e in feed.run(2.0)] == ["table"]
     return feed
+
+
+class TimedTurn:
+    """A feed whose pipeline has read ``table``, both players opened, under ``profile`` with a limit of ``limit_s``
+    agreed at the table; :meth:`until` runs it to a time relative to the limit of player 0's turn (fixed as the turn
+    starts)."""
+
+    def __init__(self, scenes: Any, profile: str, table: str, limit_s: float) -> None:
+        scene = scenes.TableScene()
+        scene.show(table)
+        keeper = GameKeeper(replace(get_profile(profile), time_limit_s=limit_s), 2)
+        keeper.opened = [True, True]
+        self.scene, self.keeper = scene, keeper
+        self.feed = scenes.SceneFeed(scenes.pipeline(scene, keeper=keeper), scene)
+        assert [e["event"] for e in self.feed.run(1.0)] == ["table"]
+        limit = keeper.time_limit_at_s
+        assert limit is not None
+        self.limit_s = limit
+
+    def until(self, seconds_from_limit: float) -> None:
+        self.feed.run(self.limit_s + seconds_from_limit - self.feed.time_s)
 
 
 class SlowReader:

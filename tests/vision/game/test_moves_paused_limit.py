@@ -12,15 +12,12 @@ first reaches it sees the table quiet, and a pause of 3 samples does not settle.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from referee.profiles import get_profile
 from referee.table import Table
-from tests.vision.game.scripted import moves, same
-from vision.game.moves import GameKeeper
+from tests.vision.game.scripted import TimedTurn, moves, same
 
 LIMIT_S = 6.0
 START = "[black-3 blue-3 orange-3] [red-3 red-4 red-5 red-6]"
@@ -33,24 +30,12 @@ HALF = f"{PART} [blue-10 blue-11]"
 WHOLE = f"{PART} [blue-10 blue-11 blue-12]"
 
 
-class Turn:
-    """A feed whose table was read, both players opened; :meth:`until` runs it to a time relative to the limit of
-    player 0's turn (fixed as the turn starts)."""
+class Turn(TimedTurn):
+    """A feed whose table (``START``) was read, both players opened; :meth:`until` runs it to a time relative to the
+    limit of player 0's turn (fixed as the turn starts)."""
 
     def __init__(self, scenes: Any, profile: str) -> None:
-        scene = scenes.TableScene()
-        scene.show(START)
-        keeper = GameKeeper(replace(get_profile(profile), time_limit_s=LIMIT_S), 2)
-        keeper.opened = [True, True]
-        self.scene, self.keeper = scene, keeper
-        self.feed = scenes.SceneFeed(scenes.pipeline(scene, keeper=keeper), scene)
-        assert [e["event"] for e in self.feed.run(1.0)] == ["table"]
-        limit = keeper.time_limit_at_s
-        assert limit is not None
-        self.limit_s = limit
-
-    def until(self, seconds_from_limit: float) -> None:
-        self.feed.run(self.limit_s + seconds_from_limit - self.feed.time_s)
+        super().__init__(scenes, profile, START, LIMIT_S)
 
     def hands(self, start: float, table: str, leave: float) -> None:
         """Player 0's hands over the table from ``start``, the table ``table`` halfway, off at ``leave`` (seconds

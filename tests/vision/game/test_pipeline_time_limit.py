@@ -3,14 +3,12 @@ the table after it reach the ruling of a move over time, on scripted scenes at 6
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from referee.profiles import get_profile
 from referee.table import Table
-from vision.game.moves import GameKeeper
+from tests.vision.game.scripted import TimedTurn
 
 LIMIT_S = 4.0
 """A limit agreed at the table, short so the scenes stay short."""
@@ -29,23 +27,12 @@ RULINGS = {
 }
 
 
-class LateMove:
-    """A feed whose table was read, both players opened; :meth:`until` runs it to a time relative to the limit."""
+class LateMove(TimedTurn):
+    """A feed whose table (``BEFORE``) was read, both players opened; :meth:`until` runs it to a time relative to
+    the limit."""
 
     def __init__(self, scenes: Any, profile: str) -> None:
-        scene = scenes.TableScene()
-        scene.show(BEFORE)
-        keeper = GameKeeper(replace(get_profile(profile), time_limit_s=LIMIT_S), 2)
-        keeper.opened = [True, True]
-        self.scene, self.keeper = scene, keeper
-        self.feed = scenes.SceneFeed(scenes.pipeline(scene, keeper=keeper), scene)
-        assert [e["event"] for e in self.feed.run(1.0)] == ["table"]
-        limit = keeper.time_limit_at_s
-        assert limit is not None
-        self.limit_s = limit
-
-    def until(self, seconds_from_limit: float) -> None:
-        self.feed.run(self.limit_s + seconds_from_limit - self.feed.time_s)
+        super().__init__(scenes, profile, BEFORE, LIMIT_S)
 
     def move(self) -> dict[str, Any]:
         self.scene.arm = None
