@@ -218,10 +218,17 @@ def _table_key(table: Any) -> str:
 
 
 def _uncertain(move: dict[str, Any]) -> list[list[str]]:
-    """The tiles each of a move's tables marks uncertain (a reading of another frame may differ there)."""
-    from referee.table import Table
+    """The tiles each of a move's tables marks uncertain (a reading of another frame may differ there), each named
+    with its set (not its set's place in the listing, which :func:`_table_key` leaves aside too)."""
+    from referee.table import LOOSE, Table
 
-    return [sorted(map(str, Table.from_json(move[side]).uncertain)) for side in ("before", "after")]
+    def named(table: Table) -> list[str]:
+        return sorted(
+            f"loose: {table.loose[j]}" if i == LOOSE else f"[{table.sets[i]}] {table.sets[i].tiles[j]}"
+            for i, j in table.uncertain
+        )
+
+    return [named(Table.from_json(move[side])) for side in ("before", "after")]
 
 
 def _ratios(row: dict[str, Any]) -> None:

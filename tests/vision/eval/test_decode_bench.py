@@ -79,7 +79,7 @@ def test_the_baseline_makes_every_reading_in_the_same_run(game: Path, tmp_path: 
 
 def test_two_sets_listed_the_other_way_round_are_the_same_move() -> None:
     from referee.table import Table
-    from vision.eval.decode_bench import _move_key
+    from vision.eval.decode_bench import _move_key, _uncertain
 
     def move(*sets: list[str], verdict: str = "ok") -> dict[str, object]:
         after = Table.of(sets).to_json()
@@ -92,5 +92,9 @@ def test_two_sets_listed_the_other_way_round_are_the_same_move() -> None:
 
     run, group = ["red-7", "red-8", "red-9"], ["black-1", "blue-1", "orange-1"]
     assert _move_key(move(run, group)) == _move_key(move(group, run))  # where two sets lie swapped between frames
+    laid = [run[0], {"label": "red-8", "uncertain": True}, run[2]]  # its middle tile doubted
+    one = {"before": {"sets": [], "loose": []}, "after": {"sets": [laid, group], "loose": []}}
+    other = {**one, "after": {"sets": [group, laid], "loose": []}}
+    assert _uncertain(one) == _uncertain(other) == [[], ["[red-7 red-8 red-9] red-8"]]  # named by its set, not place
     assert _move_key(move(run, group)) != _move_key(move(["red-9", "red-8", "red-7"], group))  # a set's tile order
     assert _move_key(move(run, group)) != _move_key(move(run, group, verdict="review"))
