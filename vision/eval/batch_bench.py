@@ -11,7 +11,7 @@ core: a local process pool of 1 worker (the baseline), of 2 workers, and Ray tas
 - *video h per core-hour*: video analysed / (wall time x cores given: workers x threads); the scaling target is
   that this stays within 10 % from 1 to 2 workers;
 - the *idle tail*: per worker, how long it had nothing left to do while another still ran (a game is never split,
-  so with games of unequal length one worker finishes early even when the longest start first), and *video h per
+  so with games of unequal work one worker finishes early even when the heaviest start first), and *video h per
   busy core-hour*: video / (wall time x cores less the idle tail's core time), what the workers gave while they
   had work. ``--copies N`` runs the bench on the first game N times over instead (equal lengths: the tail is only
   the last game's spread); the output says which it measured;
@@ -342,7 +342,7 @@ def format_batch_benchmark(result: dict[str, Any]) -> str:
     if result.get("equal_lengths"):
         what = f"{len(result['games'])} copies of one game ({lengths[0] if lengths else '?'} s each: equal lengths)"
     else:
-        what = f"{len(result['games'])} games ({', '.join(f'{s:g}' for s in lengths)} s; started longest first)"
+        what = f"{len(result['games'])} games ({', '.join(f'{s:g}' for s in lengths)} s; started largest file first)"
     head = (
         f"{'run':<14}{'games':>6}{'video s':>9}{'wall s':>8}{'video h/wall h':>16}{'per core-h':>12}"
         f"{'idle tail s':>13}{'per busy core-h':>17}{'per CPU-h':>11}{'x base (wall, core, busy core, CPU)':>37}"

@@ -9,7 +9,7 @@ what ``analyze`` writes there (game log, moves, summary, report.html).
 
 Resumable: a game whose folder holds a whole analysis (its summary says the video was read to its end, and the
 report is there) is skipped; a game that fails is tried once more, then listed with its error; one bad video never
-stops the batch. The longest videos start first (:func:`longest_first`), so the short ones fill the gaps at the
+stops the batch. The largest files start first (:func:`heaviest_first`), so the light ones fill the gaps at the
 end. ``DIR/batch.json`` says how every game went (each game's worker, CPU seconds, start and finish); the archive
 of every move (``moves.csv``, ``moves.parquet``, ``archive.html``) is :mod:`vision.ui.archive`'s.
 
@@ -361,7 +361,7 @@ def run_batch(
     lengths = {g.label: video_seconds(g.video) for g in games}
     bar = BatchProgress(len(games), sum(lengths.values()), progress)
     todo: list[GameJob] = []
-    for game in longest_first(games, lengths):
+    for game in heaviest_first(games, lengths):
         record = records[game.label]
         if is_complete(out / game.label):
             record.status = "skipped"
@@ -388,7 +388,7 @@ def run_batch(
                 else:
                     record.status = "failed"
                     bar.finish(lengths[job.spec.label], "failed")
-        todo = sorted(failed, key=lambda job: start_order(job.spec, lengths))  # the retries too, longest first
+        todo = sorted(failed, key=lambda job: start_order(job.spec, lengths))  # the retries too, heaviest first
     wall = time.perf_counter() - started
     rows = [asdict(records[g.label]) for g in games]
     analysed_s = sum(r["video_s"] or 0.0 for r in rows if r["status"] == "done")
@@ -442,19 +442,24 @@ def _summary_of(folder: Path) -> dict[str, Any]:
         return {}
 
 
-def longest_first(games: list[GameSpec], lengths: dict[str, float]) -> list[GameSpec]:
-    """The order games are handed to the workers (longest processing time first): the longest video first, then
-    the videos of unknown length, the largest file first; ties keep the manifest's order. Started last, a long game
-    keeps one worker busy while the others have nothing left to do; started first, the short games fill the gaps
-    at the end (two workers on game-1000 and three 3-4 minute games listed after it, load 7-10: idle tail 21.1 s of
-    56.8 s in that order, 3.2 s of 55.6 s longest first; vision/README.md, "Scaling a batch to N machines")."""
+def heaviest_first(games: list[GameSpec], lengths: dict[str, float]) -> list[GameSpec]:
+    """The order games are handed to the workers (the most work first): the largest file first, then, for files of
+    the same size or whose size cannot be read, the longest video; ties keep the manifest's order. Started last, a
+    heavy game keeps one worker busy while the others have nothing left to do; started first, the light games fill
+    the gaps at the end.
+
+    The file's size, not the video's length, because decoding is most of the analysis (vision/README.md, "Scaling a
+    batch to N machines") and its work grows with the bits to decode: four fresh 1080p games of 409-447 s took 17-45
+    CPU s each, in the order of their files' sizes (104 MB to 2.2 GB), not of their lengths. Two workers on them,
+    the longest first: the two heaviest games met on one worker, 34.4 s idle tail of 81.7 s, per core-hour 0.73 of
+    one worker's (vision/README.md). An archive filmed at one bitrate is ordered as by length. Started last rather
+    than first, game-1000 and three 3-4 minute games (load 7-10): idle tail 21.1 s of 56.8 s against 3.2 s of 55.6 s."""
     return sorted(games, key=lambda game: start_order(game, lengths))
 
 
-def start_order(game: GameSpec, lengths: dict[str, float]) -> tuple[int, float]:
-    """``longest_first``'s key; ``lengths``: video seconds by label from the container's header, 0 when unknown."""
-    seconds = lengths.get(game.label, 0.0)
-    return (0, -seconds) if seconds > 0 else (1, -_file_size(game.video))
+def start_order(game: GameSpec, lengths: dict[str, float]) -> tuple[float, float]:
+    """``heaviest_first``'s key; ``lengths``: video seconds by label from the container's header, 0 when unknown."""
+    return -_file_size(game.video), -lengths.get(game.label, 0.0)
 
 
 def _file_size(path: str) -> float:

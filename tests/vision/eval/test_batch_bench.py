@@ -58,7 +58,7 @@ def test_one_and_two_workers_analyse_the_same_games_the_same_way(
     text = format_batch_benchmark(result)
     assert "pool x1" in text and "ray local x2  skipped: Ray is not installed" in text and "scaling model" in text
     assert "note: 1 games for up to 2 workers" in text  # one game cannot keep two workers busy
-    assert "bench batch: 1 games (" in text and "started longest first" in text and "idle tail" in text
+    assert "bench batch: 1 games (" in text and "started largest file first" in text and "idle tail" in text
 
 
 def test_copies_of_one_game_are_games_of_equal_length(

@@ -275,31 +275,36 @@ def test_a_ray_worker_killed_mid_game_fails_that_attempt_and_the_batch_completes
 
 LENGTHS = {"v1.mp4": 60.0, "v2.mp4": 431.0, "v3.mp4": 0.0, "v4.mp4": 180.0, "v5.mp4": 0.0}
 """Video seconds as the container's header gives them (0: unknown, a header without a length or no video)."""
+SIZES = {"v1.mp4": 500, "v2.mp4": 200, "v3.mp4": 1000, "v4.mp4": 200}
+"""File sizes in bytes; v5 has no file (its size unknown)."""
+HEAVIEST_FIRST = ["v3.mp4", "v1.mp4", "v2.mp4", "v4.mp4", "v5.mp4"]
+"""The largest file first (v3 of unknown length too), the longer of two files of one size first (v2 before v4),
+a file whose size cannot be read last."""
 
 
-def games_of_unequal_length(folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[GameSpec]:
-    """Five games in manifest order v1..v5; v3 and v5 of unknown length, v5 the larger file."""
+def games_of_unequal_work(folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[GameSpec]:
+    """Five games in manifest order v1..v5 (:data:`LENGTHS`, :data:`SIZES`)."""
     from vision.session import batch
 
-    (folder / "v3.mp4").write_bytes(b"x" * 10)
-    (folder / "v5.mp4").write_bytes(b"x" * 1000)
+    for name, size in SIZES.items():
+        (folder / name).write_bytes(b"x" * size)
     monkeypatch.setattr(batch, "video_seconds", lambda video: LENGTHS[Path(video).name])
     return [GameSpec(video=str(folder / f"v{t}.mp4"), event="E", round="1", table=t) for t in "12345"]
 
 
-def test_the_longest_videos_start_first_and_their_retries_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Longest processing time first: the short games fill the gaps at the end instead of a long one started last
-    keeping one worker busy alone. Unknown lengths last, the larger file first."""
+def test_the_largest_files_start_first_and_their_retries_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The most work first (a file's size: the bits to decode): the light games fill the gaps at the end instead of
+    a heavy one started last keeping one worker busy alone. The longer video first between files of one size."""
     handed: list[list[str]] = []
 
     def finishes_in_reverse(jobs: list[GameJob]) -> Any:
         handed.append([Path(job.spec.video).name for job in jobs])
-        for job in reversed(jobs):  # the short games finish first: the failures come back shortest first
+        for job in reversed(jobs):  # the light games finish first: the failures come back lightest first
             failing = job.spec.table in "12" and len(handed) == 1
             yield job, {"status": "failed", "error": "died"} if failing else {"status": "done", "video_s": 1.0}
 
-    summary = run_batch(games_of_unequal_length(tmp_path, monkeypatch), tmp_path / "out", runner=finishes_in_reverse)
-    assert handed == [["v2.mp4", "v4.mp4", "v1.mp4", "v5.mp4", "v3.mp4"], ["v2.mp4", "v1.mp4"]]
+    summary = run_batch(games_of_unequal_work(tmp_path, monkeypatch), tmp_path / "out", runner=finishes_in_reverse)
+    assert handed == [HEAVIEST_FIRST, ["v1.mp4", "v2.mp4"]]
     assert [g["table"] for g in summary["games"]] == list("12345")  # batch.json keeps the manifest's order
     assert summary["counts"]["done"] == 5
 
@@ -311,15 +316,14 @@ def records_start(job: GameJob) -> dict[str, Any]:
     return {"status": "done", "video_s": 1.0, "moves": 0, "verdicts": {}}
 
 
-def test_a_pool_worker_starts_the_longest_video_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_pool_worker_starts_the_largest_file_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from vision.session.batch import pool_runner
 
     monkeypatch.syspath_prepend(str(Path(__file__).parents[3]))  # spawned workers import this module by its name
-    games = games_of_unequal_length(tmp_path, monkeypatch)
+    games = games_of_unequal_work(tmp_path, monkeypatch)
     summary = run_batch(games, tmp_path / "out", runner=pool_runner(1, work=records_start))
     assert summary["counts"]["done"] == 5
-    started = (tmp_path / "out" / "started.txt").read_text().split()
-    assert started == ["v2.mp4", "v4.mp4", "v1.mp4", "v5.mp4", "v3.mp4"]
+    assert (tmp_path / "out" / "started.txt").read_text().split() == HEAVIEST_FIRST
 
 
 YAML_MANIFEST = """
