@@ -453,8 +453,8 @@ def heaviest_first(games: list[GameSpec], lengths: dict[str, float]) -> list[Gam
     CPU s each, in the order of their files' sizes (104 MB to 2.2 GB), not of their lengths. Two workers on them,
     the longest first: the two heaviest games met on one worker, 33-34 s idle tail of 82 s, per core-hour 0.73-0.75
     of one worker's; the largest first: 0.1-0.4 s of 69-71 s, 0.91-0.99 (two runs each, vision/README.md). An
-    archive filmed at one bitrate is ordered as by length. Started last rather
-    than first, game-1000 and three 3-4 minute games (load 7-10): idle tail 21.1 s of 56.8 s against 3.2 s of 55.6 s."""
+    archive filmed at one bitrate is ordered as by length. Started last rather than first, game-1000 and three 3-4
+    minute games (load 7-10): idle tail 21.1 s of 56.8 s against 3.2 s of 55.6 s."""
     return sorted(games, key=lambda game: start_order(game, lengths))
 
 
