@@ -225,6 +225,13 @@ HUE_SECTORS_DEG = ((Colour.RED, -40.0, 47.0), (Colour.ORANGE, 47.0, 125.0))
 the real training photos: red 20-42 (5th-95th percentile), orange 51-71, blue -97 to -68."""
 SURE_HUE_MARGIN_DEG = 8.0
 """An ink is surely of a hue sector when it lies this far inside it."""
+WASHED_LIGHTNESS = 190.0
+WASHED_CHROMA = 32.0
+"""An ink at least this light (L, 8-bit) and under this chroma is washed out by a glare: the lamp's own colour is
+added to it, so neither its hue nor its chroma surely shows its colour (under a warm lamp a red ink's hue moved from
+34 to 45-62 degrees, into orange's sector, at chroma 23-29 and L 202-214: game-1002 of ``bench pipeline --inputs 8``,
+issue 16). No ink of the real training photos is that light and that pale: orange inks of L 190 and over have chroma
+32 and over, all others are darker (3,542 inks, true boxes)."""
 MIN_TILES = 4
 """Fewer measured inks than this: no clustering, each tile is judged on its own."""
 MERGE_DISTANCE = 10.0
@@ -243,13 +250,20 @@ context (:class:`vision.runtime.layout.SetContext`) weighs the re-read and not t
 
 
 def colour_of_ink(lab: np.ndarray) -> tuple[Colour, bool]:
-    """The colour an ink's (a, b) shows, and whether surely (far from every boundary)."""
+    """The colour an ink's (a, b) shows, and whether surely (far from every boundary, and not washed out)."""
     a, b = float(lab[1]), float(lab[2])
     chroma = float(np.hypot(a, b))
+    if is_washed_out(float(lab[0]), chroma):
+        return (Colour.BLACK if chroma < BLACK_CHROMA else _hue(a, b)[0]), False
     if chroma < BLACK_CHROMA:
         return Colour.BLACK, chroma < SURE_BLACK_CHROMA
     colour, sure_hue = _hue(a, b)
     return colour, sure_hue and chroma >= SURE_COLOUR_CHROMA
+
+
+def is_washed_out(lightness: float, chroma: float) -> bool:
+    """Whether an ink is washed out by a glare (:data:`WASHED_LIGHTNESS`)."""
+    return lightness >= WASHED_LIGHTNESS and chroma < WASHED_CHROMA
 
 
 def _hue(a: float, b: float) -> tuple[Colour, bool]:
@@ -354,7 +368,7 @@ def check_colours(tiles: Detections, inks: Inks) -> ColourCheck:
     confidence = np.asarray(tiles.confidence, np.float64)
     for k in range(len(clusters.centres)):
         members = np.flatnonzero(clusters.member == k)
-        centre = np.array([0.0, *clusters.centres[k]])
+        centre = np.array([np.median(inks.lab[members, 0]), *clusters.centres[k]])  # its inks' lightness
         shows, certain = colour_of_ink(centre)
         votes = np.bincount(read[members], weights=confidence[members], minlength=len(COLOURS))
         name = shows.index if certain else int(votes.argmax())
