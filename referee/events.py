@@ -699,6 +699,10 @@ NOTE_TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "end": _end_text,
     "calibration": lambda e: f"Play area found ({e.get('method', 'calibrated')})",
     "occluded": lambda e: f"Something over the table for {e.get('seconds')} s: tiles hidden",
+    "glare": lambda e: (
+        f"A glare washes out part of the table (about {e.get('tiles')} tiles' area): tiles there cannot be read,"
+        " moves that reach it are ruled REVIEW"
+    ),
     "camera-moved": lambda e: f"Camera moved {e.get('shift_px')} px: {e.get('action')}",
     "dropout": lambda e: "Camera stream lost",
     "reconnected": lambda e: "Camera stream back",

@@ -149,7 +149,8 @@ class TableScene:
 
     ``show(table)`` lays each set on its own row and the loose tiles on the last one; ``arm`` is the side an
     arm reaches in from (``None``: no arm); it wiggles (hands at work) unless ``arm_still``. ``shift`` moves
-    the whole picture (a bumped camera) and ``brightness`` scales it (a lamp, a cloud).
+    the whole picture (a bumped camera) and ``brightness`` scales it (a lamp, a cloud). ``glare`` (x, y, radius)
+    washes a disk of the table out to white, tiles and all (a lamp's hot spot); an arm over it shows.
     """
 
     def __init__(self, size: tuple[int, int] = (480, 360)) -> None:
@@ -162,6 +163,7 @@ class TableScene:
         self.arm_still = False
         self.shift = (0, 0)
         self.brightness = 1.0
+        self.glare: tuple[int, int, int] | None = None
         self._wiggle = 0
         self._frames = 0
 
@@ -220,6 +222,9 @@ class TableScene:
             for bit, (bx, by) in enumerate(BIT_SPOTS):
                 if code >> bit & 1:
                     cv2.rectangle(image, (x + bx, y + by), (x + bx + BIT - 1, y + by + BIT - 1), BIT_BGR, -1)
+        if self.glare is not None:
+            gx, gy, radius = self.glare
+            cv2.circle(image, (gx + dx, gy + dy), radius, (255, 255, 255), -1)
         if self.arm is not None:
             self._frames += 1  # the hand moves in a 5-frame cycle: sampling every 2nd or 3rd frame still sees it
             self._wiggle = 0 if self.arm_still else (0, 6, -6, 3, -3)[self._frames % 5]

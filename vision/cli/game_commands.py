@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 PROG = rules_cli.PROG
 
 
-CONSOLE_EVENTS = ("move", "restore", "dropout", "reconnected", "camera-moved", "occluded", "gave-up", "behind",
-                  "caught-up", "end", "override-refused")  # fmt: skip
+CONSOLE_EVENTS = ("move", "restore", "dropout", "reconnected", "camera-moved", "occluded", "glare", "gave-up",
+                  "behind", "caught-up", "end", "override-refused")  # fmt: skip
 """What the console says as it happens (besides the first reading of the table): in the words of
 :func:`referee.events.describe`, as the station and the report say them."""
 

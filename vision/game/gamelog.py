@@ -2,7 +2,7 @@
 
 The first line is the ``start`` event (format, the game's setup: :class:`GameSetup`, the source); then ``table``
 readings, ``move`` (with its ruling; ``left_out`` counts boxes left out of the reading as not tiles), ``restore``,
-``clock``, ``activity`` (hands over the table, once per move), ``calibration``, warnings (``occluded``,
+``clock``, ``activity`` (hands over the table, once per move), ``calibration``, warnings (``occluded``, ``glare``,
 ``clock-waiting``, ``reading-disagrees``, ``camera-moved``), stream events (``dropout``, ``reconnected``),
 ``override``, ``end``. Nothing is kept only in memory, so a crash loses at most the line being written;
 :func:`read_log` skips a torn last line and :meth:`GameLog.resume` continues the same file. The lines are the only

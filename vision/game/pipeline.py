@@ -41,7 +41,10 @@ when it passed and hands after it, as any move over time (RULES.md §6).
 
 A hand resting on the table keeps the phase ``active`` (the tiles under it cannot be read), with an
 ``occluded`` warning after ``occluded_warn_s``. A camera bump is detected by :class:`CameraMotionCheck` on
-still frames and the play area follows the measured shift.
+still frames and the play area follows the measured shift. A lamp's hot spot that washes part of the play area out
+(:mod:`vision.runtime.glare`: tiles laid there are white on white, not seen at all) raises a ``glare`` warning when
+a settled table first shows it, and a move (a draw too) whose activity reached it (:attr:`ActivityMeter.footprint`)
+is ruled REVIEW with :data:`BLIND_SPOT` in its notes.
 
 Every pipeline starts in ``starting``, a resumed game's too: until the table has been seen still once, there is
 no hand-free picture of it to tell hands from (the first frame after a restart may well show an arm), so only
@@ -74,6 +77,7 @@ from vision.game.tilememory import TileMemory
 from vision.game.timelimit import LimitWatch
 from vision.runtime.detections import Detections
 from vision.runtime.detector import TILE_PX, Region
+from vision.runtime.glare import TILE_AREA_MM2, BlindSpots, blind_spots
 from vision.runtime.layout import MIN_CONFIDENCE, SetFinder
 from vision.runtime.motion import Activity, ActivityMeter, ReadPicture
 from vision.runtime.reader import Reader, TileReader
@@ -108,6 +112,10 @@ WHOLE_TAKEN_BACK = (
     "the same player took back the whole move after its first part was ruled and the rest was held: a person decides"
 )
 """The note of a table the same hands put back as it was before a move ruled in parts (``TablePipeline._settle``)."""
+
+BLIND_SPOT = "hands reached a part of the table a glare washes out, where tiles cannot be read: a person checks"
+"""The note of a move (or a draw) whose activity reached a blind spot (:mod:`vision.runtime.glare`): tiles laid
+there may be missing from the table read, so the move is ruled REVIEW."""
 
 LIMIT_LOOKAHEAD_S = 1.0
 """From this long before a turn's time limit until the turn ends, every sample counts (the table at the limit, a
@@ -383,6 +391,8 @@ class TablePipeline:
         self.clock_pressed: tuple[float, int] | None = None
         """A clock press waiting for the table to settle (time, frame)."""
         self.warned_clock = False
+        self.warned_blind = False
+        """A ``glare`` warning was given for the blind spots seen since the last settle without one."""
         self.limit: LimitWatch | None = None
         """The time limit of the turn under way, as the camera saw it pass (:mod:`vision.game.timelimit`)."""
         self.last_sample: tuple[np.ndarray, float, int] | None = None
@@ -630,13 +640,16 @@ class TablePipeline:
 
     def _settle(self, image: np.ndarray, time_s: float, frame: int) -> list[Event]:
         """The readings taken since the table went quiet, fused: the settled table, handed to the game."""
-        reading = read_table(self.tile_memory.weigh(image, fuse(self.readings)))
+        fused = self.tile_memory.weigh(image, fuse(self.readings))
+        reading = read_table(fused)
         table, left_out = reading.table, len(reading.left_out)
         self.tile_memory.remember(image, table)
         self.latest["table"], self.latest["left_out"] = table, reading.left_out
         self.stats.settles += 1
         seat = self.seats.most_common(1)[0][0] if self.seats else None
-        start_s, hands, events = self.activity_start, self.hands, []
+        blind = self._blind_spots(image, np.concatenate([fused.xyxy, reading.left_out.xyxy]))
+        blind_doubt = BLIND_SPOT if blind.reached_by(self.meter.footprint) else None
+        start_s, hands, events = self.activity_start, self.hands, self._warn_blind(blind, time_s, frame)
         ruled = self.ruled if self.ruled is not None and set(self.seats) == {self.ruled.seat} else None
         if ruled is not None:  # the same hands at work: the turn goes on, pause_hold_s counts from now
             ruled = replace(ruled, time_s=time_s)
@@ -658,7 +671,11 @@ class TablePipeline:
         else:
             events += self._rule_held()
         at_limit, touched = self._limit_evidence(table, seat)
-        held = _Held(table, time_s, frame, start_s, seat, left_out, at_limit, touched) if seat is not None else None
+        held = (
+            _Held(table, time_s, frame, start_s, seat, left_out, at_limit, touched, doubt=blind_doubt)
+            if seat is not None
+            else None
+        )
         if held is not None and whole_back:
             held = replace(held, doubt=WHOLE_TAKEN_BACK)
         elif held is not None and ruled is not None:  # the turn's limit, not the one counted from the part's ruling
@@ -675,9 +692,10 @@ class TablePipeline:
             if held is not None and held.part is not None:
                 settled = self._rule_rest(held)
             else:
+                doubt = blind_doubt if held is None else held.doubt
                 settled = self.keeper.settled(
                     table, time_s=time_s, frame=frame, start_s=start_s, seat=seat, hands=hands, left_out=left_out,
-                    table_at_limit=at_limit, touched_after_limit=touched, doubt=None if held is None else held.doubt,
+                    table_at_limit=at_limit, touched_after_limit=touched, doubt=doubt,
                 )  # fmt: skip
             events += settled
             if seat is not None and hands and not whole_back and any(_standing_play(e) for e in settled):
@@ -708,6 +726,32 @@ class TablePipeline:
         self.last_verify = time_s
         self.warned_occluded = False
         return events
+
+    def _blind_spots(self, image: np.ndarray, boxes_xyxy: np.ndarray) -> BlindSpots:
+        """The play area's blind spots in a settled frame, outside the boxes seen (:mod:`vision.runtime.glare`)."""
+        meter = self.meter
+        return blind_spots(image, meter.mask, meter.scale, boxes_xyxy, self._tile_area_px(boxes_xyxy))
+
+    def _tile_area_px(self, boxes_xyxy: np.ndarray) -> float:
+        """A tile's area in the frame: from the play area's size in millimetres, else the boxes' median (0: none)."""
+        calibration = self.calibration
+        if calibration is not None and calibration.method != "frame" and calibration.size_mm:
+            corners = np.asarray(calibration.corners_px, np.float64)
+            px_per_mm = float(np.linalg.norm(corners[1] - corners[0])) / float(calibration.size_mm[0])
+            return TILE_AREA_MM2 * px_per_mm * px_per_mm
+        if len(boxes_xyxy) < 3:
+            return 0.0
+        return float(np.median((boxes_xyxy[:, 2] - boxes_xyxy[:, 0]) * (boxes_xyxy[:, 3] - boxes_xyxy[:, 1])))
+
+    def _warn_blind(self, blind: BlindSpots, time_s: float, frame: int) -> list[Event]:
+        """A ``glare`` warning when blind spots appear (again after a settle without them)."""
+        if not blind:
+            self.warned_blind = False
+            return []
+        if self.warned_blind:
+            return []
+        self.warned_blind = True
+        return [{"event": "glare", "time_s": round(time_s, 3), "frame": frame, **blind.to_json()}]
 
     def _begin_activity(
         self, time_s: float, frame: int, activity: Activity, *, keep_start: bool = False
@@ -823,10 +867,11 @@ class TablePipeline:
         }  # fmt: skip
         pending = self.keeper.pending
         if self._amending(held) is not None and (pending is None or not looks_restored(held.table, pending.table)):
-            amended = self.keeper.amend(held.table, start_s=part.start_s, doubt=self._doubt(part, held), **at)
+            doubt = self._doubt(part, held) or held.doubt
+            amended = self.keeper.amend(held.table, start_s=part.start_s, doubt=doubt, **at)
             if amended is not None:
                 return amended
-        doubt = self._doubt(part, held, amending=False)
+        doubt = self._doubt(part, held, amending=False) or held.doubt
         at["table_at_limit"], at["touched_after_limit"] = held.alone  # a move of its own: its own limit
         return self.keeper.settled(held.table, start_s=held.start_s, hands=True, doubt=doubt, **at)
 

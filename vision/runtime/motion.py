@@ -42,6 +42,9 @@ over the table even where the grey level did not change. Still tables of the syn
 (99.9th percentile: single pixels the opening removes), arms 20-30."""
 ARM_MIN_SHARE = 0.012
 """Smallest region (share of the play area) touching the border that counts as an arm."""
+HAND_SHARE = 0.06
+"""Length of a hand, as a share of the small image's width (about 20 px of 320: a hand of 120 px in a 1080p frame of
+the whole table): the part of an arm that far from its tip is where it reaches, the rest only passes over."""
 GLOBAL_SHARE = 0.6
 """A change over more than this share of the play area at once is lighting or a camera bump, not a hand."""
 
@@ -110,6 +113,10 @@ class ActivityMeter:
         """The background's :meth:`small_chroma`; None for a grey camera."""
         self._peeked: _Peek | None = None
         """What :meth:`peek` saw last, for :meth:`measure` to take when it is shown the same frame next."""
+        self.footprint: np.ndarray | None = None
+        """(H, W) bool: where the activity reached in the frames measured since the background was set: the hand at
+        an arm's end (not the rest of the arm, which only passes over) and whatever else is new over the table (tiles
+        laid); :meth:`set_background` clears it."""
 
     def small(self, frame: np.ndarray) -> np.ndarray:
         box, part = self._cropped(frame)
@@ -154,18 +161,24 @@ class ActivityMeter:
         """The table as it is now is the reference for 'something new over the table'."""
         self.background = self.small(frame)
         self.background_chroma = self.small_chroma(frame)
+        self.footprint = None
 
     def measure(self, frame: np.ndarray) -> Activity:
         peeked, self._peeked = self._peeked, None
         if peeked is not None and peeked.shows(frame, self):
-            current, chroma, activity = peeked.current, peeked.chroma, peeked.activity  # measured already
+            current, chroma = peeked.current, peeked.chroma
+            measured: tuple[Activity, np.ndarray] | None = (peeked.activity, peeked.foreground)  # measured already
         else:
             current, chroma = self.small(frame), self.small_chroma(frame)
-            activity = None
+            measured = None
         previous, self.previous = self.previous, current
         if self.background is None:
             self.background, self.background_chroma = current, chroma
-        return activity if activity is not None else self._activity(current, chroma, previous)
+        activity, foreground = measured if measured is not None else self._activity(current, chroma, previous)
+        if not activity.global_change:  # a lighting change or a camera bump covers everything: no footprint
+            reached = foreground.astype(bool)
+            self.footprint = reached if self.footprint is None else self.footprint | reached
+        return activity
 
     def peek(self, frame: np.ndarray) -> Activity:
         """What :meth:`measure` would say of ``frame`` now, the meter unchanged: a decoder asking whether hands are
@@ -176,14 +189,17 @@ class ActivityMeter:
         if background is None:
             self.background, self.background_chroma = current, chroma
         try:
-            activity = self._activity(current, chroma, self.previous)
+            activity, foreground = self._activity(current, chroma, self.previous)
         finally:
             self.background, self.background_chroma = background, background_chroma
-        self._peeked = _Peek(frame, self.previous, background, background_chroma, current, chroma, activity)
+        self._peeked = _Peek(frame, self.previous, background, background_chroma, current, chroma, activity, foreground)
         return activity
 
-    def _activity(self, current: np.ndarray, chroma: np.ndarray | None, previous: np.ndarray | None) -> Activity:
-        """The activity of a frame (its small images) against ``previous`` and the background."""
+    def _activity(
+        self, current: np.ndarray, chroma: np.ndarray | None, previous: np.ndarray | None
+    ) -> tuple[Activity, np.ndarray]:
+        """The activity of a frame (its small images) against ``previous`` and the background, and where it reaches
+        (the pixels that differ from the background, of an arm its hand only)."""
         assert self.background is not None
         motion_mask = self._changed(current, previous, MOTION_LEVEL) if previous is not None else None
         motion = float(motion_mask.sum()) / self.area if motion_mask is not None else 1.0
@@ -194,8 +210,10 @@ class ActivityMeter:
         global_change = foreground > GLOBAL_SHARE or motion > GLOBAL_SHARE
         crossing = None if global_change else self._arm(foreground_mask)
         if crossing is None:
-            return Activity(motion, foreground, False, None, global_change)
-        return Activity(motion, foreground, True, crossing[0], global_change, crossing[1])
+            return Activity(motion, foreground, False, None, global_change), foreground_mask.astype(bool)
+        edge, along, passing = crossing
+        reached = foreground_mask.astype(bool) & ~passing
+        return Activity(motion, foreground, True, edge, global_change, along), reached
 
     def _changed(self, current: np.ndarray, reference: np.ndarray, level: float) -> np.ndarray:
         inside = self.mask.astype(bool)
@@ -211,8 +229,9 @@ class ActivityMeter:
         changed = (distance > CHROMA_LEVEL).astype(np.uint8) & self.mask
         return cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
 
-    def _arm(self, foreground: np.ndarray) -> tuple[Edge, float] | None:
-        """Where the largest region touching the border crosses it (side, and where along it); None: no arm."""
+    def _arm(self, foreground: np.ndarray) -> tuple[Edge, float, np.ndarray] | None:
+        """Where the largest region touching the border crosses it (side, and where along it), and its pixels further
+        from its tip than a hand (:data:`HAND_SHARE`); None: no arm."""
         if not foreground[self.border_yx].any():
             return None  # nothing reaches the border: no region to label
         count, labels, stats, _ = cv2.connectedComponentsWithStats(foreground, connectivity=8)
@@ -232,7 +251,13 @@ class ActivityMeter:
         edge = self._edge_of(x, y)
         x0, y0, x1, y1 = self.extent
         along = (x - x0) / max(x1 - x0, 1.0) if edge in (Edge.BOTTOM, Edge.TOP) else (y - y0) / max(y1 - y0, 1.0)
-        return edge, min(1.0, max(0.0, along))
+        arm = labels == best
+        arm_ys, arm_xs = np.nonzero(arm)
+        reach = np.hypot(arm_xs - x, arm_ys - y)
+        passing = np.zeros(arm.shape, bool)
+        short = reach < reach.max() - HAND_SHARE * self.shape[1]
+        passing[arm_ys[short], arm_xs[short]] = True
+        return edge, min(1.0, max(0.0, along)), passing
 
     def _edge_of(self, x: float, y: float) -> Edge:
         """The side of the play area nearest the point where the arm crosses its border."""
@@ -255,6 +280,7 @@ class _Peek:
     current: np.ndarray
     chroma: np.ndarray | None
     activity: Activity
+    foreground: np.ndarray
 
     def shows(self, frame: np.ndarray, meter: ActivityMeter) -> bool:
         """``frame`` is the frame peeked at, and ``meter`` compares it with what it compared it with then."""

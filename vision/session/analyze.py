@@ -215,7 +215,7 @@ class Snapshots:
         return path.relative_to(root).as_posix()
 
 
-WARNING_EVENTS = ("occluded", "camera-moved", "dropout", "reconnected", "corrupt-frames")
+WARNING_EVENTS = ("occluded", "glare", "camera-moved", "dropout", "reconnected", "corrupt-frames")
 
 
 def _go_on() -> str | None:

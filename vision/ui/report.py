@@ -70,7 +70,7 @@ if TYPE_CHECKING:
 REPORT_NAME = "report.html"
 VERDICTS = ("ok", "revert", "review")
 VERDICT_TITLES = {"ok": "OK", "revert": "REVERT", "review": "REVIEW"}
-WARNINGS = ("occluded", "camera-moved", "reading-disagrees", "dropout", "reconnected", "corrupt-frames")
+WARNINGS = ("occluded", "glare", "camera-moved", "reading-disagrees", "dropout", "reconnected", "corrupt-frames")
 """Events that are not moves but tell the reader to look at the video (said as :func:`referee.events.describe`
 says them, as the console and the station do)."""
 IMAGE_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".webp": "image/webp"}

@@ -275,3 +275,28 @@ def test_a_frame_of_another_size_is_made_small_whole_as_before() -> None:
     frame = _textured((1280, 720))
     assert np.array_equal(meter.small(frame), whole.small(frame))
     assert np.array_equal(meter.small_chroma(frame), whole.small_chroma(frame))
+
+
+def test_the_footprint_is_where_the_activity_reached_since_the_background(scenes: Any) -> None:
+    """Where hands reached since the last still table (an arm's hand, not the rest of it, which only passes over) and
+    what else is new over it, kept until the next background; a frame peeked at counts once it is measured."""
+    scene = scenes.TableScene()
+    scene.show(TABLE)
+    meter = settled_meter(scene)
+    assert meter.footprint is not None and not meter.footprint.any()
+    scene.arm, scene.arm_at, scene.arm_reach = "left", 0.2, 0.4  # the hand's tip at x = 0.4 of the width
+    meter.measure(scene.frame())
+    scene.arm, scene.arm_at = "right", 0.8
+    meter.peek(frame := scene.frame())
+    meter.measure(frame)
+    width = meter.shape[1]
+    xs = np.nonzero(meter.footprint)[1]
+    left, right = xs[xs < width / 2], xs[xs >= width / 2]
+    assert 0.3 * width < left.min() and left.max() <= 0.41 * width  # the left hand, not its forearm
+    assert 0.59 * width <= right.min() and right.max() < 0.7 * width  # the right hand too, though the left has gone
+    scene.arm = None
+    scene.show(f"{TABLE} [red-1 red-2 red-3]")
+    meter.measure(scene.frame())
+    assert meter.footprint[:, : int(0.3 * width)].any()  # the tiles laid
+    meter.set_background(scene.frame())
+    assert meter.footprint is None
