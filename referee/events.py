@@ -693,6 +693,11 @@ def _end_text(fields: Mapping[str, Any]) -> str:
     return f"Game ended after {moves} move{'' if moves == 1 else 's'}"
 
 
+def _whole(value: Any) -> str:
+    """A number as a whole number (anything else as it is: a log line written by hand)."""
+    return f"{value:.0f}" if isinstance(value, int | float) else str(value)
+
+
 NOTE_TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "start": lambda e: f"Game started ({e.get('profile')}, {e.get('players')} players)",
     "resume": lambda e: f"Game resumed after move {e.get('moves')}",
@@ -700,8 +705,8 @@ NOTE_TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "calibration": lambda e: f"Play area found ({e.get('method', 'calibrated')})",
     "occluded": lambda e: f"Something over the table for {e.get('seconds')} s: tiles hidden",
     "glare": lambda e: (
-        f"A glare washes out part of the table (about {e.get('tiles')} tiles' area): tiles there cannot be read,"
-        " moves that reach it are ruled REVIEW"
+        f"A glare washes out part of the table (about {_whole(e.get('tiles'))} tiles' area): tiles there"
+        " cannot be read, moves that reach it are ruled REVIEW"
     ),
     "camera-moved": lambda e: f"Camera moved {e.get('shift_px')} px: {e.get('action')}",
     "dropout": lambda e: "Camera stream lost",

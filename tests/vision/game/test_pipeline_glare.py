@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from referee.events import describe_line
 from referee.table import Table
 from vision.game.pipeline import BLIND_SPOT
 
@@ -45,6 +46,7 @@ def test_a_move_whose_hands_reach_the_hot_spot_is_ruled_review(scenes: Any) -> N
     assert (kind, verdict) == ("play", "review") and BLIND_SPOT in notes
     [warning] = feed.of_kind("glare")
     assert warning["tiles"] >= 5 and abs(warning["at_px"][0] - 400) < 5 and abs(warning["at_px"][1] - 290) < 5
+    assert describe_line(warning).startswith(f"A glare washes out part of the table (about {round(warning['tiles'])} ")
 
 
 def test_a_move_away_from_the_hot_spot_is_ruled_as_usual(scenes: Any) -> None:
