@@ -150,7 +150,9 @@ class TableScene:
     ``show(table)`` lays each set on its own row and the loose tiles on the last one; ``arm`` is the side an
     arm reaches in from (``None``: no arm); it wiggles (hands at work) unless ``arm_still``. ``shift`` moves
     the whole picture (a bumped camera) and ``brightness`` scales it (a lamp, a cloud). ``glare`` (x, y, radius)
-    washes a disk of the table out to white, tiles and all (a lamp's hot spot); an arm over it shows.
+    washes a disk of the table out to white, tiles and all (a lamp's hot spot, saturated); an arm over it shows. With
+    ``glare_bgr`` the disk is that colour instead (a hot spot short of saturation), and tiles in it are white with
+    faint digits (washed out: neither the reader nor a person can read them).
     """
 
     def __init__(self, size: tuple[int, int] = (480, 360)) -> None:
@@ -164,6 +166,7 @@ class TableScene:
         self.shift = (0, 0)
         self.brightness = 1.0
         self.glare: tuple[int, int, int] | None = None
+        self.glare_bgr: tuple[int, int, int] | None = None
         self._wiggle = 0
         self._frames = 0
 
@@ -215,14 +218,20 @@ class TableScene:
         image = np.empty((height, width, 3), np.uint8)
         image[:] = TABLE_BGR
         dx, dy = self.shift
+        washed_out = self.glare is not None and self.glare_bgr is not None
+        if washed_out:
+            gx, gy, radius = self.glare
+            cv2.circle(image, (gx + dx, gy + dy), radius, self.glare_bgr, -1)
         for (x, y), label in self.tiles.items():
             x, y = x + dx, y + dy
-            cv2.rectangle(image, (x, y), (x + TILE_W - 1, y + TILE_H - 1), TILE_BGR, -1)
+            washed = washed_out and np.hypot(x + TILE_W / 2 - gx - dx, y + TILE_H / 2 - gy - dy) < radius
+            body, ink = ((246, 246, 246), (238, 238, 238)) if washed else (TILE_BGR, BIT_BGR)
+            cv2.rectangle(image, (x, y), (x + TILE_W - 1, y + TILE_H - 1), body, -1)
             code = ALL_LABELS.index(label) + 1
             for bit, (bx, by) in enumerate(BIT_SPOTS):
                 if code >> bit & 1:
-                    cv2.rectangle(image, (x + bx, y + by), (x + bx + BIT - 1, y + by + BIT - 1), BIT_BGR, -1)
-        if self.glare is not None:
+                    cv2.rectangle(image, (x + bx, y + by), (x + bx + BIT - 1, y + by + BIT - 1), ink, -1)
+        if self.glare is not None and not washed_out:
             gx, gy, radius = self.glare
             cv2.circle(image, (gx + dx, gy + dy), radius, (255, 255, 255), -1)
         if self.arm is not None:

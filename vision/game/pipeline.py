@@ -77,7 +77,7 @@ from vision.game.tilememory import TileMemory
 from vision.game.timelimit import LimitWatch
 from vision.runtime.detections import Detections
 from vision.runtime.detector import TILE_PX, Region
-from vision.runtime.glare import TILE_AREA_MM2, BlindSpots, blind_spots
+from vision.runtime.glare import TILE_AREA_MM2, WASHED_LEVEL, BlindSpots, blind_spots
 from vision.runtime.layout import MIN_CONFIDENCE, SetFinder
 from vision.runtime.motion import Activity, ActivityMeter, ReadPicture
 from vision.runtime.reader import Reader, TileReader
@@ -116,6 +116,9 @@ WHOLE_TAKEN_BACK = (
 BLIND_SPOT = "hands reached a part of the table a glare washes out, where tiles cannot be read: a person checks"
 """The note of a move (or a draw) whose activity reached a blind spot (:mod:`vision.runtime.glare`): tiles laid
 there may be missing from the table read, so the move is ruled REVIEW."""
+UNSEEN_IN_GLARE = "something was laid where a glare washes the table out, and not read: a person checks"
+"""The note of a move whose settled table changed, against the table before, where a glare washes it out, with no
+tile read there (:func:`vision.runtime.glare.blind_spots` ``within`` the change): tiles white on white."""
 
 LIMIT_LOOKAHEAD_S = 1.0
 """From this long before a turn's time limit until the turn ends, every sample counts (the table at the limit, a
@@ -647,8 +650,13 @@ class TablePipeline:
         self.latest["table"], self.latest["left_out"] = table, reading.left_out
         self.stats.settles += 1
         seat = self.seats.most_common(1)[0][0] if self.seats else None
-        blind = self._blind_spots(image, np.concatenate([fused.xyxy, reading.left_out.xyxy]))
+        seen = np.concatenate([fused.xyxy, reading.left_out.xyxy])
+        blind = self._blind_spots(image, seen)
         blind_doubt = BLIND_SPOT if blind.reached_by(self.meter.footprint) else None
+        changed = self.meter.faint_change(image) if blind_doubt is None else None
+        if changed is not None:
+            unseen = self._blind_spots(image, seen, level=WASHED_LEVEL, within=changed)
+            blind_doubt = UNSEEN_IN_GLARE if unseen else None
         start_s, hands, events = self.activity_start, self.hands, self._warn_blind(blind, time_s, frame)
         ruled = self.ruled if self.ruled is not None and set(self.seats) == {self.ruled.seat} else None
         if ruled is not None:  # the same hands at work: the turn goes on, pause_hold_s counts from now
@@ -727,10 +735,11 @@ class TablePipeline:
         self.warned_occluded = False
         return events
 
-    def _blind_spots(self, image: np.ndarray, boxes_xyxy: np.ndarray) -> BlindSpots:
-        """The play area's blind spots in a settled frame, outside the boxes seen (:mod:`vision.runtime.glare`)."""
+    def _blind_spots(self, image: np.ndarray, boxes_xyxy: np.ndarray, **washed: Any) -> BlindSpots:
+        """The play area's blind spots in a settled frame, outside the boxes seen (:mod:`vision.runtime.glare`;
+        ``washed``: its ``level`` and ``within``)."""
         meter = self.meter
-        return blind_spots(image, meter.mask, meter.scale, boxes_xyxy, self._tile_area_px(boxes_xyxy))
+        return blind_spots(image, meter.mask, meter.scale, boxes_xyxy, self._tile_area_px(boxes_xyxy), **washed)
 
     def _tile_area_px(self, boxes_xyxy: np.ndarray) -> float:
         """A tile's area in the frame: from the play area's size in millimetres, else the boxes' median (0: none)."""

@@ -11,10 +11,13 @@ channel at least :data:`BLIND_LEVEL`, over at least :data:`MIN_BLIND_TILES` of a
 removes thin bright lines (tile rims, a paper's edge). There nothing can be seen, a tile's outline no more than its
 ink. Measured on the meter's small image (:data:`vision.runtime.motion.WORK_WIDTH` wide), a millisecond per settle.
 
-What it does not catch: a hot spot that washes tiles white but leaves the cloth around them short of saturation. On
-game-2002 of issue 16's fresh glare set a group of three tiles lies white on a pink hot spot (smallest channel
-225-245): not detected, missing from the table, and no blind spot (a lower level marks the hot spots of dark cloths
-too, where tiles stay readable: 11 of game-1003's 14 clean moves were ruled REVIEW at 225; models/README, "Glare").
+A hot spot short of saturation can still wash tiles white: on game-2002 of issue 16's fresh glare set a group of
+three tiles lies white on a pink hot spot (smallest channel 225-245), not detected, missing from the table. Such a
+spot is no blind spot (at 225 the hot spots of dark cloths count too, where tiles stay readable: 11 of game-1003's 14
+clean moves were ruled REVIEW; models/README, "Glare"), but what *appeared* there is telling: ``within`` the change a
+settled table shows against the table before, a washed-out region (smallest channel at least :data:`WASHED_LEVEL`)
+that no tile read explains is something laid in the glare and not seen (the change measured faintly there:
+:meth:`vision.runtime.motion.ActivityMeter.faint_change`).
 
 numpy and OpenCV only.
 """
@@ -30,6 +33,10 @@ BLIND_LEVEL = 250
 """Smallest of B, G, R (8-bit) from which the camera is saturated. On the eight games of ``bench pipeline --inputs 8``
 and four more glare games (issue 16) only game-2013's hot spot on a light grey cloth reaches it outside the tiles
 read: 40-54 tiles' area, where a group of three tiles laid in it was never seen."""
+WASHED_LEVEL = 225
+"""Smallest of B, G, R (8-bit) from which a part of the play area is washed out: a black ink lifted that far (from
+about 35) is hardly darker than a body clipped at 255. Tile bodies in the real training photos are cream (median B
+187)."""
 MIN_BLIND_TILES = 0.5
 """A washed-out region smaller than this share of a tile's area is a highlight, not a place a tile could hide."""
 TILE_AREA_MM2 = 26.0 * 36.0
@@ -68,15 +75,25 @@ class BlindSpots:
 
 
 def blind_spots(
-    image: np.ndarray, play_area: np.ndarray, scale: float, boxes_xyxy: np.ndarray, tile_area_px: float
+    image: np.ndarray,
+    play_area: np.ndarray,
+    scale: float,
+    boxes_xyxy: np.ndarray,
+    tile_area_px: float,
+    *,
+    level: int = BLIND_LEVEL,
+    within: np.ndarray | None = None,
 ) -> BlindSpots:
     """The blind spots of ``image`` (BGR) within ``play_area`` (the small image's mask, ``scale`` times the frame's
-    size), outside ``boxes_xyxy`` (the tiles read, frame pixels); ``tile_area_px``: a tile's area in the frame."""
+    size), outside ``boxes_xyxy`` (the tiles read, frame pixels); ``tile_area_px``: a tile's area in the frame. With
+    ``level`` :data:`WASHED_LEVEL` and ``within`` (the small image's pixels that changed), what appeared washed out."""
     shape = play_area.shape[:2]
     if image.ndim != 3 or tile_area_px <= 0:
         return BlindSpots.none(shape)
     small = cv2.resize(image, (shape[1], shape[0]), interpolation=cv2.INTER_AREA)
-    washed = (small.min(axis=2) >= BLIND_LEVEL) & (play_area > 0)
+    washed = (small.min(axis=2) >= level) & (play_area > 0)
+    if within is not None:
+        washed &= within
     if not washed.any():
         return BlindSpots.none(shape)
     for x0, y0, x1, y1 in np.asarray(boxes_xyxy, np.float64).reshape(-1, 4) * scale:  # a tile read, and its rim

@@ -40,6 +40,10 @@ CHROMA_LEVEL = 12.0
 """Change of colour against the background (distance in the Cr-Cb plane, 8-bit units) that counts as something new
 over the table even where the grey level did not change. Still tables of the synthetic games measured up to 11
 (99.9th percentile: single pixels the opening removes), arms 20-30."""
+FAINT_LEVEL = 8
+"""Grey-level change against the background that :meth:`ActivityMeter.faint_change` counts: tiles washed white on a
+hot spot short of saturation showed 8-19 levels lighter than the spot before them (game-2002 of issue 16's glare set);
+a video's noise on a still table stays under it, and an opening removes what is left of it."""
 ARM_MIN_SHARE = 0.012
 """Smallest region (share of the play area) touching the border that counts as an arm."""
 HAND_SHARE = 0.06
@@ -157,6 +161,14 @@ class ActivityMeter:
         whole[y0:y1, x0:x1] = small
         return whole
 
+    def faint_change(self, frame: np.ndarray, level: float = FAINT_LEVEL) -> np.ndarray | None:
+        """(H, W) bool: where ``frame`` differs from the background by ``level`` grey levels or more (None without a
+        background). Far under :data:`FOREGROUND_LEVEL`: for a washed-out part of the table, where a tile laid shows
+        as a few levels lighter than the cloth around it (:mod:`vision.runtime.glare`)."""
+        if self.background is None:
+            return None
+        return self._changed(self.small(frame), self.background, level).astype(bool)
+
     def set_background(self, frame: np.ndarray) -> None:
         """The table as it is now is the reference for 'something new over the table'."""
         self.background = self.small(frame)
@@ -176,8 +188,7 @@ class ActivityMeter:
             self.background, self.background_chroma = current, chroma
         activity, foreground = measured if measured is not None else self._activity(current, chroma, previous)
         if not activity.global_change:  # a lighting change or a camera bump covers everything: no footprint
-            reached = foreground.astype(bool)
-            self.footprint = reached if self.footprint is None else self.footprint | reached
+            self.footprint = foreground if self.footprint is None else self.footprint | foreground
         return activity
 
     def peek(self, frame: np.ndarray) -> Activity:

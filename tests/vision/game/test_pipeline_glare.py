@@ -10,7 +10,7 @@ from typing import Any
 
 from referee.events import describe_line
 from referee.table import Table
-from vision.game.pipeline import BLIND_SPOT
+from vision.game.pipeline import BLIND_SPOT, UNSEEN_IN_GLARE
 
 START = "[black-5 blue-5 orange-5]"
 OPENED = f"{START} [red-10 red-11 red-12]"
@@ -83,3 +83,29 @@ def test_the_warning_comes_again_when_the_hot_spot_comes_back(scenes: Any) -> No
     feed.scene.glare = AWAY
     feed.run(3.0)
     assert len(feed.of_kind("glare")) == 2
+
+
+def test_tiles_washed_white_in_a_hot_spot_short_of_saturation_make_the_move_review(scenes: Any) -> None:
+    """A pink hot spot (not saturated: no blind spot) where the set laid comes out white on
+    white, unread: the table changed there and no tile read explains it (game-2002 of issue 16's fresh glare set)."""
+    scene = scenes.TableScene()
+    scene.show(START)
+    scene.glare, scene.glare_bgr = OVER_ROW_TWO, (200, 205, 250)
+    feed = scenes.SceneFeed(scenes.pipeline(scene), scene)
+    assert [e["event"] for e in feed.run(2.0)] == ["table"]
+    feed.hands("bottom", OPENED)
+    feed.run(3.0)
+    scene.arm_at, scene.arm_reach = 0.5, 0.4
+    feed.hands("top")  # the next player's turn: the held draw is ruled
+    feed.run(3.0)
+    kind, verdict, notes = rulings(feed.events)[0]
+    assert (kind, verdict) == ("draw", "review") and UNSEEN_IN_GLARE in notes
+    assert feed.of_kind("glare") == []  # no blind spot to warn of
+
+
+def test_tiles_read_in_a_hot_spot_short_of_saturation_are_ruled_as_usual(scenes: Any) -> None:
+    feed = started(scenes, AWAY)
+    feed.scene.glare_bgr = (200, 205, 250)
+    feed.hands("bottom", OPENED)
+    feed.run(3.0)
+    assert rulings(feed.events) == [("play", "ok", [])]

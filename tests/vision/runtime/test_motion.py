@@ -300,3 +300,16 @@ def test_the_footprint_is_where_the_activity_reached_since_the_background(scenes
     assert meter.footprint[:, : int(0.3 * width)].any()  # the tiles laid
     meter.set_background(scene.frame())
     assert meter.footprint is None
+
+
+def test_a_faint_change_is_seen_where_the_foreground_is_not(scenes: Any) -> None:
+    """A tile-sized patch 12 grey levels lighter than the background (a tile laid white on a washed-out hot spot): under
+    the foreground's level, over the faint one; the still table itself shows no faint change."""
+    scene = scenes.TableScene()
+    scene.show(TABLE)
+    assert ActivityMeter(scene.size).faint_change(scene.frame()) is None  # no background yet
+    meter = settled_meter(scene)
+    frame = scene.frame()
+    assert not meter.faint_change(frame).any()
+    frame[250:290, 300:330] = np.clip(frame[250:290, 300:330].astype(int) + 12, 0, 255).astype(np.uint8)
+    assert meter.faint_change(frame).any() and not meter.measure(frame).busy
