@@ -44,7 +44,8 @@ A hand resting on the table keeps the phase ``active`` (the tiles under it canno
 still frames and the play area follows the measured shift. A lamp's hot spot that washes part of the play area out
 (:mod:`vision.runtime.glare`: tiles laid there are white on white, not seen at all) raises a ``glare`` warning when
 a settled table first shows it, and a move (a draw too) whose activity reached it (:attr:`ActivityMeter.footprint`)
-is ruled REVIEW with :data:`BLIND_SPOT` in its notes.
+is ruled REVIEW with :data:`BLIND_SPOT` in its notes; so is one whose settled table changed, unread, where a glare
+washes the play area out short of saturation (:data:`UNSEEN_IN_GLARE`).
 
 Every pipeline starts in ``starting``, a resumed game's too: until the table has been seen still once, there is
 no hand-free picture of it to tell hands from (the first frame after a restart may well show an arm), so only

@@ -42,8 +42,9 @@ over the table even where the grey level did not change. Still tables of the syn
 (99.9th percentile: single pixels the opening removes), arms 20-30."""
 FAINT_LEVEL = 8
 """Grey-level change against the background that :meth:`ActivityMeter.faint_change` counts: tiles washed white on a
-hot spot short of saturation showed 8-19 levels lighter than the spot before them (game-2002 of issue 16's glare set);
-a video's noise on a still table stays under it, and an opening removes what is left of it."""
+hot spot short of saturation showed 8-19 levels lighter than the spot before them (game-2002 of issue 16's glare set).
+Only washed-out parts of the play area are looked at this finely: on the six glare games of that set nothing else
+was marked (a video's noise left after the opening is smaller than half a tile)."""
 ARM_MIN_SHARE = 0.012
 """Smallest region (share of the play area) touching the border that counts as an arm."""
 HAND_SHARE = 0.06
