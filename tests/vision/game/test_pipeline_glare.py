@@ -36,6 +36,17 @@ def rulings(events: list[dict]) -> list[tuple[str, str, list[str]]]:
     return [(e["kind"], e["ruling"]["verdict"], e["ruling"]["notes"]) for e in events if e["event"] == "move"]
 
 
+def laid_then_next_turn(feed: Any, side: str) -> tuple[str, str, list[str]]:
+    """The second set laid from ``side`` (the arm as set), then the next player's hands from the top (which rule a
+    held draw): the first ruling."""
+    feed.hands(side, OPENED)
+    feed.run(3.0)
+    feed.scene.arm_at, feed.scene.arm_reach = 0.5, 0.4
+    feed.hands("top")
+    feed.run(3.0)
+    return rulings(feed.events)[0]
+
+
 def test_a_move_whose_hands_reach_the_hot_spot_is_ruled_review(scenes: Any) -> None:
     feed = started(scenes, AWAY)
     scene = feed.scene
@@ -63,12 +74,7 @@ def test_tiles_laid_in_the_hot_spot_are_not_taken_for_a_draw(scenes: Any) -> Non
     feed = started(scenes, OVER_ROW_TWO)
     scene = feed.scene
     scene.arm_at, scene.arm_reach = 116 / 360, 0.3  # from the left, over the hot spot
-    feed.hands("left", OPENED)
-    feed.run(3.0)
-    scene.arm_at, scene.arm_reach = 0.5, 0.4
-    feed.hands("top")  # the next player's turn: the held draw is ruled
-    feed.run(3.0)
-    kind, verdict, notes = rulings(feed.events)[0]
+    kind, verdict, notes = laid_then_next_turn(feed, "left")
     assert (kind, verdict) == ("draw", "review") and BLIND_SPOT in notes
     assert feed.pipeline.latest["table"].same_layout(Table.parse(START))
 
@@ -93,12 +99,7 @@ def test_tiles_washed_white_in_a_hot_spot_short_of_saturation_make_the_move_revi
     scene.glare, scene.glare_bgr = OVER_ROW_TWO, (200, 205, 250)
     feed = scenes.SceneFeed(scenes.pipeline(scene), scene)
     assert [e["event"] for e in feed.run(2.0)] == ["table"]
-    feed.hands("bottom", OPENED)
-    feed.run(3.0)
-    scene.arm_at, scene.arm_reach = 0.5, 0.4
-    feed.hands("top")  # the next player's turn: the held draw is ruled
-    feed.run(3.0)
-    kind, verdict, notes = rulings(feed.events)[0]
+    kind, verdict, notes = laid_then_next_turn(feed, "bottom")
     assert (kind, verdict) == ("draw", "review") and UNSEEN_IN_GLARE in notes
     assert feed.of_kind("glare") == []  # no blind spot to warn of
 
