@@ -368,7 +368,8 @@ def check_colours(tiles: Detections, inks: Inks) -> ColourCheck:
     confidence = np.asarray(tiles.confidence, np.float64)
     for k in range(len(clusters.centres)):
         members = np.flatnonzero(clusters.member == k)
-        centre = np.array([np.median(inks.lab[members, 0]), *clusters.centres[k]])  # its inks' lightness
+        lightness = float(np.median(inks.lab[members, 0])) if len(members) else 0.0  # its inks' (none: not washed)
+        centre = np.array([lightness, *clusters.centres[k]])
         shows, certain = colour_of_ink(centre)
         votes = np.bincount(read[members], weights=confidence[members], minlength=len(COLOURS))
         name = shows.index if certain else int(votes.argmax())
