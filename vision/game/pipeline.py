@@ -744,10 +744,8 @@ class TablePipeline:
 
     def _tile_area_px(self, boxes_xyxy: np.ndarray) -> float:
         """A tile's area in the frame: from the play area's size in millimetres, else the boxes' median (0: none)."""
-        calibration = self.calibration
-        if calibration is not None and calibration.method != "frame" and calibration.size_mm:
-            corners = np.asarray(calibration.corners_px, np.float64)
-            px_per_mm = float(np.linalg.norm(corners[1] - corners[0])) / float(calibration.size_mm[0])
+        px_per_mm = measured_px_per_mm(self.calibration)
+        if px_per_mm is not None:
             return TILE_AREA_MM2 * px_per_mm * px_per_mm
         if len(boxes_xyxy) < 3:
             return 0.0
@@ -1194,13 +1192,20 @@ def detection_region(frame_size: tuple[int, int], calibration: Calibration | Non
     (x0, y0), (x1, y1) = corners.min(axis=0), corners.max(axis=0)
     margin = 0.02 * max(x1 - x0, y1 - y0)
     x0, y0, x1, y1 = max(0.0, x0 - margin), max(0.0, y0 - margin), min(width, x1 + margin), min(height, y1 + margin)
-    size_mm = calibration.size_mm
-    if calibration.method == "frame" or not size_mm:
+    px_per_mm = measured_px_per_mm(calibration)
+    if px_per_mm is None:
         return Region(x0, y0, x1, y1, config.default_width_px)
-    top = float(np.linalg.norm(corners[1] - corners[0]))
-    px_per_mm = top / float(size_mm[0])
     scale = min(1.0, config.tile_px / (TILE_WIDTH_MM * px_per_mm))
     return Region(x0, y0, x1, y1, max(64, round((x1 - x0) * scale)))
+
+
+def measured_px_per_mm(calibration: Calibration | None) -> float | None:
+    """Frame pixels per millimetre of the table along the play area's top edge; None without a measured size (no
+    calibration, or a whole-frame one)."""
+    if calibration is None or calibration.method == "frame" or not calibration.size_mm:
+        return None
+    corners = np.asarray(calibration.corners_px, np.float64)
+    return float(np.linalg.norm(corners[1] - corners[0])) / float(calibration.size_mm[0])
 
 
 TILE_WIDTH_MM = 26.0
