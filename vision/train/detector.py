@@ -76,32 +76,73 @@ def _link_synthetic(source: Path, target: Path, limit: int | None, prefix: str) 
 
 
 def _crop_synthetic(source: Path, target: Path, spec: dict[str, Any]) -> int:
-    """Square windows cut from synthetic scenes at native resolution, so tiles keep the size they have in the
-    live pipeline's play-area windows and in close-up photos (a whole 1280x960 scene letterboxed to 448 px
-    shrinks a tile to 11-27 px). Tiles cut by a window keep their clipped box when at least
-    ``min_visible`` of them is inside, and are dropped otherwise. Deterministic per ``seed``."""
+    """Square windows cut from synthetic scenes, so tiles keep the size they have in the live pipeline's
+    play-area reading and in close-up photos (a whole 1280x960 scene letterboxed to 448 px shrinks a tile to
+    11-27 px). At native resolution by default; with ``tile_px: [LO, HI]`` each scene is first scaled (area
+    averaging, as the pipeline scales its play area) so its median tile is a width drawn from LO-HI px, the
+    scale the live pipeline reads at (``TILE_PX``). Tiles cut by a window keep their clipped box when at least
+    ``min_visible`` of them is inside, and are dropped otherwise. Deterministic per ``seed``; the windows are
+    drawn here in order and cut in ``workers`` processes (default: every core)."""
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
     import numpy as np
     from PIL import Image
 
     side, per_image = int(spec["crop"]), int(spec.get("crops_per_image", 1))
     min_visible = float(spec.get("min_visible", 0.6))
+    tile_px = spec.get("tile_px")
     images = _scene_images(source, spec.get("images"))
     rng = np.random.default_rng(int(spec.get("seed", 0)))
-    written = 0
+    jobs = []
     for image_path in images:
-        image = Image.open(image_path).convert("RGB")
-        width, height = image.size
+        with Image.open(image_path) as image:
+            width, height = image.size
         boxes = _yolo_boxes(source / "labels" / f"{image_path.stem}.txt", width, height)
+        scale = _tile_scale(boxes, float(rng.uniform(*tile_px))) if tile_px else 1.0
+        width, height = max(1, round(width * scale)), max(1, round(height * scale))
+        scaled = [(x0 * scale, y0 * scale, x1 * scale, y1 * scale) for x0, y0, x1, y1 in boxes]
+        windows = []
         for index in range(per_image):
             x0 = int(rng.integers(0, max(1, width - side + 1)))
             y0 = int(rng.integers(0, max(1, height - side + 1)))
             window = (x0, y0, min(width, x0 + side), min(height, y0 + side))
-            lines = _clip_boxes(boxes, window, min_visible)
-            name = f"crop-{source.name}-{image_path.stem}-{index}"
-            image.crop(window).save(target / "images" / f"{name}.jpg", quality=92)
-            (target / "labels" / f"{name}.txt").write_text("\n".join(lines) + "\n")
-            written += 1
-    return written
+            stem = target / f"crop-{source.name}-{image_path.stem}-{index}"
+            windows.append((stem, window, _clip_boxes(scaled, window, min_visible)))
+        jobs.append((image_path, (width, height), windows))
+    workers = int(spec.get("workers", os.cpu_count() or 1))
+    if workers > 1 and len(jobs) > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            list(pool.map(_cut_windows, jobs, chunksize=8))
+    else:
+        for job in jobs:
+            _cut_windows(job)
+    return sum(len(windows) for _, _, windows in jobs)
+
+
+def _tile_scale(boxes: list[tuple[float, float, float, float]], tile_px: float) -> float:
+    """The factor that makes the scene's median tile ``tile_px`` wide (a tile's width: its box's shorter side)."""
+    import numpy as np
+
+    if not boxes:
+        return 1.0
+    widths = [min(x1 - x0, y1 - y0) for x0, y0, x1, y1 in boxes]
+    return tile_px / max(1.0, float(np.median(widths)))
+
+
+def _cut_windows(job: tuple[Path, tuple[int, int], list[tuple[Path, tuple[int, int, int, int], list[str]]]]) -> None:
+    """Decode one scene, scale it to ``size`` if needed, and save each window with its label lines."""
+    import cv2
+    import numpy as np
+    from PIL import Image
+
+    image_path, size, windows = job
+    image = Image.open(image_path).convert("RGB")
+    if image.size != size:
+        image = Image.fromarray(cv2.resize(np.asarray(image), size, interpolation=cv2.INTER_AREA))
+    for stem, window, lines in windows:
+        image.crop(window).save(stem.parent / "images" / f"{stem.name}.jpg", quality=92)
+        (stem.parent / "labels" / f"{stem.name}.txt").write_text("\n".join(lines) + "\n")
 
 
 def _yolo_boxes(label_path: Path, width: int, height: int) -> list[tuple[float, float, float, float]]:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 
 from vision.synth.dataset import write_dataset
 from vision.synth.scene import SceneParams
-from vision.train.detector import _clip_boxes, build_dataset
+from vision.train.detector import _clip_boxes, _yolo_boxes, build_dataset
 
 
 def test_a_box_cut_by_the_window_is_clipped_or_dropped() -> None:
@@ -52,3 +53,23 @@ def test_a_folder_without_scenes_is_a_clear_error(tmp_path: Path, spec: dict) ->
     recipe = {"data": {"synthetic_train": [{"dir": str(tmp_path / "empty"), **spec}]}}
     with pytest.raises(FileNotFoundError, match="no synthetic images"):
         build_dataset(recipe, tmp_path / "out", tmp_path)
+
+
+def test_tile_scale_windows_put_the_median_tile_at_the_asked_width(tmp_path: Path) -> None:
+    scenes = tmp_path / "synth"
+    write_dataset(scenes, 2, seed=3, params=SceneParams(size=(800, 600)), workers=1, progress=False)
+    window = {"dir": str(scenes), "images": 2, "crop": 160, "crops_per_image": 2, "seed": 7, "tile_px": [20, 20]}
+    recipe = {"data": {"synthetic_train": [window], "synthetic_val": [{"dir": str(scenes), "images": 1}]}}
+    build_dataset(recipe, tmp_path / "a", tmp_path)
+    widths = []
+    for label in (tmp_path / "a" / "train" / "labels").glob("*.txt"):
+        for line in filter(str.strip, label.read_text().splitlines()):
+            w, h = (float(v) * 160 for v in line.split()[3:5])
+            widths.append(min(w, h))
+    assert len(widths) >= 4
+    assert 16 <= float(np.median(widths)) <= 21  # clipped boxes at the windows' edges only shrink
+    native = [min(b[2] - b[0], b[3] - b[1]) for b in _yolo_boxes(next((scenes / "labels").glob("*.txt")), 800, 600)]
+    assert float(np.median(native)) > 25  # the scenes' own tiles are larger: the windows were scaled down
+    recipe["data"]["synthetic_train"] = [{**window, "workers": 1}]
+    build_dataset(recipe, tmp_path / "b", tmp_path)
+    assert labels_in(tmp_path / "a") == labels_in(tmp_path / "b")  # the same windows whatever the processes
