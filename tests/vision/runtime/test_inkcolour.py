@@ -362,3 +362,40 @@ def test_a_washed_out_ink_shows_no_sure_colour(lab: tuple[float, float, float], 
     assert (shows.value, sure) == (colour, False)
     darker = colour_of_ink(np.array((lab[0] - 40, *lab[1:]), np.float32))
     assert darker == (shows, True)  # the same ink, as dark as real inks of that chroma: sure
+
+
+WARM_CAST = {
+    "red-12": (124, 11.5, 19.5, 0.491), "red-12 ": (136, 13.4, 19.6, 0.760), "red-13": (138, 13.0, 19.8, 0.526),
+    "red-5": (141, 10.8, 19.3, 0.993), "blue-5": (151, -10.4, 5.6, 0.994), "black-5": (113, 3.8, 19.7, 0.950),
+    "black-11": (114, 2.6, 19.2, 0.710), "black-12": (120, 1.7, 20.1, 0.908), "black-10": (120, 2.2, 18.6, 0.988),
+    "black-9": (118, 3.4, 16.0, 0.999), "black-8": (115, 1.9, 18.7, 0.992), "black-7": (119, 0.7, 20.5, 0.994),
+    "black-6": (119, 0.9, 18.4, 0.993), "black-5 ": (119, 1.1, 18.5, 0.996), "black-4": (119, 0.9, 16.2, 0.986),
+    "blue-7": (126, -1.5, 10.9, 0.770), "blue-6": (129, -9.2, 1.8, 0.798), "blue-5 ": (124, -5.8, 6.4, 0.986),
+    "blue-4": (125, -4.3, 5.9, 0.997), "blue-3": (112, -1.0, 10.7, 0.975), "blue-9": (118, -8.4, 1.6, 0.942),
+    "blue-8": (119, -7.9, 1.3, 0.990), "blue-7 ": (116, -5.3, 11.0, 0.676), "red-5 ": (124, 20.5, 19.8, 0.998),
+    "red-6": (122, 24.2, 19.3, 0.996), "red-7": (120, 23.6, 20.1, 0.996), "red-8": (115, 29.8, 22.1, 0.956),
+}  # fmt: skip
+"""Inks (L, a, b) and confidences of a held-out modern-circle table under 2,780 K light (``synth-editions-heldout``
+seed 14, image 107; detector v5b): the cast the balance left puts the black inks at b +16-20 and the blue cluster's
+centre at chroma 8, under :data:`SURE_BLACK_CHROMA`."""
+WARM_CAST_BLUES = [key for key in WARM_CAST if key.startswith("blue")]
+
+
+def test_blues_a_warm_cast_left_near_grey_stay_blue_beside_the_tables_blacks() -> None:
+    """Both clusters came out "black" (the blues by their ink, the blacks by their votes): the blacks were doubted as
+    the cluster farther from black and every blue re-read black, a whole colour flipped (issue 14). Judged against
+    the table's own blacks, the blue cluster lies 15 away towards blue: it stays blue and nothing is doubted."""
+    check = measured_check(WARM_CAST)
+    assert check.detections.labels == [key.strip() for key in WARM_CAST]
+    is_blue_or_black = np.array([key.startswith(("blue", "black")) for key in WARM_CAST])
+    assert not check.doubted[is_blue_or_black].any()
+
+
+def test_without_blacks_to_judge_against_near_grey_blues_stay_in_doubt() -> None:
+    """With no tile read black, nothing tells the cast: the blue cluster's ink surely shows black, so its tiles are
+    re-read black and uncertain (a person confirms), as before."""
+    blues = {key: WARM_CAST[key] for key in WARM_CAST if not key.startswith("black")}
+    check = measured_check(blues)
+    is_blue = np.array([key.startswith("blue") for key in blues])
+    assert check.doubted[is_blue].all()
+    assert (check.detections.confidence[is_blue] <= DOUBT_CONFIDENCE).all()
