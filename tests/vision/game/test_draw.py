@@ -226,12 +226,13 @@ def test_a_draw_with_an_unsure_seat_is_read_again_larger(reader) -> None:  # typ
     from vision.synth.draw import draw_photo
     from vision.synth.video import Staging
 
-    # Photo 17 of `python -m vision.eval.draw_bench --staging tilt`: 6 players, a camera tilted 25 degrees, 1280 x
-    # 720; at the first reading the tiles are too small to be found at all.
-    rng = random.Random(17)
+    # Photo 9 of `python -m vision.eval.draw_bench --staging tilt`: 5 players, a camera tilted 25 degrees, 1280 x
+    # 720; at the first reading the tiles are too small to be found at all (detector v5b; v3 found none of photo 17's
+    # either, which v5b reads at once).
+    rng = random.Random(9)
     players = rng.choice([2, 3, 4, 5, 6])
     tiles = {seat.number: rng.choice(ALL_LABELS) for seat in seating(players)}
-    photo = draw_photo(tiles, players, seed=1017, staging=Staging(tilt_deg=25.0))
+    photo = draw_photo(tiles, players, seed=1009, staging=Staging(tilt_deg=25.0))
     area = Calibration.auto(photo.image)  # as the bench and `draw` do: seats at the play area's edges
     once = read_draw(reader, photo.image, players, area, zoom=1.0)
     assert all(not drawn.tiles for drawn in once.drawn.values())
