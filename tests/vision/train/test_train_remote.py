@@ -1,0 +1,45 @@
+"""Packing a detector training run for a bare GPU machine, and what the run reads from its recipe."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from vision.runtime import realdata
+from vision.train.remote import RESERVE_S, SETUP_SHARE, pack, synth_steps, training_hours
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_the_recipes_synth_lines_are_the_steps() -> None:
+    steps = synth_steps((ROOT / "models" / "detector-v5.yaml").read_text())
+    assert [step[:3] for step in steps] == [["synth", "--recipe", "synth-editions-train"]] + [
+        ["synth", "--recipe", name] for name in ("synth-train", "synth-racks-train", "synth-editions-heldout")
+    ]
+    assert steps[0][-4:] == ["--images", "1800", "--seed", "51"]
+    assert synth_steps("# rummikub-referee train --recipe x.yaml\nkind: detector\n") == []
+
+
+def test_the_training_gets_what_the_budget_leaves() -> None:
+    assert training_hours(520, 125) == round((520 - 125 - RESERVE_S) / 3600 * SETUP_SHARE, 4)
+    assert training_hours(100, 90) == round(30 / 3600 * SETUP_SHARE, 4)  # never under 30 s
+
+
+@pytest.mark.skipif(not realdata.default_root().is_dir(), reason="needs ../shared/data")
+def test_a_pack_holds_the_fonts_the_training_photos_only_and_a_polars_stand_in(tmp_path: Path) -> None:
+    init = tmp_path / "start.onnx"
+    init.write_bytes(b"onnx")
+    summary = pack(tmp_path / "pack", init=init)
+    out = tmp_path / "pack"
+    train = {photo.path.name for photo in realdata.load_photos(split="train")}
+    assert {p.name for p in (out / "real" / "images").iterdir()} == train  # no held-out photo leaves
+    assert summary["real_photos"] == len(train) and (out / "init" / "start.onnx").read_bytes() == b"onnx"
+    assert summary["fonts"] >= 10 and any((out / "fonts").rglob("*.ttf"))
+    spec = importlib.util.spec_from_file_location("polars_stand_in", out / "site" / "polars" / "__init__.py")
+    assert spec is not None and spec.loader is not None
+    polars = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(polars)
+    frame = polars.read_csv(b"epoch, metrics/mAP50(B)\n1,0.9\n2,0.95\n", infer_schema_length=None)
+    assert frame.to_dict(as_series=False) == {"epoch": [1.0, 2.0], "metrics/mAP50(B)": [0.9, 0.95]}
