@@ -374,7 +374,8 @@ def check_colours(tiles: Detections, inks: Inks) -> ColourCheck:
         votes.append(np.bincount(read[members], weights=confidence[members], minlength=len(COLOURS)))
         names.append(shows.index if certain else int(votes[k].argmax()))
         certainties.append(certain)
-    for k in _black_against_the_tables_blacks(clusters, names, certainties, votes):
+    clustered = int(usable.sum()) >= MIN_TILES
+    for k in _black_against_the_tables_blacks(clusters, names, certainties, votes) if clustered else ():
         names[k], certainties[k] = int(votes[k].argmax()), False
     for k, (name, certain) in enumerate(zip(names, certainties, strict=True)):
         expected[clusters.member == k], sure[clusters.member == k] = name, certain
@@ -382,7 +383,6 @@ def check_colours(tiles: Detections, inks: Inks) -> ColourCheck:
     # One colour voted for two clusters: the one far from its ink is in doubt. Only where the inks were clustered:
     # under MIN_TILES each ink is its own cluster, judged on its own (three black tiles are three "black clusters",
     # and the least black of them, a thin digit's ink, was doubted for it; issue 16)
-    clustered = int(usable.sum()) >= MIN_TILES
     for name, ks in named.items():
         if clustered and len(ks) > 1:
             prototype = np.array(PROTOTYPES_AB[COLOURS[name]])
@@ -411,7 +411,8 @@ def _black_against_the_tables_blacks(
     inks at chroma 8, "surely black"), so where another cluster is read black, a cluster read in another colour and
     lying away from it in that colour's direction (at least :data:`BLACK_CHROMA`) is that colour, named by its votes
     and not surely. Without this both clusters were "black": the blacks were doubted as the cluster farther from
-    black, and the blues re-read black, a whole colour flipped (issue 14)."""
+    black, and the blues re-read black, a whole colour flipped (issue 14). Called only where the inks were clustered
+    (:data:`MIN_TILES`): a few inks judged each on its own tell no cast."""
     black = Colour.BLACK.index
     voted_black = [k for k, v in enumerate(votes) if names[k] == black and not certainties[k] and v.argmax() == black]
     if not voted_black:
