@@ -136,6 +136,26 @@ def synth_steps(recipe_text: str) -> list[list[str]]:
     return [shlex.split(match) for match in SYNTH_LINE.findall(recipe_text)]
 
 
+def render(step: list[str]) -> dict[str, Any]:
+    """Run one ``synth`` step of a recipe's header as the ``synth`` command would (``--recipe``, ``--out``,
+    ``--images``, ``--seed``; every core renders)."""
+    from vision.synth.dataset import write_dataset
+    from vision.synth.recipe import load_recipe
+
+    parser = argparse.ArgumentParser(prog="synth", add_help=False)
+    parser.add_argument("--recipe", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--images", type=int)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(step[1:])
+    params, about = load_recipe(args.recipe)
+    images = args.images if args.images is not None else int(about.get("images", 100))
+    label_format = about.get("label_format", "detect")
+    return write_dataset(
+        Path(args.out), images, args.seed, params, recipe=about, label_format=label_format, progress=False
+    )
+
+
 def training_hours(budget_s: float, elapsed_s: float) -> float:
     """Ultralytics' ``time`` (hours) for what the budget leaves after ``elapsed_s`` (at least 30 s of training)."""
     return round(max(budget_s - elapsed_s - RESERVE_S, 30.0) / 3600 * SETUP_SHARE, 4)
@@ -147,7 +167,6 @@ def run(
     """Render the recipe's scenes, train within the budget and copy the results to ``out`` (see the module)."""
     import yaml
 
-    from vision.cli import main as cli
     from vision.train.detector import train_detector
 
     started = time.monotonic()
@@ -165,8 +184,7 @@ def run(
         init.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(pack_dir / "init" / init.name, init)
     for step in synth_steps(recipe_text):
-        if cli([*step, "--json"]) != 0:
-            raise RuntimeError(f"rendering failed: rummikub-referee {shlex.join(step)}")
+        render(step)
     rendered_s = time.monotonic() - started
     recipe["train"]["time"] = training_hours(budget_s, rendered_s)
     out.mkdir(parents=True, exist_ok=True)

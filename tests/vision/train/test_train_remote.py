@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from vision.runtime import realdata
-from vision.train.remote import RESERVE_S, SETUP_SHARE, pack, synth_steps, training_hours
+from vision.train.remote import RESERVE_S, SETUP_SHARE, pack, render, synth_steps, training_hours
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -43,3 +43,16 @@ def test_a_pack_holds_the_fonts_the_training_photos_only_and_a_polars_stand_in(t
     spec.loader.exec_module(polars)
     frame = polars.read_csv(b"epoch, metrics/mAP50(B)\n1,0.9\n2,0.95\n", infer_schema_length=None)
     assert frame.to_dict(as_series=False) == {"epoch": [1.0, 2.0], "metrics/mAP50(B)": [0.9, 0.95]}
+
+
+def test_a_synth_step_renders_what_the_synth_command_renders(tmp_path: Path) -> None:
+    from vision.cli import main
+
+    step = ["synth", "--recipe", "synth-train", "--out", str(tmp_path / "step"), "--images", "2", "--seed", "3"]
+    render(step)
+    assert main([*step[:4], str(tmp_path / "command"), *step[5:], "--json"]) == 0
+    labels = sorted((tmp_path / "step" / "labels").glob("*.txt"))
+    assert len(labels) == 2
+    assert [p.read_text() for p in labels] == [
+        p.read_text() for p in sorted((tmp_path / "command" / "labels").glob("*.txt"))
+    ]
