@@ -186,10 +186,12 @@ def predict_logits(net: Any, crops: np.ndarray, batch: int = 256) -> tuple[np.nd
     import torch
 
     net.eval()
+    device = next(net.parameters()).device  # where the net is (training on a GPU evaluates there too)
     logits, angles = [], []
     with torch.no_grad():
         for i in range(0, len(crops), batch):
-            out, vec = net(torch.from_numpy(to_input(crops[i : i + batch])))
+            out, vec = net(torch.from_numpy(to_input(crops[i : i + batch])).to(device))
+            out, vec = out.cpu(), vec.cpu()
             logits.append(out.numpy())
             angles.append(np.degrees(np.arctan2(vec[:, 1].numpy(), vec[:, 0].numpy())) % 360.0)
     if not logits:
@@ -289,9 +291,11 @@ def train_model(
     """Train a TileNet on ``train_set``; the state of the best development score is kept and returned.
 
     The learning rate follows training *progress*, the larger of the epoch share and the time share of
-    ``max_minutes``, so a run on a busy CPU still anneals before it is stopped."""
+    ``max_minutes``, so a run on a busy CPU still anneals before it is stopped. ``device`` (default ``cpu``;
+    ``cuda`` on a GPU machine) is where the net trains; it is returned on the CPU, for the temperature and export."""
     import torch
 
+    device = training_device(str(cfg.get("device", "cpu")))
     torch.manual_seed(int(cfg.get("seed", 0)))
     torch.set_num_threads(int(cfg.get("threads", 2)))
     net = build_model(float(cfg.get("width", 1.0)))
@@ -300,6 +304,7 @@ def train_model(
         net = init_from_onnx(init, float(cfg.get("width", 1.0)), train_set, int(cfg.get("seed", 0)), log)
     elif init:  # continue from an earlier run's weights (``<name>.pt`` beside its ONNX model)
         net.load_state_dict(torch.load(init, map_location="cpu"))
+    net.to(device)
     epochs = int(cfg.get("epochs", 1))
     batch = int(cfg.get("batch", 128))
     base_lr = float(cfg.get("lr", 3e-3))
@@ -331,6 +336,7 @@ def train_model(
             progress = max(step / steps_total, (time.perf_counter() - start) / max_seconds)
             for group in opt.param_groups:
                 group["lr"] = _progress_lr(base_lr, progress)
+            x, y, a = x.to(device, non_blocking=True), y.to(device, non_blocking=True), a.to(device, non_blocking=True)
             logits, vec = net(x)
             loss = ce(logits, y) + angle_weight * angle_loss(vec, a)
             opt.zero_grad(set_to_none=True)
@@ -363,8 +369,22 @@ def train_model(
             log(f"step limit {max_steps} reached in epoch {epoch + 1}")
             break
     net.load_state_dict(best_state)
+    net.to("cpu")
     net.eval()
     return net, history
+
+
+def training_device(name: str) -> Any:
+    """The torch device a recipe's ``train.device`` names; a clear error where it is not here (no CUDA GPU)."""
+    import torch
+
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise ValueError(f"train.device {name!r}: not a torch device (cpu, cuda, cuda:0)") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"train.device {name!r}: no CUDA GPU on this machine (train.device: cpu trains here)")
+    return device
 
 
 def init_from_onnx(path: Path | str, width: float, train_set: CropDataset, seed: int, log: Any = print) -> Any:
@@ -692,6 +712,8 @@ def train_classifier(recipe_path: Path | str, out_dir: Path | str) -> dict[str, 
             "processor": platform.processor() or platform.machine(),
             "cpus": os.cpu_count(),
             "torch_threads": int(train_cfg.get("threads", 2)),
+            "device": str(train_cfg.get("device", "cpu")),
+            "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
         },
         "torch": torch.__version__,
         "python": platform.python_version(),

@@ -1,5 +1,5 @@
-"""A detector training run on a lent GPU machine that has torch but none of this project's data, fonts or training
-packages, and nothing it can download (the workplace's ``device`` tool: one call, a few minutes).
+"""A training run (detector or classifier) on a lent GPU machine that has torch but none of this project's data,
+fonts or training packages, and nothing it can download (the workplace's ``device`` tool: one call, a few minutes).
 
 Here, once (the folders are ignored by git and travel with the call as ``carry``)::
 
@@ -18,11 +18,13 @@ the machine's cores; ``--budget-s`` is what the whole command may take, the trai
 
 :func:`pack` gathers what the renderer and the training read from this machine: every font file the synthetic
 renderer may use (Debian's under their own paths, PyPI's font packages as modules), the real training photos (the
-``train`` split only: the held-out photos never leave), the detector to continue from, and a stand-in for polars
+``train`` split only: the held-out photos never leave), the model to continue from, and a stand-in for polars
 (Ultralytics reads its results.csv with it; the wheel is too large to carry). :func:`run` puts the fonts in place,
-renders the recipe's scenes, fits Ultralytics' ``time`` to the budget left, trains and copies the FP32 model, its
-card, the results and the log to ``--out``. Measured on 2026-11-27 (one H100): detector v5 rendered 3,280 scenes in
-125 s and trained 43 epochs in 295 s of a 462-s call.
+renders the recipe's scenes and trains within the budget left: a detector recipe gets Ultralytics' ``time`` and comes
+back as its FP32 ONNX model, card and results; a classifier recipe (``train.device: cuda``) gets ``max_minutes`` and
+comes back as ``<name>.onnx``, its card and its ``.pt`` weights. Measured on 2026-11-27 (one H100): detector v5
+rendered 3,280 scenes in 125 s and trained 43 epochs in 295 s of a 462-s call. The classifier path is tested on the
+CPU only.
 """
 
 from __future__ import annotations
@@ -164,44 +166,59 @@ def training_hours(budget_s: float, elapsed_s: float) -> float:
 def run(
     recipe_path: Path, pack_dir: Path, out: Path, *, budget_s: float, font_root: Path = Path("/")
 ) -> dict[str, Any]:
-    """Render the recipe's scenes, train within the budget and copy the results to ``out`` (see the module)."""
+    """Render the recipe's scenes, train within the budget and copy the results to ``out`` (see the module). A
+    detector recipe gets Ultralytics' ``time``; a classifier recipe ``max_minutes`` (its ``train.device`` says
+    where it trains: ``cuda`` on the GPU machine)."""
     import yaml
-
-    from vision.train.detector import train_detector
 
     started = time.monotonic()
     recipe_text = recipe_path.read_text()
     recipe = yaml.safe_load(recipe_text)
-    if recipe.get("kind") != "detector":
-        raise ValueError(f"{recipe_path}: only detector recipes train on the GPU machine")
+    kind = recipe.get("kind")
+    if kind not in ("detector", "classifier"):
+        raise ValueError(f"{recipe_path}: a training recipe needs 'kind: detector' or 'kind: classifier'")
     if (pack_dir / "fonts").is_dir():
         shutil.copytree(pack_dir / "fonts", font_root, dirs_exist_ok=True)
     os.environ["RUMMIKUB_REAL_DATA"] = str((pack_dir / "real").resolve())
     os.environ.setdefault("YOLO_OFFLINE", "1")
     os.environ.setdefault("YOLO_CONFIG_DIR", "/tmp/yolo-config")
-    init = Path(str(recipe.get("model", "")))
+    init = Path(str(recipe.get("model", "") if kind == "detector" else recipe.get("model", {}).get("init") or ""))
     if init.suffix and not init.exists() and (pack_dir / "init" / init.name).is_file():
         init.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(pack_dir / "init" / init.name, init)
     for step in synth_steps(recipe_text):
         render(step)
     rendered_s = time.monotonic() - started
-    recipe["train"]["time"] = training_hours(budget_s, rendered_s)
+    hours = training_hours(budget_s, rendered_s)
+    if kind == "detector":
+        recipe["train"]["time"] = hours
+    else:
+        recipe["train"]["max_minutes"] = round(hours * 60, 2)
     out.mkdir(parents=True, exist_ok=True)
     fitted = out / recipe_path.name
     fitted.write_text(yaml.safe_dump(recipe, sort_keys=False))
     runs = Path("runs") / recipe_path.stem
-    result = train_detector(fitted, runs)
-    for name in ("tile-detector.onnx", "tile-detector.json"):
-        shutil.copy2(runs / name, out / name)
-    shutil.copy2(runs / "run" / "results.csv", out / "results.csv")
+    if kind == "detector":
+        from vision.train.detector import train_detector
+
+        result = train_detector(fitted, runs)
+        results = [runs / "tile-detector.onnx", runs / "tile-detector.json", runs / "run" / "results.csv"]
+    else:
+        from vision.train.classifier import train_classifier
+
+        result = train_classifier(fitted, runs)
+        name = recipe.get("name", "tile-classifier")
+        results = [runs / f"{name}.onnx", runs / f"{name}.json", runs / f"{name}.pt"]
+    for path in results:
+        shutil.copy2(path, out / path.name)
     summary = {
+        "kind": kind,
         "rendered_s": round(rendered_s, 1),
-        "train_hours": recipe["train"]["time"],
+        "train_hours": hours,
         "total_s": round(time.monotonic() - started, 1),
-        "validation_metrics": result.get("validation_metrics"),
+        "validation_metrics": result.get("validation_metrics") or result.get("dev"),
     }
-    (out / "remote-run.json").write_text(json.dumps(summary, indent=2))
+    (out / "remote-run.json").write_text(json.dumps(summary, indent=2, default=str))
     return summary
 
 

@@ -34,7 +34,7 @@ def test_tiny_recipe_trains_and_onnx_matches_torch(tmp_path: Path) -> None:
         "name": "tiny",
         "data": {"synthetic": [str(data)], "crops_per_tile": 8, "real_train": False},
         "model": {"width": 0.25},
-        "train": {"epochs": 1, "batch": 32, "lr": 0.003, "threads": 2, "workers": 0},
+        "train": {"epochs": 1, "batch": 32, "lr": 0.003, "threads": 2, "workers": 0, "device": "cpu"},
         "evaluate": {"real_val": False, "timing": False},
     }
     path = tmp_path / "tiny.yaml"
@@ -61,6 +61,18 @@ def test_tiny_recipe_trains_and_onnx_matches_torch(tmp_path: Path) -> None:
     first, again = (torch.load(tmp_path / d / "tiny.pt") for d in ("out", "again"))
     weights = [k for k in first if k.endswith("weight")]
     assert weights and all(torch.equal(first[k], again[k]) for k in weights)
+
+
+@needs_torch
+def test_a_device_that_is_not_here_is_a_clear_error() -> None:
+    import torch
+
+    assert C.training_device("cpu") == torch.device("cpu")
+    with pytest.raises(ValueError, match="not a torch device"):
+        C.training_device("gpu-please")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA GPU on this machine"):
+            C.training_device("cuda")
 
 
 def test_recipe_needs_kind(tmp_path: Path) -> None:

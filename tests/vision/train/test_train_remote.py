@@ -1,4 +1,4 @@
-"""Packing a detector training run for a bare GPU machine, and what the run reads from its recipe."""
+"""Packing a training run for a bare GPU machine, and what the run reads from its recipe."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.extras import needs_torch
 from vision.runtime import realdata
-from vision.train.remote import RESERVE_S, SETUP_SHARE, pack, render, synth_steps, training_hours
+from vision.train.remote import RESERVE_S, SETUP_SHARE, pack, render, run, synth_steps, training_hours
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -56,3 +57,25 @@ def test_a_synth_step_renders_what_the_synth_command_renders(tmp_path: Path) -> 
     assert [p.read_text() for p in labels] == [
         p.read_text() for p in sorted((tmp_path / "command" / "labels").glob("*.txt"))
     ]
+
+
+@needs_torch
+def test_a_classifier_recipe_runs_with_its_minutes_fitted_to_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    recipe = tmp_path / "tiny.yaml"
+    recipe.write_text(
+        "# a tiny run\n#   rummikub-referee synth --recipe synth-train --out cache/tiny --images 2 --seed 3\n"
+        "kind: classifier\nname: tiny\ndata: {synthetic: [cache/tiny], real_train: false}\nmodel: {width: 0.25}\n"
+        "train: {epochs: 1, batch: 16, device: cpu, workers: 0, max_steps: 2}\n"
+        "evaluate: {real_val: false, timing: false}\n"
+    )
+    (tmp_path / "pack" / "real").mkdir(parents=True)
+    for name in ("RUMMIKUB_REAL_DATA", "YOLO_OFFLINE", "YOLO_CONFIG_DIR"):  # run() sets them: restored after the test
+        monkeypatch.setenv(name, "")
+    summary = run(recipe, tmp_path / "pack", tmp_path / "out", budget_s=200, font_root=tmp_path / "fonts")
+    assert summary["kind"] == "classifier" and summary["train_hours"] == training_hours(200, summary["rendered_s"])
+    assert {p.name for p in (tmp_path / "out").iterdir()} >= {"tiny.onnx", "tiny.json", "tiny.pt", "remote-run.json"}
+    fitted = (tmp_path / "out" / "tiny.yaml").read_text()
+    assert f"max_minutes: {round(summary['train_hours'] * 60, 2)}" in fitted
