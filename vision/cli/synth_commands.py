@@ -39,19 +39,13 @@ FRAME_RATE = NumberArg(minimum=1, maximum=240)
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from dataclasses import replace
+    from vision.synth.dataset import write_preview, write_recipe_dataset
 
-    from vision.synth.dataset import write_dataset, write_preview
-    from vision.synth.recipe import load_recipe
-
-    params, about = load_recipe(args.recipe)
-    if args.size:
-        params = replace(params, size=args.size)
-    images = args.images if args.images is not None else int(about.get("images", 100))
-    summary = write_dataset(
-        Path(args.out), images, args.seed, params, recipe=about, workers=args.workers,
-        label_format=args.label_format or about.get("label_format", "detect"), progress=not args.json,
+    summary = write_recipe_dataset(
+        args.recipe, Path(args.out), images=args.images, seed=args.seed, size=args.size, workers=args.workers,
+        label_format=args.label_format, progress=not args.json,
     )  # fmt: skip
+    images = summary["images"]
     if args.preview:
         summary["preview"] = str(write_preview(Path(args.out)))
     text = (

@@ -18,7 +18,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ import numpy as np
 
 from referee.tiles import ALL_LABELS
 from vision.runtime.progress import ProgressBar
-from vision.synth.recipe import describe
+from vision.synth.recipe import describe, load_recipe
 from vision.synth.scene import LABEL_INDEX, RenderedScene, SceneParams, render_scene
 
 LABEL_FORMATS = ("detect", "obb")
@@ -83,6 +83,29 @@ def _render_one(job: _Job) -> tuple[int, Counter[str], int]:
     (job.out / "meta" / f"{stem}.json").write_text(json.dumps(sidecar))
     readable = scene.readable()
     return job.index, Counter(t.label for t in readable), len(scene.tiles) - len(readable)
+
+
+def write_recipe_dataset(
+    recipe: str | Path,
+    out: Path,
+    *,
+    images: int | None = None,
+    seed: int = 0,
+    size: tuple[int, int] | None = None,
+    workers: int | None = None,
+    label_format: str | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """A recipe's dataset (``rummikub-referee synth``): its image count and label format unless given, its size
+    unless ``size``; the summary of :func:`write_dataset`."""
+    params, about = load_recipe(recipe)
+    if size:
+        params = replace(params, size=size)
+    count = images if images is not None else int(about.get("images", 100))
+    return write_dataset(
+        out, count, seed, params, recipe=about, workers=workers,
+        label_format=label_format or about.get("label_format", "detect"), progress=progress,
+    )  # fmt: skip
 
 
 def write_dataset(

@@ -209,10 +209,20 @@ def available_wordmark_fonts(split: str) -> tuple[tuple[str, str], ...]:
     return _available("wordmark", split)
 
 
+def font_specs(split: str) -> tuple[FontSpec, ...]:
+    """Every font (digits of both font sets and the named editions, wordmark) a split may ever use, installed or not."""
+    return (*_specs("digits", split, "wide"), *_EDITION_DIGIT_FONTS[split], *_WORDMARK_FONTS[split])
+
+
 def font_keys(split: str) -> frozenset[str]:
     """All font keys (digits and wordmark) a split may ever use, installed or not: the splits are disjoint."""
-    specs = (*_specs("digits", split, "wide"), *_EDITION_DIGIT_FONTS[split], *_WORDMARK_FONTS[split])
-    return frozenset(s.key for s in specs)
+    return frozenset(s.key for s in font_specs(split))
+
+
+def installed_font_files() -> list[tuple[FontSpec, Path]]:
+    """Every font of every split that is installed here, with its file (what a renderer elsewhere would need)."""
+    specs = sorted({spec for split in SPLITS for spec in font_specs(split)}, key=lambda spec: spec.key)
+    return [(spec, path) for spec in specs if (path := _locate(spec)) is not None]
 
 
 def digit_font_spec(key: str) -> FontSpec:

@@ -89,11 +89,8 @@ def read_csv(source, infer_schema_length=None, **_):
 def pack(out: Path, *, init: Path | None = None) -> dict[str, Any]:
     """Gather into ``out`` what a bare GPU machine needs to render and train (see the module's docstring)."""
     out.mkdir(parents=True, exist_ok=True)
-    fonts = 0
-    for spec in _all_font_specs():
-        path = fontfiles._locate(spec)
-        if path is None:
-            continue
+    fonts = fontfiles.installed_font_files()
+    for spec, path in fonts:
         if spec.source == "pypi":
             package = out / "site" / spec.module
             (package / "files").mkdir(parents=True, exist_ok=True)
@@ -103,7 +100,6 @@ def pack(out: Path, *, init: Path | None = None) -> dict[str, Any]:
             target = out / "fonts" / str(path).lstrip("/")
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
-        fonts += 1
     (out / "site" / "polars").mkdir(parents=True, exist_ok=True)
     (out / "site" / "polars" / "__init__.py").write_text(POLARS_STAND_IN)
     photos = realdata.load_photos(split="train")
@@ -119,18 +115,7 @@ def pack(out: Path, *, init: Path | None = None) -> dict[str, Any]:
         (out / "init").mkdir(exist_ok=True)
         shutil.copy2(init, out / "init" / init.name)
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
-    return {"fonts": fonts, "real_photos": len(photos), "init": None if init is None else init.name, "bytes": size}
-
-
-def _all_font_specs() -> list[fontfiles.FontSpec]:
-    tables = (
-        fontfiles._DIGIT_FONTS,
-        fontfiles._WIDE_DIGIT_FONTS,
-        fontfiles._EDITION_DIGIT_FONTS,
-        fontfiles._WORDMARK_FONTS,
-    )
-    specs = {spec for table in tables for specs in table.values() for spec in specs}
-    return sorted(specs, key=lambda spec: spec.key)
+    return {"fonts": len(fonts), "real_photos": len(photos), "init": None if init is None else init.name, "bytes": size}
 
 
 def synth_steps(recipe_text: str) -> list[list[str]]:
@@ -141,8 +126,7 @@ def synth_steps(recipe_text: str) -> list[list[str]]:
 def render(step: list[str]) -> dict[str, Any]:
     """Run one ``synth`` step of a recipe's header as the ``synth`` command would (``--recipe``, ``--out``,
     ``--images``, ``--seed``; every core renders)."""
-    from vision.synth.dataset import write_dataset
-    from vision.synth.recipe import load_recipe
+    from vision.synth.dataset import write_recipe_dataset
 
     parser = argparse.ArgumentParser(prog="synth", add_help=False)
     parser.add_argument("--recipe", required=True)
@@ -150,12 +134,7 @@ def render(step: list[str]) -> dict[str, Any]:
     parser.add_argument("--images", type=int)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(step[1:])
-    params, about = load_recipe(args.recipe)
-    images = args.images if args.images is not None else int(about.get("images", 100))
-    label_format = about.get("label_format", "detect")
-    return write_dataset(
-        Path(args.out), images, args.seed, params, recipe=about, label_format=label_format, progress=False
-    )
+    return write_recipe_dataset(args.recipe, Path(args.out), images=args.images, seed=args.seed, progress=False)
 
 
 def training_hours(budget_s: float, elapsed_s: float) -> float:
@@ -182,7 +161,8 @@ def run(
     os.environ["RUMMIKUB_REAL_DATA"] = str((pack_dir / "real").resolve())
     os.environ.setdefault("YOLO_OFFLINE", "1")
     os.environ.setdefault("YOLO_CONFIG_DIR", "/tmp/yolo-config")
-    init = Path(str(recipe.get("model", "") if kind == "detector" else recipe.get("model", {}).get("init") or ""))
+    start = recipe.get("model") if kind == "detector" else recipe.get("model", {}).get("init")  # the model it continues
+    init = Path(str(start or ""))
     if init.suffix and not init.exists() and (pack_dir / "init" / init.name).is_file():
         init.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(pack_dir / "init" / init.name, init)
