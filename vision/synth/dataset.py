@@ -160,7 +160,8 @@ def _run(jobs: list[_Job], workers: int) -> Iterator[tuple[int, Counter[str], in
     if workers == 1:
         yield from map(_render_one, jobs)
         return
-    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    # forkserver: workers start from a clean server, not from a parent whose threads (OpenCV, torch) may hold locks
+    context = multiprocessing.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
     with context.Pool(workers) as pool:
         yield from pool.imap_unordered(_render_one, jobs, chunksize=4)
 

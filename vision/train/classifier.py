@@ -333,7 +333,7 @@ def train_model(
         net.train()
         seen, loss_sum, t0 = 0, 0.0, time.perf_counter()
         for x, y, a in loader:
-            progress = max(step / steps_total, (time.perf_counter() - start) / max_seconds)
+            progress = max(step / steps_total, (time.perf_counter() - start) / max(max_seconds, 1e-9))
             for group in opt.param_groups:
                 group["lr"] = _progress_lr(base_lr, progress)
             x, y, a = x.to(device, non_blocking=True), y.to(device, non_blocking=True), a.to(device, non_blocking=True)
@@ -636,6 +636,10 @@ def train_classifier(recipe_path: Path | str, out_dir: Path | str) -> dict[str, 
     if not dev:  # no development data: score on a slice of the training tiles (tiny recipes, tests)
         dev = [DevSet("train_slice", *fixed_crops(all_tiles.subset(range(min(256, len(all_tiles)))), seed))]
     # Real tiles' angles are unknown: their development crops count for accuracy only.
+    if train_cfg.get("max_total_minutes"):  # a whole run's budget (vision.train.remote): the data build counts too
+        built_min = (time.perf_counter() - started) / 60
+        train_cfg["max_minutes"] = max(float(train_cfg["max_total_minutes"]) - built_min, 0.0)
+        log(f"data built in {built_min:.1f} min; training gets {train_cfg['max_minutes']:.1f} min")
     train_started = time.perf_counter()
     net, history = train_model(train_set, dev, train_cfg, log)
     train_seconds = time.perf_counter() - train_started

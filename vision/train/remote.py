@@ -21,8 +21,9 @@ renderer may use (Debian's under their own paths, PyPI's font packages as module
 ``train`` split only: the held-out photos never leave), the model to continue from, and a stand-in for polars
 (Ultralytics reads its results.csv with it; the wheel is too large to carry). :func:`run` puts the fonts in place,
 renders the recipe's scenes and trains within the budget left: a detector recipe gets Ultralytics' ``time`` and comes
-back as its FP32 ONNX model, card and results; a classifier recipe (``train.device: cuda``) gets ``max_minutes`` and
-comes back as ``<name>.onnx``, its card and its ``.pt`` weights. Measured on 2026-11-27 (one H100): detector v5
+back as its FP32 ONNX model, card and results; a classifier recipe (``train.device: cuda``) gets
+``max_total_minutes`` (cutting its tiles counts too) and comes back as ``<name>.onnx``, its card and its ``.pt``
+weights. Measured on 2026-11-27 (one H100): detector v5
 rendered 3,280 scenes in 125 s and trained 43 epochs in 295 s of a 462-s call. The classifier path is tested on the
 CPU only.
 """
@@ -146,7 +147,7 @@ def run(
     recipe_path: Path, pack_dir: Path, out: Path, *, budget_s: float, font_root: Path = Path("/")
 ) -> dict[str, Any]:
     """Render the recipe's scenes, train within the budget and copy the results to ``out`` (see the module). A
-    detector recipe gets Ultralytics' ``time``; a classifier recipe ``max_minutes`` (its ``train.device`` says
+    detector recipe gets Ultralytics' ``time``; a classifier recipe ``max_total_minutes`` (its ``train.device`` says
     where it trains: ``cuda`` on the GPU machine)."""
     import yaml
 
@@ -173,7 +174,7 @@ def run(
     if kind == "detector":
         recipe["train"]["time"] = hours
     else:
-        recipe["train"]["max_minutes"] = round(hours * 60, 2)
+        recipe["train"]["max_total_minutes"] = round(hours * 60, 2)  # cutting the tiles from the scenes counts too
     out.mkdir(parents=True, exist_ok=True)
     fitted = out / recipe_path.name
     fitted.write_text(yaml.safe_dump(recipe, sort_keys=False))

@@ -61,6 +61,12 @@ def test_tiny_recipe_trains_and_onnx_matches_torch(tmp_path: Path) -> None:
     first, again = (torch.load(tmp_path / d / "tiny.pt") for d in ("out", "again"))
     weights = [k for k in first if k.endswith("weight")]
     assert weights and all(torch.equal(first[k], again[k]) for k in weights)
+    # a whole run's budget (vision.train.remote) counts the data build: spent before training, one step is taken
+    recipe["train"].update(epochs=3, max_total_minutes=1e-6)
+    path.write_text(yaml.safe_dump(recipe))
+    C.train_classifier(path, tmp_path / "budget")
+    history = json.loads((tmp_path / "budget" / "tiny.json").read_text())["history"]
+    assert len(history) == 1 and history[0]["crops"] == 32
 
 
 @needs_torch

@@ -78,4 +78,4 @@ def test_a_classifier_recipe_runs_with_its_minutes_fitted_to_the_budget(
     assert summary["kind"] == "classifier" and summary["train_hours"] == training_hours(200, summary["rendered_s"])
     assert {p.name for p in (tmp_path / "out").iterdir()} >= {"tiny.onnx", "tiny.json", "tiny.pt", "remote-run.json"}
     fitted = (tmp_path / "out" / "tiny.yaml").read_text()
-    assert f"max_minutes: {round(summary['train_hours'] * 60, 2)}" in fitted
+    assert f"max_total_minutes: {round(summary['train_hours'] * 60, 2)}" in fitted
