@@ -23,9 +23,8 @@ renderer may use (Debian's under their own paths, PyPI's font packages as module
 renders the recipe's scenes and trains within the budget left: a detector recipe gets Ultralytics' ``time`` and comes
 back as its FP32 ONNX model, card and results; a classifier recipe (``train.device: cuda``) gets
 ``max_total_minutes`` (cutting its tiles counts too) and comes back as ``<name>.onnx``, its card and its ``.pt``
-weights. Measured on 2026-11-27 (one H100): detector v5
-rendered 3,280 scenes in 125 s and trained 43 epochs in 295 s of a 462-s call. The classifier path is tested on the
-CPU only.
+weights. Measured on 2026-11-27 (one H100): detector v5 rendered 3,280 scenes in 125 s and trained 43 epochs in
+295 s of a 462-s call. The classifier path is tested on the CPU only.
 """
 
 from __future__ import annotations
