@@ -346,11 +346,75 @@ WASHED_RUN = ("red-8", "red-7", "red-11 ", "red-10")
 def test_a_red_run_washed_out_by_a_warm_lamp_is_doubted_not_read_orange() -> None:
     """The classifier read the run red (right) at 0.96-1.0; its washed-out inks were taken for surely orange and the
     whole run re-read orange-7, 8, 10, 11 (issue 16: 3 of the bench's 155 tables wrong). A washed-out ink surely shows
-    no colour: the run keeps its red, uncertain (a person confirms), and the tiles in normal light are left alone."""
+    no colour: without the bodies to tell the table's light, the run keeps its red, uncertain (a person confirms), and
+    the tiles in normal light are left alone."""
     check = measured_check(WARM_GLARE)
     assert check.detections.labels == [key.strip() for key in WARM_GLARE]
     assert check.doubted.tolist() == [key in WASHED_RUN for key in WARM_GLARE]
     assert not check.reread.any()
+
+
+TABLE_BODY, HOT_SPOT_BODY = (243.5, -0.6, 15.8), (252.3, -0.9, 2.9)
+"""Bodies (L, a, b) of the same frame: the median over its tiles, and a tile's under the hot spot (glared white)."""
+
+
+def check_in_light(measured: dict, read: dict[str, str] | None = None, washed: tuple[str, ...] = WASHED_RUN):
+    """As :func:`measured_check`, with each tile's body measured too (the ``washed`` ones under the hot spot)."""
+    labels = [(read or {}).get(key, key).strip() for key in measured]
+    values = np.array(list(measured.values()), np.float32)
+    body = np.array([HOT_SPOT_BODY if key in washed else TABLE_BODY for key in measured], np.float32)
+    tiles = read_as(labels).with_(confidence=values[:, 3])
+    return check_colours(tiles, Inks(values[:, :3], np.ones(len(values), bool), body))
+
+
+def test_a_washed_red_run_lying_towards_the_tables_reds_from_its_light_keeps_its_red() -> None:
+    """Seen from the table's light (its bodies' median), the washed run lies within 10 degrees of the direction of the
+    table's unwashed red cluster and 40 degrees and more from its orange one: a glare added light to red inks. The
+    run is no longer doubted (3 of the 4 clean moves ruled REVIEW of the eight-game bench, issue 16)."""
+    check = check_in_light(WARM_GLARE)
+    assert check.detections.labels == [key.strip() for key in WARM_GLARE]
+    assert not check.doubted.any()
+
+
+RIM_RED = (191.8, 27.9, 25.5, 0.99)
+"""game-1002 move 16's red-9 on the hot spot's rim: as light as a washed ink, but chroma 38, hue 42 degrees (not
+surely red): a cluster of its own, voted red beside the table's red cluster, so doubted."""
+
+
+@pytest.mark.parametrize("read", ["red-9", "orange-9"])
+def test_a_light_red_on_the_rim_of_a_hot_spot_is_judged_from_the_light_too(read: str) -> None:
+    measured = {**WARM_GLARE, "red-9": RIM_RED}
+    index = list(measured).index("red-9")
+    assert measured_check(measured).doubted[index]  # by its hue alone
+    check = check_in_light(measured, {"red-9": read})
+    assert check.doubted.tolist() == [key == "red-9" and read == "orange-9" for key in measured]
+
+
+@pytest.mark.parametrize("tile", WASHED_RUN)
+def test_a_washed_red_read_orange_is_doubted_though_its_hue_is_orange(tile: str) -> None:
+    """The direction that spares a washed red read red condemns one read orange: it points at the table's reds, away
+    from its oranges. Its own hue (45-62 degrees) is orange's, which alone spared three of the four (a confident
+    colour error on the table) when the bodies were not measured."""
+    read = {tile: tile.replace("red", "orange")}
+    index = list(WARM_GLARE).index(tile)
+    assert check_in_light(WARM_GLARE, read).doubted[index]
+    assert measured_check(WARM_GLARE, read).doubted[index] == (tile == "red-7")
+
+
+def test_a_washed_ink_between_the_tables_reds_and_oranges_is_still_doubted() -> None:
+    """A washed orange of a red-orange edition read red: from the light it lies about half-way between the table's
+    red and orange directions, within neither's margin, so the table still doubts it."""
+    measured = {**WARM_GLARE, "red-7": (205, 10.0, 30.0, 0.975)}  # 52 degrees from the light: reds 21, oranges 69
+    check = check_in_light(measured)
+    assert check.doubted[list(measured).index("red-7")]
+
+
+def test_without_an_unwashed_cluster_of_its_colour_a_washed_ink_is_judged_as_before() -> None:
+    """With no red in normal light there is no direction to compare with: the bodies change nothing."""
+    measured = {key: value for key, value in WARM_GLARE.items() if key not in ("red-12", "red-11", "red-1")}
+    in_light, alone = check_in_light(measured), measured_check(measured)
+    assert in_light.doubted.tolist() == alone.doubted.tolist()
+    assert in_light.detections.labels == alone.detections.labels
 
 
 @pytest.mark.parametrize(
