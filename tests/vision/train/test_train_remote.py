@@ -26,6 +26,7 @@ def test_the_recipes_synth_lines_are_the_steps() -> None:
 def test_the_training_gets_what_the_budget_leaves() -> None:
     assert training_hours(520, 125) == round((520 - 125 - RESERVE_S) / 3600 * SETUP_SHARE, 4)
     assert training_hours(100, 90) == round(30 / 3600 * SETUP_SHARE, 4)  # never under 30 s
+    assert training_hours(520, 125, share=1.0) == round((520 - 125 - RESERVE_S) / 3600, 4)  # a classifier's whole
 
 
 @pytest.mark.skipif(not realdata.default_root().is_dir(), reason="needs ../shared/data")
@@ -75,7 +76,8 @@ def test_a_classifier_recipe_runs_with_its_minutes_fitted_to_the_budget(
     for name in ("RUMMIKUB_REAL_DATA", "YOLO_OFFLINE", "YOLO_CONFIG_DIR"):  # run() sets them: restored after the test
         monkeypatch.setenv(name, "")
     summary = run(recipe, tmp_path / "pack", tmp_path / "out", budget_s=200, font_root=tmp_path / "fonts")
-    assert summary["kind"] == "classifier" and summary["train_hours"] == training_hours(200, summary["rendered_s"])
+    assert summary["kind"] == "classifier"
+    assert summary["train_hours"] == training_hours(200, summary["rendered_s"], share=1.0)  # its budget counts cutting
     assert {p.name for p in (tmp_path / "out").iterdir()} >= {"tiny.onnx", "tiny.json", "tiny.pt", "remote-run.json"}
     fitted = (tmp_path / "out" / "tiny.yaml").read_text()
     assert f"max_total_minutes: {round(summary['train_hours'] * 60, 2)}" in fitted
