@@ -118,7 +118,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from vision.eval import evaluate
 
     reader = _reader(args.models, args.one_pass)
-    rows, summary = evaluate.evaluate(reader, args.data, split=args.split, limit=args.limit, match_iou=args.match_iou)
+    rows, summary = evaluate.evaluate(
+        reader, args.data, split=args.split, limit=args.limit, match_iou=args.match_iou,
+        audited=not args.labels_as_published,
+    )  # fmt: skip
     if args.csv:
         evaluate.write_csv(rows, args.csv)
     if not args.json:
@@ -216,6 +219,10 @@ def _eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--match-iou", type=rules_cli.NumberArg(above=0, maximum=1), default=0.5, metavar="IOU",
         help="overlap a box needs with a labelled box to count as that tile (default 0.5)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--labels-as-published", action="store_true",
+        help="real photos only: score against the labels as published, not the audited ones (2 defects corrected)",
     )  # fmt: skip
     add_models_options(parser)
     rules_cli.add_json_option(parser)

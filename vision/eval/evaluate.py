@@ -149,8 +149,9 @@ def sidecar_edition(path: Path) -> str | None:
     return BLEND_GROUP if BLEND_MARK in edition else edition
 
 
-def load_real_split(data_dir: str | Path, split: str) -> list[Sample]:
-    """The held-out (or training) real photos of ``../shared/data`` via :mod:`vision.runtime.realdata`."""
+def load_real_split(data_dir: str | Path, split: str, *, audited: bool = True) -> list[Sample]:
+    """The held-out (or training) real photos of ``../shared/data`` via :mod:`vision.runtime.realdata` (``audited``:
+    with the label defects found corrected, :func:`vision.runtime.realdata.load_photos`)."""
     from vision.runtime import realdata
 
     root = Path(data_dir)
@@ -164,7 +165,7 @@ def load_real_split(data_dir: str | Path, split: str) -> list[Sample]:
             np.asarray([t.box for t in photo.tiles], np.float32).reshape(-1, 4),
             group,
         )
-        for photo in realdata.load_photos(root, split)
+        for photo in realdata.load_photos(root, split, audited=audited)
     ]
 
 
@@ -237,11 +238,15 @@ def evaluate(
     limit: int | None = None,
     progress: Callable[[Row], None] | None = None,
     match_iou: float = IOU_MATCH,
+    audited: bool = True,
 ) -> tuple[list[Row], dict[str, Any]]:
-    """Read every image of a YOLO folder (or the real photos' ``split``) and score it: (rows, summary)."""
+    """Read every image of a YOLO folder (or the real photos' ``split``, their labels ``audited`` or as published)
+    and score it: (rows, summary)."""
+    from vision.runtime import realdata
     from vision.runtime.recognition import load_image
 
-    samples = load_real_split(data_dir, split) if split else load_yolo_folder(data_dir)
+    samples = load_real_split(data_dir, split, audited=audited) if split else load_yolo_folder(data_dir)
+    labels = (realdata.audit_summary() if audited else "labels as published") if split else "labels as in the folder"
     if limit is not None:
         samples = samples[:limit]
     rows = []
@@ -262,7 +267,7 @@ def evaluate(
         rows.append(row)
         if progress is not None:
             progress(row)
-    return rows, {**summarize(rows), "match_iou": match_iou}
+    return rows, {**summarize(rows), "match_iou": match_iou, "labels": labels}
 
 
 # -- from the rows ---------------------------------------------------------------------------------------
@@ -409,7 +414,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     det, e2e = summary["detection"], summary["end_to_end"]
     lines = [
         f"images {summary['images']}, tiles {summary['tiles_true']} true / {summary['tiles_predicted']} predicted"
-        f" (a box matches a label at IoU >= {summary.get('match_iou', IOU_MATCH)})",
+        f" (a box matches a label at IoU >= {summary.get('match_iou', IOU_MATCH)}; {summary.get('labels', '')})",
         f"detection     precision {pct(det['precision'])}  recall {pct(det['recall'])}",
         f"labels        accuracy on matched boxes {pct(summary['label_accuracy'])}",
         f"end to end    precision {pct(e2e['precision'])}  recall {pct(e2e['recall'])}  F1 {pct(e2e['f1'])}",
