@@ -222,7 +222,7 @@ def _eval_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--labels-as-published", action="store_true",
-        help="real photos only: score against the labels as published, not the audited ones (2 defects corrected)",
+        help="real photos only: score against the labels as published, not the audited ones (see realdata.py)",
     )  # fmt: skip
     add_models_options(parser)
     rules_cli.add_json_option(parser)

@@ -185,8 +185,9 @@ class Inks:
     measured: np.ndarray
     """(N,) bool."""
     body: np.ndarray | None = None
-    """(N, 3) float32: each tile's body in CIELAB, as ``lab`` (the brighter half of its centre disk); None where not
-    measured (then no washed ink is judged against the table's light, :func:`_washed_like_its_reading`)."""
+    """(N, 3) float32: each tile's body in CIELAB, as ``lab`` (the brighter half of its centre disk), as
+    :func:`ink_features` measures it; None for inks given without their bodies (then no washed ink is judged against
+    the table's light, :func:`_washed_like_its_reading`)."""
 
     @property
     def chroma(self) -> np.ndarray:

@@ -143,6 +143,7 @@ def corrected(image: str, tile: RealTile) -> RealTile:
 def audit_summary() -> str:
     """One line naming what the audit changes (for evaluation reports)."""
     return (
-        f"labels audited: {len(RELABELLED)} tile labels corrected, {len(LEFT_OUT)} copy left out"
+        f"labels audited: {len(RELABELLED)} tile labels corrected,"
+        f" {len(LEFT_OUT)} {'copy' if len(LEFT_OUT) == 1 else 'copies'} left out"
         " (vision/runtime/realdata.py; --labels-as-published for the labels as published)"
     )
