@@ -17,7 +17,9 @@ Every tile's body is the same cream plastic, and the inks of one table come in a
    cluster named only by its votes does not doubt a tile whose own ink's hue shows the colour it was read in (a
    washed-out red in a glare spot, clustered with the blacks), nor does any cluster where that ink surely shows it.
    A washed-out ink is judged from the table's light where it can be: seen from the bodies' colour it points at the
-   unwashed cluster of its own colour (spared) or of another (not spared by its hue).
+   unwashed cluster of its own colour (spared) or of another (not spared by its hue). A cluster read black that a cast
+   makes look surely coloured, beside the table's own cluster of that colour far farther from the light, is doubted,
+   never re-read (:func:`_blacks_under_a_cast`).
    Measured at 172406d (issue 16's 10-game set, bench pipeline from a git archive export): every move ruled as at
    ebfd145 with the familiarity check on (it caps the same tiles); with it off (an experiment) clean moves ruled
    REVIEW 9/114 -> 7/114 (g1 move 5's red-11, g2 move 6's red-7), nothing else changed. ``bench colour``: F1,
