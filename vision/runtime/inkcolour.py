@@ -384,9 +384,10 @@ def check_colours(tiles: Detections, inks: Inks) -> ColourCheck:
         names.append(shows.index if certain else int(votes[k].argmax()))
         certainties.append(certain)
     clustered = int(usable.sum()) >= MIN_TILES
+    light = _table_light(inks, usable)
     for k in _black_against_the_tables_blacks(clusters, names, certainties, votes) if clustered else ():
         names[k], certainties[k] = int(votes[k].argmax()), False
-    for k in _blacks_under_a_cast(clusters, names, certainties, votes, inks, usable) if clustered else ():
+    for k in _blacks_under_a_cast(clusters, names, certainties, votes, light) if clustered else ():
         certainties[k] = False
     for k, (name, certain) in enumerate(zip(names, certainties, strict=True)):
         expected[clusters.member == k], sure[clusters.member == k] = name, certain
@@ -411,7 +412,7 @@ def check_colours(tiles: Detections, inks: Inks) -> ColourCheck:
     spared = (~sure | own_sure) & (read >= 0) & (read != Colour.BLACK.index) & (_hue_colour(inks) == read)
     if clustered:  # a washed ink the table's light can judge is spared by that judgement alone, not by its hue
         unwashed = [k for k in range(len(names)) if not washed[k]]
-        judged, like = _washed_like_its_reading(inks, usable, read, clusters, unwashed, names, certainties)
+        judged, like = _washed_like_its_reading(inks, usable, read, clusters, unwashed, names, certainties, light)
         spared = np.where(judged, like, spared)
     doubted = usable & (expected != read) & ~spared
     reread = doubted & sure & (expected >= 0) & (_outvoted(clusters, doubted) | _close_runner_up(tiles, expected))
@@ -443,13 +444,19 @@ def _black_against_the_tables_blacks(
     return renamed
 
 
+def _table_light(inks: Inks, usable: np.ndarray) -> np.ndarray | None:
+    """The colour of the table's light in the a-b plane: the median body of its usable tiles (None without bodies)."""
+    if inks.body is None or not len(inks.body) or not usable.any():
+        return None
+    return np.median(inks.body[usable, 1:].astype(np.float64), axis=0)
+
+
 def _blacks_under_a_cast(
     clusters: InkClusters,
     names: list[int],
     certainties: list[bool],
     votes: list[np.ndarray],
-    inks: Inks,
-    usable: np.ndarray,
+    light: np.ndarray | None,
 ) -> list[int]:
     """Clusters read black and surely coloured by their ink only through a cast: another cluster surely of that colour
     lies at least :data:`SURE_COLOUR_CHROMA` farther from the table's light (the median of its tile bodies). Under a
@@ -459,10 +466,8 @@ def _blacks_under_a_cast(
     check re-read every one orange, the numbers garbled (black-11 as orange-4): a whole colour flipped by the check.
     Such a cluster is not *surely* of that colour: its tiles are doubted (REVIEW), never re-read. (The mirror of
     :func:`_black_against_the_tables_blacks`, which needs a cluster read black to judge against.)"""
-    body = inks.body
-    if body is None or not len(body) or not usable.any():
+    if light is None:
         return []
-    light = np.median(body[usable, 1:].astype(np.float64), axis=0)
     from_light = np.hypot(*(clusters.centres.astype(np.float64) - light).T)
     black = Colour.BLACK.index
     return [
@@ -497,6 +502,7 @@ def _washed_like_its_reading(
     unwashed: list[int],
     names: list[int],
     certainties: list[bool],
+    light: np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Washed-out inks that show the colour they were read in, judged against the table's own light and inks:
     (judged, shows it), each (N,) bool.
@@ -520,10 +526,8 @@ def _washed_like_its_reading(
     through (``models/README.md``, "Washed inks judged from the table's light")."""
     n = len(inks.lab)
     judged, spared = np.zeros(n, bool), np.zeros(n, bool)
-    body = inks.body
-    if body is None or not len(body) or not usable.any():
+    if light is None:
         return judged, spared
-    light = np.median(body[usable, 1:].astype(np.float64), axis=0)
     shift = clusters.centres.astype(np.float64) - light
     away = np.hypot(shift[:, 0], shift[:, 1]) >= MIN_CLUSTER_SHIFT
     direction = np.degrees(np.arctan2(shift[:, 1], shift[:, 0]))
