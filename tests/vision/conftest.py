@@ -369,3 +369,36 @@ def scenes() -> SimpleNamespace:
         return TablePipeline(reader or PixelReader(), keeper, scene.size, config=config, **options)
 
     return SimpleNamespace(TableScene=TableScene, PixelReader=PixelReader, SceneFeed=SceneFeed, pipeline=pipeline)
+
+
+# -- enrolment: rendered grid photos and the shipped classifier's features ------------------------------------
+
+
+def needs_features() -> None:
+    """Skip where the shipped classifier has no ``features`` output (what enrolment adapts)."""
+    import onnxruntime as ort
+
+    from vision.runtime.recognition import CLASSIFIER_FILE, default_models_dir
+
+    session = ort.InferenceSession(str(default_models_dir() / CLASSIFIER_FILE), providers=["CPUExecutionProvider"])
+    if "features" not in [o.name for o in session.get_outputs()]:
+        pytest.skip("the shipped classifier has no 'features' output")
+
+
+@pytest.fixture(scope="session")
+def grid_photos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Rendered enrolment grid photos of one held-out modern-circle set: ``whole``, and ``missing`` (red-7 left
+    out)."""
+    import cv2
+
+    from vision.synth.grid import GridChange, render_grid_scene
+    from vision.synth.scene import SceneParams
+
+    params = SceneParams(split="heldout", editions=("modern-circle",), style_pool=1)
+    folder = tmp_path_factory.mktemp("grid")
+    photos = {}
+    for name, change in (("whole", None), ("missing", GridChange(missing=((2, 7),)))):
+        path = folder / f"{name}.jpg"
+        cv2.imwrite(str(path), render_grid_scene(3, params, change=change).image)
+        photos[name] = path
+    return photos

@@ -142,14 +142,16 @@ def cmd_enrol(args: argparse.Namespace) -> int:
     for path in args.photos:  # every photo checked before the models load
         load_image(path)
     models = (args.models or default_models_dir()).resolve()
+    adapt, adapter, notes = _enrolment_adaptation(args.adapt)
     result = enrolment.enrol(
-        [Path(p) for p in args.photos], args.out, models, jokers=args.jokers, trust_grid=args.trust_grid
-    )
+        [Path(p) for p in args.photos], args.out, models, jokers=args.jokers, trust_grid=args.trust_grid,
+        adapt=adapt, adapter=adapter, notes=notes,
+    )  # fmt: skip
     card = result.card()
     photos, holdout = card["figures"]["photos"], card["figures"]["holdout"]
     lines = [
         f"enrolled {result.tiles} tiles ({result.jokers} jokers) from {len(result.photos)} photo(s) into {args.out}"
-        f" in {result.seconds:.0f} s",
+        f" in {result.seconds:.0f} s ({'the network adapted' if result.adaptation == 'network' else 'a head fitted'})",
         f"  enrolled photos:        accuracy {photos['before']['accuracy']:.3f} -> {photos['after']['accuracy']:.3f}",
         f"  held-out augmentations: accuracy {holdout['before']['accuracy']:.3f} -> {holdout['after']['accuracy']:.3f}",
         f"  wrong at confidence >= 0.8: {holdout['before']['wrong_confident']} -> {holdout['after']['wrong_confident']}"
@@ -160,6 +162,30 @@ def cmd_enrol(args: argparse.Namespace) -> int:
     ]
     rules_cli.emit(args, card, "\n".join(lines))
     return 0
+
+
+def _enrolment_adaptation(asked: str | None) -> tuple[str, Any, list[str]]:
+    """(adaptation, adapter, notes for the card): the network where the train extra is installed (or asked for), else
+    the numpy head, with a note saying why."""
+    from vision.train import enrolnet
+
+    if asked == "head":
+        return "head", None, []
+    if enrolnet.torch_available():
+        return "network", enrolnet.adapt_enrolment, []
+    if asked == "network":
+        raise rules_cli.CommandError(
+            "adapting the network needs torch and onnx (the train extra: pip install -e '.[train]'); without them,"
+            " --adapt head"
+        )
+    return (
+        "head",
+        None,
+        [
+            "torch is not installed: only a head on the shipped classifier's features was fitted (the train extra,"
+            " pip install -e '.[train]', adapts the network itself, which reads unfamiliar sets better)"
+        ],
+    )
 
 
 def read_table_or_photo(path: str, models: Path | None = None, one_pass: bool = False) -> rules_cli.TableFromFile:
@@ -241,6 +267,11 @@ def _enrol_arguments(parser: argparse.ArgumentParser) -> None:
         help="enrol even when the readings suggest rows or tiles are swapped (the grid is known to be right)",
     )  # fmt: skip
     parser.add_argument("--models", metavar="DIR", type=Path, help="the models to adapt (default: the shipped ones)")
+    parser.add_argument(
+        "--adapt", choices=("network", "head"), default=None,
+        help="network: fine-tune the classifier itself (needs the train extra's torch; the default where it is"
+        " installed); head: fit a head on the shipped classifier's features (numpy only; the default without torch)",
+    )  # fmt: skip
     rules_cli.add_json_option(parser)
 
 

@@ -37,6 +37,7 @@ from vision.synth.grid import film_style, render_grid_scene
 from vision.synth.recipe import load_recipe
 from vision.synth.scene import SceneParams, render_scene
 from vision.synth.truth import load_truth
+from vision.train import enrolnet
 
 HELDOUT_RECIPE = "synth-editions-heldout"
 GRID_SEEDS = (7001, 7002)
@@ -106,22 +107,30 @@ def venue_grid_photos(
     return photos, how
 
 
-def enrol_venue(folder: Path, out: Path, models: Path | None = None, camera: str = "grid") -> dict[str, Any]:
+def enrol_venue(
+    folder: Path, out: Path, models: Path | None = None, camera: str = "grid", adapt: str | None = None
+) -> dict[str, Any]:
     """Enrol the set a synth-game folder was filmed with into the model folder ``out``, as a venue would before play
     (see the module's docstring). A folder already enrolled from the same photos (the card's sha256) is kept.
     Returns how it was made and the enrolment's own figures (the model card's)."""
     header, _ = load_truth(folder)
+    if adapt is None:
+        adapt = "network" if enrolnet.torch_available() else "head"
     refused: list[str] = []
     for take in range(VENUE_TAKES):
         photos, how = venue_grid_photos(header, out.parent / f"{out.name}-photos", take, camera)
         card_path = out / "model-card.json"
         sums = [hashlib.sha256(p.read_bytes()).hexdigest() for p in photos]
         card = json.loads(card_path.read_text()) if card_path.is_file() else None
-        reused = card is not None and [p["sha256"] for p in card["photos"]] == sums
+        reused = (
+            card is not None
+            and [p["sha256"] for p in card["photos"]] == sums
+            and card.get("adaptation", "head") == adapt
+        )
         if reused:
             break
         try:
-            card = run_enrol(photos, out, models)
+            card = run_enrol(photos, out, models, adapt)
             break
         except VenueEnrolmentError as refusal:
             refused.append(str(refusal))
@@ -134,6 +143,7 @@ def enrol_venue(folder: Path, out: Path, models: Path | None = None, camera: str
         "refused": refused,
         "models": str(out),
         "reused": reused,
+        "adaptation": card.get("adaptation", "head"),
         "enrol_s": card["seconds"],
         "tiles_enrolled": card["tiles_enrolled"],
         "jokers_enrolled": card["jokers_enrolled"],
@@ -143,7 +153,7 @@ def enrol_venue(folder: Path, out: Path, models: Path | None = None, camera: str
     }
 
 
-def run_enrol(photos: list[Path], out: Path, models: Path | None = None) -> dict[str, Any]:
+def run_enrol(photos: list[Path], out: Path, models: Path | None = None, adapt: str | None = None) -> dict[str, Any]:
     """``rummikub-referee enrol PHOTO... --out DIR --json`` in a process of its own, on this tree's code; its card."""
     root = Path(__file__).resolve().parents[2]  # the tree this module is in: an export benches its own code
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(root), os.environ.get("PYTHONPATH"))))}
@@ -151,6 +161,8 @@ def run_enrol(photos: list[Path], out: Path, models: Path | None = None) -> dict
                "enrol", *map(str, photos), "--out", str(out), "--json"]  # fmt: skip
     if models is not None:
         command += ["--models", str(models)]
+    if adapt is not None:
+        command += ["--adapt", adapt]
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
@@ -164,7 +176,9 @@ def edition_params(edition: str, recipe: str = HELDOUT_RECIPE) -> Any:
     return replace(params, editions=(edition,), style_pool=1)
 
 
-def measure(edition: str, scenes: int, work: Path, models: Path, seed: int = 1) -> dict[str, Any]:
+def measure(
+    edition: str, scenes: int, work: Path, models: Path, seed: int = 1, adapt: str | None = None
+) -> dict[str, Any]:
     params = edition_params(edition)
     grid_paths = []
     for index, grid_seed in enumerate(GRID_SEEDS):
@@ -173,7 +187,10 @@ def measure(edition: str, scenes: int, work: Path, models: Path, seed: int = 1) 
         cv2.imwrite(str(path), grid.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
         grid_paths.append(path)
     started = time.perf_counter()
-    enrolled = enrol(grid_paths, work / f"models-{edition}", models)
+    if adapt is None:
+        adapt = "network" if enrolnet.torch_available() else "head"
+    adapter = enrolnet.adapt_enrolment if adapt == "network" else None
+    enrolled = enrol(grid_paths, work / f"models-{edition}", models, adapt=adapt, adapter=adapter)
     enrol_s = time.perf_counter() - started
     readers = {"before": TileReader(models), "after": TileReader(enrolled.out)}
     rows: dict[str, list[Any]] = {name: [] for name in readers}
@@ -192,7 +209,9 @@ def measure(edition: str, scenes: int, work: Path, models: Path, seed: int = 1) 
             labels = found.labels
             for i, j in match(sample.boxes, found):
                 confident_wrong[name] += int(confident[j] and labels[j] != sample.labels[i])
-    result: dict[str, Any] = {"edition": edition, "scenes": scenes, "enrol_s": round(enrol_s, 1)}
+    result: dict[str, Any] = {
+        "edition": edition, "scenes": scenes, "adaptation": enrolled.adaptation, "enrol_s": round(enrol_s, 1)
+    }  # fmt: skip
     card = enrolled.card()
     result["enrolment"] = {"figures": card["figures"], "read_differently": len(card["read_differently_before"])}
     for name, name_rows in rows.items():
@@ -214,13 +233,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenes", type=int, default=40)
     parser.add_argument("--models", type=Path, default=None)
     parser.add_argument("--work", type=Path, default=None, help="keep the grid photos and model folders here")
+    parser.add_argument("--adapt", choices=("network", "head"), default=None, help="as enrol --adapt")
     args = parser.parse_args(argv)
     models = args.models or default_models_dir()
     with tempfile.TemporaryDirectory() as temp:
         work = args.work or Path(temp)
         work.mkdir(parents=True, exist_ok=True)
         for edition in args.edition:
-            print(json.dumps(measure(edition, args.scenes, work, models)), flush=True)
+            print(json.dumps(measure(edition, args.scenes, work, models, adapt=args.adapt)), flush=True)
     return 0
 
 

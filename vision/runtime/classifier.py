@@ -19,7 +19,14 @@ from referee.tiles import ALL_LABELS
 from vision.runtime.crops import crop_boxes, to_input
 from vision.runtime.detections import Detections
 from vision.runtime.enrolhead import FEATURES_OUTPUT, HEAD_FILE, EnrolmentHead, HeadLoadError
-from vision.runtime.models import CLASSIFIER_FILE, DEFAULT_PROVIDERS, ModelLoadError, model_card, open_session
+from vision.runtime.models import (
+    BASE_CLASSIFIER_FILE,
+    CLASSIFIER_FILE,
+    DEFAULT_PROVIDERS,
+    ModelLoadError,
+    model_card,
+    open_session,
+)
 
 CLASSIFIER_BATCH = 64
 PROBS_OUTPUT = "probs"
@@ -106,6 +113,11 @@ class OnnxTileClassifier:
         self.head = _enrolment_head(self.path.parent / HEAD_FILE)
         """An enrolled set's head (``rummikub-referee enrol``) reads the labels from the features, when the folder
         has one; None: the classifier's own ``probs``."""
+        base = self.path.parent / BASE_CLASSIFIER_FILE
+        self.base_path: Path | None = base if self.head is not None and base.is_file() else None
+        """The classifier an adapted one started from (:data:`BASE_CLASSIFIER_FILE`): the head is weighed with its
+        reading instead of the adapted classifier's own."""
+        self._base_session: Any = None
         self._familiarity: Any = None
         self._familiarity_loaded = False
 
@@ -130,15 +142,23 @@ class OnnxTileClassifier:
             self._session = session
             if self.head is not None and FEATURES_OUTPUT not in [o.name for o in self._session.get_outputs()]:
                 raise ModelLoadError(f"{self.path}: has no {FEATURES_OUTPUT!r} output for the enrolment head beside it")
+            if self.base_path is not None:
+                base = open_session(self.base_path, self.providers, self.threads)
+                check_label_order(self.base_path, base, self.labels)
+                self._base_session = base
         return self._session
 
     def _familiar(self, features: np.ndarray, own: np.ndarray, xyxy: np.ndarray) -> np.ndarray:
         """Which crops look familiar to the classifier's own head (:mod:`vision.runtime.familiarity`, by the
-        statistics beside it, which ``enrol`` copies; with none, no crop does): the enrolment head weighs them."""
+        statistics beside it, which ``enrol`` copies; with none, no crop does): the enrolment head weighs them.
+        ``features`` and ``own`` are the base classifier's where the folder has one."""
         if not self._familiarity_loaded:
-            from vision.runtime.familiarity import load_familiarity
+            from vision.runtime.familiarity import FAMILIARITY_FILE, load_familiarity
 
-            self._familiarity, self._familiarity_loaded = load_familiarity(self.path), True
+            own_path = self.base_path or self.path
+            statistics = own_path.parent / FAMILIARITY_FILE
+            self._familiarity = load_familiarity(own_path) if statistics.is_file() else None  # none: no lift
+            self._familiarity_loaded = True
         if self._familiarity is None or not len(features):
             return np.zeros(len(features), bool)
         from vision.runtime.familiarity import short_side
@@ -151,43 +171,57 @@ class OnnxTileClassifier:
     def classify_crops(self, crops: np.ndarray, detections: Detections) -> Detections:
         """``classify`` on crops already cut (:func:`vision.runtime.crops.crop_boxes`), one per detection."""
         n = len(detections)
-        probs = np.zeros((n, len(ALL_LABELS)), np.float32)
-        angles = np.zeros(n, np.float32)
-        features: list[np.ndarray] = []
-        if n:
-            session = self.session
-            input_name = session.get_inputs()[0].name
-            names = [o.name for o in session.get_outputs()]
-            probs_index = names.index("probs") if "probs" in names else 0
-            angle_index = names.index("angle_deg") if "angle_deg" in names else 1
-            features_index = names.index(CLASSIFIER_FEATURES) if CLASSIFIER_FEATURES in names else None
-            fixed = session.get_inputs()[0].shape[0]
-            batch = fixed if isinstance(fixed, int) and fixed > 0 else self.batch
-            for start in range(0, n, batch):
-                chunk = to_input(crops[start : start + batch])
-                count = len(chunk)
-                if count < batch and isinstance(fixed, int) and fixed > 0:
-                    chunk = np.concatenate([chunk, np.zeros((batch - count, *chunk.shape[1:]), np.float32)])
-                outputs = session.run(None, {input_name: chunk})
-                probs[start : start + count] = np.asarray(outputs[probs_index])[:count]
-                if len(outputs) > 1:
-                    angles[start : start + count] = np.asarray(outputs[angle_index]).reshape(-1)[:count]
-                if features_index is not None:
-                    features.append(np.asarray(outputs[features_index], np.float32)[:count])
+        probs, angles, features = self._outputs(self.session if n else None, crops)
         enrolled = {}
-        if self.head is not None and features:  # an enrolled set: its head reads the labels from the features
-            familiar = self._familiar(np.concatenate(features), probs.argmax(axis=1), detections.xyxy)
-            probs = self.head.read(np.concatenate(features), probs, familiar)  # weighed with the classifier's own
-            enrolled["tile_confidence"] = self.head.tile_confidence(np.concatenate(features))
+        if self.head is not None and features is not None:  # an enrolled set: its head reads the labels
+            own: np.ndarray = probs
+            own_features: np.ndarray | None = features
+            if self._base_session is not None:  # an adapted classifier: weighed with the one it started from
+                own, _, own_features = self._outputs(self._base_session, crops)
+            familiar = (
+                self._familiar(own_features, own.argmax(axis=1), detections.xyxy)
+                if own_features is not None
+                else np.zeros(n, bool)
+            )
+            probs = self.head.read(features, own, familiar)  # weighed with the classifier's own
+            enrolled["tile_confidence"] = self.head.tile_confidence(features)
         return detections.with_(
             class_id=probs.argmax(axis=1) if n else np.zeros(0, np.int64),
             confidence=probs.max(axis=1) if n else np.zeros(0, np.float32),
             probs=probs,
             angle_deg=np.mod(angles, 360.0),
             detector_confidence=detections.confidence,
-            **({"features": np.concatenate(features)} if features else {}),
+            **({"features": features} if features is not None else {}),
             **enrolled,
         )
+
+    def _outputs(self, session: Any, crops: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(probs, angle_deg, features or None) of ``session`` on the crops, in batches (no crops: no session)."""
+        n = len(crops)
+        probs = np.zeros((n, len(ALL_LABELS)), np.float32)
+        angles = np.zeros(n, np.float32)
+        features: list[np.ndarray] = []
+        if not n:
+            return probs, angles, None
+        input_name = session.get_inputs()[0].name
+        names = [o.name for o in session.get_outputs()]
+        probs_index = names.index("probs") if "probs" in names else 0
+        angle_index = names.index("angle_deg") if "angle_deg" in names else 1
+        features_index = names.index(CLASSIFIER_FEATURES) if CLASSIFIER_FEATURES in names else None
+        fixed = session.get_inputs()[0].shape[0]
+        batch = fixed if isinstance(fixed, int) and fixed > 0 else self.batch
+        for start in range(0, n, batch):
+            chunk = to_input(crops[start : start + batch])
+            count = len(chunk)
+            if count < batch and isinstance(fixed, int) and fixed > 0:
+                chunk = np.concatenate([chunk, np.zeros((batch - count, *chunk.shape[1:]), np.float32)])
+            outputs = session.run(None, {input_name: chunk})
+            probs[start : start + count] = np.asarray(outputs[probs_index])[:count]
+            if len(outputs) > 1:
+                angles[start : start + count] = np.asarray(outputs[angle_index]).reshape(-1)[:count]
+            if features_index is not None:
+                features.append(np.asarray(outputs[features_index], np.float32)[:count])
+        return probs, angles, np.concatenate(features) if features else None
 
 
 def _enrolment_head(path: Path) -> EnrolmentHead | None:

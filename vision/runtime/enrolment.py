@@ -12,20 +12,30 @@ reported (they are what enrolment is for); only readings that point at a mistake
 photo (two colour rows each read as the other, a row read 13 to 1, two tiles each read as the other's cell), unless
 ``trust_grid``.
 
-Adaptation, on the CPU in seconds: every tile is cropped many times under OpenCV augmentations (rotation, scale
-and shift of the box, blur, brightness, white balance, noise, JPEG), each simulated frame balanced as
-:class:`vision.runtime.recognition.TileReader` balances a frame; the classifier's ``features`` of the crops train a new
-53-label linear head (:mod:`vision.runtime.enrolhead`) in numpy, regularised towards the shipped head (fitted to its
-outputs) so what the classifier knew stays; a tile it reads differently from that shipped head is doubted
-(:meth:`vision.runtime.enrolhead.EnrolmentHead.read`). The output folder holds the two ONNX models (copied), the head
-and a model card (JSON and markdown).
+Adaptation, on the CPU in under a minute (``adapt``):
 
-Size: 593 lines, one module on purpose: the steps of one enrolment, run by :func:`enrol` alone: the readings checked
-against the grid (about 55 lines), the augmented crops and their features (about 105), the head's fit and
-temperature (about 70) and the ``enrol`` driver (about 245: each photo's tiles located in the grid, weak strays left
-out and missed tiles recovered, the model folder and its card); besides them the layout text (``enrol --layout``).
-The grid's cells and the fit of a photo's detections to them are :mod:`vision.runtime.enrolgrid`. Were it to grow,
-the photos' location (``locate_photo`` to ``_recover_missing``, about 95 lines) is the part to move out.
+- ``network`` (the ``enrol`` command's default where the train extra's torch is installed): the classifier itself is
+  fine-tuned on the grid photos' tiles cut as simulated frames (:mod:`vision.runtime.enrolcrops`), by the adapter the
+  caller hands over (:func:`vision.train.enrolnet.adapt_enrolment`: the runtime never imports torch); its own label
+  layer, with a temperature chosen on held-out frames, is the head, and the classifier it started from stays beside
+  it (:data:`vision.runtime.models.BASE_CLASSIFIER_FILE`) for the head to be weighed with, as below;
+- ``head`` (numpy only, the runtime's dependencies): every tile is cropped many times under OpenCV augmentations
+  (rotation, scale and shift of the box, blur, brightness, white balance, noise, JPEG), each simulated frame
+  balanced as :class:`vision.runtime.recognition.TileReader` balances a frame; the classifier's ``features`` of the
+  crops train a new 53-label linear head (:mod:`vision.runtime.enrolhead`) in numpy, regularised towards the shipped
+  head (fitted to its outputs) so what the classifier knew stays; a tile it reads differently from that shipped head
+  is doubted (:meth:`vision.runtime.enrolhead.EnrolmentHead.read`).
+
+The output folder holds the detector (copied), the classifier (adapted, or copied), the head and a model card (JSON
+and markdown).
+
+Size: about 600 lines, one module on purpose: the steps of one enrolment, run by :func:`enrol` alone: the readings
+checked against the grid (about 55 lines), the crops' features (about 25), the head's fit and temperature (about
+75), what a network adapter is given and returns (about 25) and the ``enrol`` driver (about 290: each photo's tiles
+located in the grid, weak strays left out and missed tiles recovered, the model folder and its card); besides them
+the layout text (``enrol --layout``). The grid's cells and the fit of a photo's detections to them are
+:mod:`vision.runtime.enrolgrid`, the training crops :mod:`vision.runtime.enrolcrops`. Were it to grow, the photos'
+location (``locate_photo`` to ``_recover_missing``, about 95 lines) is the part to move out.
 """
 
 from __future__ import annotations
@@ -33,10 +43,9 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import math
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,8 +54,9 @@ import cv2
 import numpy as np
 
 from referee.tiles import ALL_LABELS
-from vision.runtime.crops import CROP_PAD, CROP_SIZE, to_input
+from vision.runtime.crops import to_input
 from vision.runtime.detections import Detections
+from vision.runtime.enrolcrops import EnrolledPhoto, augmented_crops, balanced, crop_plain, network_frames
 from vision.runtime.enrolgrid import (
     COLOURS,
     COLUMNS,
@@ -63,7 +73,6 @@ from vision.runtime.enrolgrid import (
 )
 from vision.runtime.enrolhead import APART_CONFIDENCE, FEATURES_OUTPUT, HEAD_FILE, EnrolmentHead, softmax
 from vision.runtime.familiarity import FAMILIARITY_FILE
-from vision.runtime.inkcolour import frame_balance, frame_body
 
 MAX_JOKERS = 4
 CARD_JSON = "model-card.json"
@@ -167,84 +176,6 @@ def check_readings(cells: Sequence[Cell], probs: np.ndarray) -> tuple[list[Disag
 # -- crops, augmentation, features ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class EnrolledPhoto:
-    path: Path
-    sha256: str
-    image: np.ndarray
-    boxes: np.ndarray
-    labels: np.ndarray
-    """Label index of each box, from the grid."""
-    angles_deg: np.ndarray
-    differ: tuple[Disagreement, ...]
-
-
-def augmented_crops(
-    image: np.ndarray, boxes: np.ndarray, angles_deg: np.ndarray, rng: np.random.Generator
-) -> np.ndarray:
-    """One simulated frame: every tile turned to a random angle, its box scaled and shifted a little, then the
-    frame's light (brightness, white balance), blur, noise and JPEG; crops as the classifier sees them."""
-    size = CROP_SIZE
-    crops = np.empty((len(boxes), size, size, 3), np.uint8)
-    for i, (x0, y0, x1, y1) in enumerate(boxes):
-        # the tile's own width and height (its box is axis-aligned around a tile turned by its angle)
-        w, h = x1 - x0, y1 - y0
-        a = math.radians(angles_deg[i])
-        c, s = abs(math.cos(a)), abs(math.sin(a))
-        det = c * c - s * s
-        tw, th = ((c * w - s * h) / det, (c * h - s * w) / det) if abs(det) > 0.3 else (min(w, h), max(w, h))
-        tw, th = max(tw, 0.3 * min(w, h)), max(th, 0.3 * min(w, h))
-        # mostly as tiles lie on a table (facing a seat, a little askew), some at any angle
-        turn = 90.0 * int(rng.integers(4)) + float(rng.normal(0, 6)) if rng.random() < 0.75 else rng.uniform(0, 360)
-        tr = math.radians(turn + float(angles_deg[i]))  # the tile's angle once turned: its box in the new frame
-        side = max(abs(math.cos(tr)) * tw + abs(math.sin(tr)) * th, abs(math.sin(tr)) * tw + abs(math.cos(tr)) * th)
-        side *= (1 + 2 * CROP_PAD) * float(rng.uniform(0.9, 1.12))
-        scale = size / side
-        cx = (x0 + x1) / 2 + float(rng.normal(0, 0.03)) * side
-        cy = (y0 + y1) / 2 + float(rng.normal(0, 0.03)) * side
-        matrix = cv2.getRotationMatrix2D((float(cx), float(cy)), turn, scale)
-        matrix[:, 2] += (size / 2 - cx, size / 2 - cy)
-        if rng.random() < 0.5:  # seen obliquely: foreshortened along a random direction of the crop
-            matrix = _squeeze(float(rng.uniform(0, 180)), float(rng.uniform(0.7, 1.0)), size) @ np.vstack(
-                [matrix, [0, 0, 1]]
-            )
-            matrix = matrix[:2]
-        flags = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
-        crops[i] = cv2.warpAffine(image, matrix, (size, size), flags=flags, borderMode=cv2.BORDER_REPLICATE)
-    light = crops.astype(np.float32) * float(rng.uniform(0.7, 1.2))
-    light *= rng.uniform(0.85, 1.15, 3).astype(np.float32)  # white balance, per channel (BGR)
-    gamma = float(rng.uniform(0.8, 1.25))
-    light = 255.0 * (np.clip(light, 0, 255) / 255.0) ** gamma
-    light += rng.normal(0, float(rng.uniform(0, 5)), light.shape).astype(np.float32)
-    out = np.clip(light, 0, 255).astype(np.uint8)
-    sigma = float(rng.uniform(0.3, 1.1)) if rng.random() < 0.4 else 0.0
-    quality = int(rng.integers(35, 95)) if rng.random() < 0.5 else 0
-    for i in range(len(out)):
-        if sigma:
-            out[i] = cv2.GaussianBlur(out[i], (0, 0), sigma)
-        if quality:
-            ok, data = cv2.imencode(".jpg", out[i], [cv2.IMWRITE_JPEG_QUALITY, quality])
-            out[i] = cv2.imdecode(data, cv2.IMREAD_COLOR) if ok else out[i]
-    return out
-
-
-def _squeeze(direction_deg: float, factor: float, size: int) -> np.ndarray:
-    """A 3x3 affine map squeezing a crop by ``factor`` along ``direction_deg`` about its centre."""
-    a = math.radians(direction_deg)
-    d = np.array([math.cos(a), math.sin(a)])
-    linear = np.eye(2) - (1 - factor) * np.outer(d, d)
-    centre = np.array([size / 2, size / 2])
-    out = np.eye(3)
-    out[:2, :2] = linear
-    out[:2, 2] = centre - linear @ centre
-    return out
-
-
-def balanced(crops: np.ndarray) -> np.ndarray:
-    """The frame balance :class:`vision.runtime.recognition.TileReader` applies before classifying."""
-    return frame_balance(crops, body=frame_body(crops)).apply(crops)
-
-
 class FeatureReader:
     """The classifier's ``probs``, ``features`` and up direction for crops (ONNX Runtime)."""
 
@@ -304,12 +235,16 @@ def fit_head(features: np.ndarray, labels: np.ndarray, start: EnrolmentHead, ste
     return EnrolmentHead(w.astype(np.float32), b.astype(np.float32))
 
 
-def with_temperature(head: EnrolmentHead, features: np.ndarray, labels: np.ndarray) -> tuple[EnrolmentHead, float]:
+def with_temperature(
+    head: EnrolmentHead, features: np.ndarray, labels: np.ndarray, own: np.ndarray | None = None
+) -> tuple[EnrolmentHead, float]:
     """The head with a temperature chosen on held-out crops: the one that predicts them best (at least 1: never
     sharper than fitted), raised until at most :data:`SAFE_WRONG_SHARE` of them are read wrong with confidence
     >= 0.8 (a confident wrong label can turn a valid set invalid; an unsure one only asks for REVIEW). Where the
     classifier's own head agrees on a familiar-looking tile, the referee reads it as confidently as that head
-    (:meth:`EnrolmentHead.read`): the temperature bounds the rest."""
+    (:meth:`EnrolmentHead.read`): the temperature bounds the rest. With ``own`` (the shipped classifier's
+    probabilities of the same crops), the wrong labels are counted as the referee reads them, weighed with it: a
+    label the two disagree on is doubted anyway (an adapted network's temperature; the numpy head's ignores it)."""
     logits = head.logits(features).astype(np.float64)
     rows = np.arange(len(logits))
 
@@ -319,7 +254,8 @@ def with_temperature(head: EnrolmentHead, features: np.ndarray, labels: np.ndarr
         return float(-(z[rows, labels] - np.log(np.exp(z).sum(axis=1))).mean())
 
     def wrong_confident(t: float) -> float:
-        probs = softmax(logits / t)
+        tempered = EnrolmentHead(head.weight / t, head.bias / t)
+        probs = softmax(logits / t) if own is None else tempered.read(features, own)
         return float(((probs.argmax(axis=1) != labels) & (probs.max(axis=1) >= 0.8)).mean())
 
     grid = [round(float(t), 2) for t in np.arange(1.0, MAX_TEMPERATURE + 0.01, 0.1)]
@@ -343,6 +279,32 @@ class Figures:
         return cls(len(labels), round(float((~wrong).mean()), 4), int((wrong & (probs.max(axis=1) >= 0.8)).sum()))
 
 
+# -- the network adapted (by the caller's adapter: the train extra) -------------------------------------------
+
+ADAPTATIONS = ("network", "head")
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkAdaptation:
+    """What a :data:`NetworkAdapter` returns: the adapted classifier's label layer as the head (its temperature
+    chosen), how it was trained (for the card), and the adapted features of the held-out and the photos' crops."""
+
+    head: EnrolmentHead
+    temperature: float
+    details: dict[str, Any]
+    hold_features: np.ndarray
+    plain_features: np.ndarray
+
+
+NetworkAdapter = Callable[
+    [Path, Sequence[EnrolledPhoto], np.ndarray, np.ndarray, np.ndarray, np.ndarray, Path, int], NetworkAdaptation
+]
+"""``(source classifier, photos, held-out crops, their labels, the source's probabilities of them, the photos'
+crops, output folder, seed) -> NetworkAdaptation``; it writes the adapted classifier (and the source beside it,
+:data:`vision.runtime.models.BASE_CLASSIFIER_FILE`) into the folder. :func:`vision.train.enrolnet.adapt_enrolment`
+is the one: the runtime never imports torch, so ``enrol``'s caller hands it over."""
+
+
 # -- the whole enrolment --------------------------------------------------------------------------------------
 
 
@@ -358,8 +320,25 @@ class Enrolment:
     temperature: float
     seconds: float
     warnings: list[str] = field(default_factory=list)
+    adaptation: str = "head"
+    """``network`` (the classifier fine-tuned; its own label layer is the head) or ``head`` (a head on the shipped
+    classifier's features)."""
+    network: dict[str, Any] | None = None
+    """How the network was adapted (``network`` only)."""
 
     def card(self) -> dict[str, Any]:
+        if self.adaptation == "network":
+            what = (
+                "the adapted classifier's own label layer (every layer fine-tuned on the CPU with torch: cross-entropy"
+                " on the tiles' augmented crops, the shipped network's outputs kept on the table beside them and its"
+                " up direction on every crop; vision/train/enrolnet.py), its temperature chosen on held-out frames"
+            )
+        else:
+            what = (
+                "53-label linear head on the classifier's features, fitted in numpy (logistic regression,"
+                f" {FIT_STEPS} Adam steps, pulled towards the shipped head with weight {L2_TO_SHIPPED}); a tile it"
+                f" reads differently from the classifier's own head is doubted (at most {APART_CONFIDENCE})"
+            )
         return {
             "kind": "enrolment",
             "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -369,12 +348,12 @@ class Enrolment:
             ],
             "tiles_enrolled": self.tiles,
             "jokers_enrolled": self.jokers,
+            "adaptation": self.adaptation,
+            **({"network": self.network} if self.network is not None else {}),
             "head": {
                 "file": HEAD_FILE,
-                "what": "53-label linear head on the classifier's features, fitted in numpy (logistic regression,"
-                f" {FIT_STEPS} Adam steps, pulled towards the shipped head with weight {L2_TO_SHIPPED}); a tile it"
-                f" reads differently from the classifier's own head is doubted (at most {APART_CONFIDENCE})",
-                "train_frames_per_photo": TRAIN_ROUNDS,
+                "what": what,
+                "train_frames_per_photo": TRAIN_ROUNDS if self.adaptation == "head" else None,
                 "holdout_frames_per_photo": HOLDOUT_ROUNDS,
                 "temperature": self.temperature,
             },
@@ -493,14 +472,28 @@ def enrol(
     jokers: int = 2,
     trust_grid: bool = False,
     seed: int = 0,
+    adapt: str = "head",
+    adapter: NetworkAdapter | None = None,
+    notes: Sequence[str] = (),
 ) -> Enrolment:
-    """Enrol a set from its grid photos into the model folder ``out`` (see the module's docstring)."""
+    """Enrol a set from its grid photos into the model folder ``out`` (see the module's docstring). ``adapt``:
+    ``network`` (the classifier fine-tuned by ``adapter``, :func:`vision.train.enrolnet.adapt_enrolment`, which needs
+    the train extra) or ``head`` (a linear head on the shipped features, numpy only). ``notes``: warnings the caller
+    adds to the card (``enrol`` says so when it fitted a head because torch is not installed)."""
+    from vision.runtime.models import BASE_CLASSIFIER_FILE
     from vision.runtime.recognition import CLASSIFIER_FILE, DETECTOR_FILE, OnnxTileClassifier, TableColour, TileReader
 
     start = time.perf_counter()
+    warnings = list(notes)
+    if adapt not in ADAPTATIONS:
+        raise EnrolmentError(f"unknown adaptation {adapt!r}: one of {', '.join(ADAPTATIONS)}")
+    if adapt == "network" and adapter is None:
+        raise EnrolmentError("adapting the network needs an adapter (vision.train.enrolnet.adapt_enrolment)")
     check_out_folder(out, models)
-    classifier = OnnxTileClassifier.from_model_dir(models)
-    classifier.head = None  # enrolment starts from the classifier's own head, whatever the folder holds
+    # enrolment starts from the classifier's own head, and from the classifier an adapted one started from
+    source = models / BASE_CLASSIFIER_FILE if (models / BASE_CLASSIFIER_FILE).is_file() else models / CLASSIFIER_FILE
+    classifier = OnnxTileClassifier(source)
+    classifier.head, classifier.base_path = None, None
     reader = TileReader(
         models, not_a_tile=0.0, colour=TableColour(balance=True, check=False), rescale=False, classifier=classifier
     )
@@ -508,51 +501,68 @@ def enrol(
     features_of = FeatureReader(classifier.session)
     enrolled = [locate_photo(reader, Path(p), trust_grid) for p in photos]
     found_jokers = sum(int((p.labels == LABEL_INDEX["joker"]).sum()) for p in enrolled)
-    warnings = []
     if found_jokers != jokers:
         warnings.append(f"{found_jokers} joker(s) in the photos, {jokers} expected (--jokers): jokers read as enrolled")
     rng = np.random.default_rng(seed)
-    # (probabilities, features, labels) arrays, concatenated below
+    # (probabilities, features, labels) arrays, concatenated below; the network is trained on frames of its own
     train: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
     hold: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
     plain: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
+    hold_crops, plain_crops = [], []
     for photo in enrolled:
         crops = crop_plain(photo)
+        plain_crops.append(crops)
         for part, values in zip(plain, (*features_of.read(crops)[:2], photo.labels), strict=True):
             part.append(values)
+        if adapt == "network":  # held out: frames as the network trains on (network_frames), of this photo
+            held = network_frames([photo], rng, HOLDOUT_ROUNDS)
+            hold_crops.append(held.tiles)
+            for part, values in zip(hold, (*features_of.read(held.tiles)[:2], held.labels), strict=True):
+                part.append(values)
+            continue
         for round_ in range(TRAIN_ROUNDS + HOLDOUT_ROUNDS):
             frame = balanced(augmented_crops(photo.image, photo.boxes, photo.angles_deg, rng))
             probs, features, _ = features_of.read(frame)
             target = train if round_ < TRAIN_ROUNDS else hold
             for part, values in zip(target, (probs, features, photo.labels), strict=True):
                 part.append(values)
-    train_p, train_f, train_y = (np.concatenate(x) for x in train)
     hold_p, hold_f, hold_y = (np.concatenate(x) for x in hold)
     plain_p, plain_f, plain_y = (np.concatenate(x) for x in plain)
-    shipped = shipped_head(train_f, train_p)
-    head, temperature = with_temperature(fit_head(train_f, train_y, shipped), hold_f, hold_y)
-    figures = {  # "after" as the referee reads: doubted where the two heads disagree
-        "photos": {"before": Figures.of(plain_p, plain_y), "after": Figures.of(head.read(plain_f, plain_p), plain_y)},
-        "holdout": {"before": Figures.of(hold_p, hold_y), "after": Figures.of(head.read(hold_f, hold_p), hold_y)},
-    }
     out.mkdir(parents=True, exist_ok=True)
-    for name in (DETECTOR_FILE, CLASSIFIER_FILE, "tile-detector.json", "tile-classifier.json", FAMILIARITY_FILE):
-        if (models / name).is_file() and (models / name).resolve() != (out / name).resolve():
-            shutil.copyfile(models / name, out / name)
+    network: dict[str, Any] | None = None
+    if adapter is not None and adapt == "network":
+        adapted = adapter(
+            source, enrolled, np.concatenate(hold_crops), hold_y, hold_p, np.concatenate(plain_crops), out, seed
+        )
+        head, temperature, network = adapted.head, adapted.temperature, adapted.details
+        hold_f, plain_f = adapted.hold_features, adapted.plain_features
+    else:
+        train_p, train_f, train_y = (np.concatenate(x) for x in train)
+        shipped = shipped_head(train_f, train_p)
+        head, temperature = with_temperature(fit_head(train_f, train_y, shipped), hold_f, hold_y)
+    # "after" as the referee reads: doubted where the head and the shipped classifier disagree
+    after_hold, after_plain = head.read(hold_f, hold_p), head.read(plain_f, plain_p)
+    figures = {
+        "photos": {"before": Figures.of(plain_p, plain_y), "after": Figures.of(after_plain, plain_y)},
+        "holdout": {"before": Figures.of(hold_p, hold_y), "after": Figures.of(after_hold, hold_y)},
+    }
+    copied = {models / name: out / name for name in (DETECTOR_FILE, "tile-detector.json", FAMILIARITY_FILE)}
+    if adapt == "head":  # the familiarity statistics describe the source
+        copied.update({source: out / CLASSIFIER_FILE, source.with_suffix(".json"): out / "tile-classifier.json"})
+    for copy_from, copy_to in copied.items():
+        if copy_from.is_file() and copy_from.resolve() != copy_to.resolve():
+            shutil.copyfile(copy_from, copy_to)
+    if adapt == "head":  # a folder enrolled before with the network adapted
+        for stale in (out / BASE_CLASSIFIER_FILE, (out / BASE_CLASSIFIER_FILE).with_suffix(".json")):
+            stale.unlink(missing_ok=True)
     head.save(out / HEAD_FILE)
     result = Enrolment(out, enrolled, int(sum(len(p.boxes) for p in enrolled)), found_jokers, figures, temperature,
-                       time.perf_counter() - start, warnings)  # fmt: skip
+                       time.perf_counter() - start, warnings, adapt, network)  # fmt: skip
     card = result.card()
     card["base_models"] = str(models)
     (out / CARD_JSON).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
     (out / CARD_MARKDOWN).write_text(card_markdown(card), encoding="utf-8")
     return result
-
-
-def crop_plain(photo: EnrolledPhoto) -> np.ndarray:
-    from vision.runtime.crops import crop_boxes
-
-    return balanced(crop_boxes(photo.image, photo.boxes))
 
 
 def check_out_folder(out: Path, models: Path) -> None:

@@ -14,6 +14,9 @@ from typing import Any
 
 DETECTOR_FILE = "tile-detector.onnx"
 CLASSIFIER_FILE = "tile-classifier.onnx"
+BASE_CLASSIFIER_FILE = "tile-classifier-base.onnx"
+"""In a model folder whose classifier ``enrol`` adapted: the classifier it started from (its statistics, the
+familiarity file, beside it describe this one), whose reading the enrolment head is weighed with."""
 DEFAULT_PROVIDERS: tuple[str, ...] = ("CPUExecutionProvider",)
 INTRA_OP_THREADS = 2
 """The referee station has 2 cores; more threads than cores only adds contention."""

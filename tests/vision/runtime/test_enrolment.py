@@ -7,11 +7,11 @@ import json
 import shutil
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
 
 from referee.tiles import ALL_LABELS
+from tests.vision.conftest import needs_features
 from vision.cli import main
 from vision.runtime import enrolment
 from vision.runtime.enrolgrid import NUMBER_CELLS, Cell, EnrolmentError
@@ -56,29 +56,6 @@ def test_a_row_laid_backwards_and_two_swapped_tiles_are_refused() -> None:
 # -- with the models ------------------------------------------------------------------------------------------
 
 
-def needs_features() -> None:
-    import onnxruntime as ort
-
-    session = ort.InferenceSession(str(default_models_dir() / CLASSIFIER_FILE), providers=["CPUExecutionProvider"])
-    if "features" not in [o.name for o in session.get_outputs()]:
-        pytest.skip("the shipped classifier has no 'features' output")
-
-
-@pytest.fixture(scope="module")
-def grid_photos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    from vision.synth.grid import GridChange, render_grid_scene
-    from vision.synth.scene import SceneParams
-
-    params = SceneParams(split="heldout", editions=("modern-circle",), style_pool=1)
-    folder = tmp_path_factory.mktemp("grid")
-    photos = {}
-    for name, change in (("whole", None), ("missing", GridChange(missing=((2, 7),)))):
-        path = folder / f"{name}.jpg"
-        cv2.imwrite(str(path), render_grid_scene(3, params, change=change).image)
-        photos[name] = path
-    return photos
-
-
 def test_a_rendered_grid_with_a_tile_missing_is_refused_by_place(grid_photos: dict[str, Path]) -> None:
     needs_features()
     reader = TileReader(not_a_tile=0.0)
@@ -94,14 +71,35 @@ def test_enrol_writes_a_model_folder_that_read_uses(
     monkeypatch.setattr(enrolment, "TRAIN_ROUNDS", 3)
     monkeypatch.setattr(enrolment, "HOLDOUT_ROUNDS", 1)
     out = tmp_path / "venue"
-    assert main(["enrol", str(grid_photos["whole"]), "--out", str(out), "--json"]) == 0
+    assert main(["enrol", str(grid_photos["whole"]), "--out", str(out), "--adapt", "head", "--json"]) == 0
     card = json.loads(capsys.readouterr().out)
-    assert card["tiles_enrolled"] == 54 and card["photos"][0]["name"] == "whole.jpg"
+    assert card["adaptation"] == "head" and card["tiles_enrolled"] == 54 and card["photos"][0]["name"] == "whole.jpg"
     assert {"before", "after"} <= set(card["figures"]["holdout"])
     for name in (DETECTOR_FILE, CLASSIFIER_FILE, HEAD_FILE, enrolment.CARD_JSON, enrolment.CARD_MARKDOWN):
         assert (out / name).is_file()
     assert TileReader(out).classifier.head is not None
     assert main(["read", str(grid_photos["whole"]), "--models", str(out)]) == 0
+
+
+def test_without_torch_enrol_fits_a_head_and_says_so(
+    grid_photos: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """The runtime alone (no train extra): the numpy head, with a warning that names what adapts the network; asking
+    for the network is a one-line error."""
+    needs_features()
+    from vision.train import enrolnet
+
+    monkeypatch.setattr(enrolnet, "torch_available", lambda: False)
+    monkeypatch.setattr(enrolment, "TRAIN_ROUNDS", 2)
+    monkeypatch.setattr(enrolment, "HOLDOUT_ROUNDS", 1)
+    photo = str(grid_photos["whole"])
+    assert main(["enrol", photo, "--out", str(tmp_path / "net"), "--adapt", "network"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "adapting the network needs torch and onnx" in err
+    assert main(["enrol", photo, "--out", str(tmp_path / "venue"), "--json"]) == 0
+    card = json.loads(capsys.readouterr().out)
+    assert card["adaptation"] == "head" and "network" not in card
+    assert any(w.startswith("torch is not installed: only a head") for w in card["warnings"])
 
 
 def joker_folder(tmp_path: Path) -> Path:
@@ -220,3 +218,30 @@ def test_a_familiar_tile_both_heads_agree_on_is_as_sure_as_the_less_sure_untempe
     assert (vouched[:20] == 0).sum() >= 3  # and some not: the two heads not sure enough
     assert np.allclose(read[20:], tempered[20:])  # unfamiliar: the tempered reading
     assert np.allclose(read.sum(axis=1), 1, atol=1e-5)
+
+
+def test_an_adapted_classifier_is_weighed_with_the_one_it_started_from(tmp_path: Path) -> None:
+    """A folder whose classifier enrolment adapted keeps the classifier it started from (``tile-classifier-base.onnx``):
+    the head's label is doubted where that one reads the tile otherwise, not where the adapted one does."""
+    from tests.vision.conftest import build_classifier
+    from vision.runtime.classifier import OnnxTileClassifier
+    from vision.runtime.detections import Detections
+    from vision.runtime.enrolhead import APART_CONFIDENCE
+    from vision.runtime.models import BASE_CLASSIFIER_FILE
+
+    needs_features()
+    folder = tmp_path / "adapted"
+    folder.mkdir()
+    shutil.copyfile(default_models_dir() / CLASSIFIER_FILE, folder / CLASSIFIER_FILE)
+    bias = np.full(len(ALL_LABELS), -10.0, np.float32)
+    bias[ALL_LABELS.index("red-5")] = 10.0  # the head reads every tile red-5
+    EnrolmentHead(np.zeros((len(ALL_LABELS), 192), np.float32), bias).save(folder / HEAD_FILE)
+    build_classifier(folder / BASE_CLASSIFIER_FILE)  # the stand-in reads a red crop red-5 too
+    red = np.zeros((1, 64, 64, 3), np.uint8)
+    red[..., 2] = 220  # BGR
+    tile = Detections.of_boxes(np.array([[0.0, 0.0, 64.0, 64.0]]), np.ones(1))
+    weighed = OnnxTileClassifier(folder / CLASSIFIER_FILE).classify_crops(red, tile)
+    assert weighed.labels == ["red-5"] and float(weighed.confidence[0]) > 0.99  # both say red-5
+    (folder / BASE_CLASSIFIER_FILE).unlink()  # weighed with the adapted one's own reading: not red-5
+    alone = OnnxTileClassifier(folder / CLASSIFIER_FILE).classify_crops(red, tile)
+    assert alone.labels == ["red-5"] and float(alone.confidence[0]) <= APART_CONFIDENCE + 1e-6
