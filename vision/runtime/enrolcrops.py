@@ -49,10 +49,16 @@ class EnrolledPhoto:
 
 
 def augmented_crops(
-    image: np.ndarray, boxes: np.ndarray, angles_deg: np.ndarray, rng: np.random.Generator
+    image: np.ndarray,
+    boxes: np.ndarray,
+    angles_deg: np.ndarray,
+    rng: np.random.Generator,
+    max_gain: np.ndarray | None = None,
 ) -> np.ndarray:
     """One simulated frame: every tile turned to a random angle, its box scaled and shifted a little, then the
-    frame's light (brightness, white balance), blur, noise and JPEG; crops as the classifier sees them."""
+    frame's light (brightness, white balance), blur, noise and JPEG; crops as the classifier sees them. ``max_gain``
+    (per BGR channel): the light's gain at most this (no tile body pushed past white, as a camera's exposure keeps
+    it)."""
     size = CROP_SIZE
     crops = np.empty((len(boxes), size, size, 3), np.uint8)
     for i, (x0, y0, x1, y1) in enumerate(boxes):
@@ -80,8 +86,12 @@ def augmented_crops(
             matrix = matrix[:2]
         flags = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
         crops[i] = cv2.warpAffine(image, matrix, (size, size), flags=flags, borderMode=cv2.BORDER_REPLICATE)
-    light = crops.astype(np.float32) * float(rng.uniform(0.7, 1.2))
-    light *= rng.uniform(0.85, 1.15, 3).astype(np.float32)  # white balance, per channel (BGR)
+    brightness = float(rng.uniform(0.7, 1.2))
+    light = crops.astype(np.float32) * brightness
+    balance = rng.uniform(0.85, 1.15, 3).astype(np.float32)  # white balance, per channel (BGR)
+    if max_gain is not None:
+        balance = np.minimum(balance, np.asarray(max_gain, np.float32) / brightness)
+    light *= balance
     gamma = float(rng.uniform(0.8, 1.25))
     light = 255.0 * (np.clip(light, 0, 255) / 255.0) ** gamma
     light += rng.normal(0, float(rng.uniform(0, 5)), light.shape).astype(np.float32)
@@ -116,6 +126,9 @@ def balanced(crops: np.ndarray) -> np.ndarray:
 
 BACKGROUND_PER_FRAME = 8
 """Crops of the table beside the tiles in each training frame of the network (the not-a-tile rule's side)."""
+WHITE_BODY = 245.0
+"""The network's frames light the tiles' median body to at most this in any channel: a brighter frame clips the
+bodies, and balancing by clipped bodies turns the inks' colour (black read red, all of a held-out frame at once)."""
 SMALL_FRAMES = 0.7
 """Share of the network's training frames brought down to a film's tile size (:func:`shrunk`)."""
 SMALL_SIDE_PX = (28.0, 64.0)
@@ -160,14 +173,17 @@ def shrunk(crops: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def network_frames(photos: Sequence[EnrolledPhoto], rng: np.random.Generator, rounds: int) -> EnrolmentFrames:
     """``rounds`` simulated frames of each photo for the network: the tiles as :func:`augmented_crops` turns and
-    lights them (some frames shrunk to a film's scale) with crops of the table beside them, balanced by the tiles."""
+    lights them (some frames shrunk to a film's scale; no tile body lit past :data:`WHITE_BODY`) with crops of the
+    table beside them, balanced by the tiles."""
     tiles, labels, background = [], [], []
     for photo in photos:
+        body = frame_body(crop_boxes(photo.image, photo.boxes))
+        max_gain = None if body is None else WHITE_BODY / np.maximum(body, 1.0)
         for _ in range(rounds):
             extra = background_boxes(photo, rng, BACKGROUND_PER_FRAME)
             boxes = np.concatenate([photo.boxes, extra])
             angles = np.concatenate([photo.angles_deg, rng.uniform(0, 360, len(extra))])
-            crops = augmented_crops(photo.image, boxes, angles, rng)
+            crops = augmented_crops(photo.image, boxes, angles, rng, max_gain)
             if rng.random() < SMALL_FRAMES:
                 crops = shrunk(crops, rng)
             n = len(photo.boxes)
