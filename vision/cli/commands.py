@@ -6,6 +6,7 @@ Each command is a thin function over one library call; models load when a comman
 from __future__ import annotations
 
 import argparse
+import sys
 from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -172,7 +173,13 @@ def _enrolment_adaptation(asked: str | None) -> tuple[str, Any, list[str]]:
     if asked == "head":
         return "head", None, []
     if enrolnet.torch_available():
-        return "network", enrolnet.adapt_enrolment, []
+
+        def announced(*arguments: Any) -> Any:  # the photos matched the grid: the minute of training starts
+            print("adapting the classifier to the set on the CPU (about a minute on 2 cores)...", file=sys.stderr,
+                  flush=True)  # fmt: skip
+            return enrolnet.adapt_enrolment(*arguments)
+
+        return "network", announced, []
     if asked == "network":
         raise rules_cli.CommandError(
             "adapting the network needs torch and onnx (the train extra: pip install -e '.[train]'); without them,"
