@@ -172,7 +172,7 @@ def _enrolment_adaptation(asked: str | None) -> tuple[str, Any, list[str]]:
 
     if asked == "head":
         return "head", None, []
-    if enrolnet.torch_available():
+    if enrolnet.default_adaptation() == "network":
 
         def announced(*arguments: Any) -> Any:  # the photos matched the grid: the minute of training starts
             print("adapting the classifier to the set on the CPU (about a minute on 2 cores)...", file=sys.stderr,
@@ -275,7 +275,7 @@ def _enrol_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--models", metavar="DIR", type=Path, help="the models to adapt (default: the shipped ones)")
     parser.add_argument(
-        "--adapt", choices=("network", "head"), default=None,
+        "--adapt", choices=("network", "head"), default=None,  # enrolment.ADAPTATIONS, not imported at start-up
         help="network: fine-tune the classifier itself (needs the train extra's torch; the default where it is"
         " installed); head: fit a head on the shipped classifier's features (numpy only; the default without torch)",
     )  # fmt: skip

@@ -31,7 +31,7 @@ import cv2
 import numpy as np
 
 from vision.eval.evaluate import Sample, match, score_image, summarize
-from vision.runtime.enrolment import enrol
+from vision.runtime.enrolment import ADAPTATIONS, enrol
 from vision.runtime.recognition import TileReader, default_models_dir
 from vision.synth.grid import film_style, render_grid_scene
 from vision.synth.recipe import load_recipe
@@ -114,8 +114,7 @@ def enrol_venue(
     (see the module's docstring). A folder already enrolled from the same photos (the card's sha256) is kept.
     Returns how it was made and the enrolment's own figures (the model card's)."""
     header, _ = load_truth(folder)
-    if adapt is None:
-        adapt = "network" if enrolnet.torch_available() else "head"
+    adapt = adapt or enrolnet.default_adaptation()
     refused: list[str] = []
     for take in range(VENUE_TAKES):
         photos, how = venue_grid_photos(header, out.parent / f"{out.name}-photos", take, camera)
@@ -187,8 +186,7 @@ def measure(
         cv2.imwrite(str(path), grid.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
         grid_paths.append(path)
     started = time.perf_counter()
-    if adapt is None:
-        adapt = "network" if enrolnet.torch_available() else "head"
+    adapt = adapt or enrolnet.default_adaptation()
     adapter = enrolnet.adapt_enrolment if adapt == "network" else None
     enrolled = enrol(grid_paths, work / f"models-{edition}", models, adapt=adapt, adapter=adapter)
     enrol_s = time.perf_counter() - started
@@ -233,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenes", type=int, default=40)
     parser.add_argument("--models", type=Path, default=None)
     parser.add_argument("--work", type=Path, default=None, help="keep the grid photos and model folders here")
-    parser.add_argument("--adapt", choices=("network", "head"), default=None, help="as enrol --adapt")
+    parser.add_argument("--adapt", choices=ADAPTATIONS, default=None, help="as enrol --adapt")
     args = parser.parse_args(argv)
     models = args.models or default_models_dir()
     with tempfile.TemporaryDirectory() as temp:

@@ -41,7 +41,6 @@ location (``locate_photo`` to ``_recover_missing``, about 95 lines) is the part 
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 import shutil
 import time
@@ -72,7 +71,7 @@ from vision.runtime.enrolgrid import (
     in_grid,
 )
 from vision.runtime.enrolhead import APART_CONFIDENCE, FEATURES_OUTPUT, HEAD_FILE, EnrolmentHead, softmax
-from vision.runtime.familiarity import FAMILIARITY_FILE
+from vision.runtime.familiarity import FAMILIARITY_FILE, file_sha256
 
 MAX_JOKERS = 4
 CARD_JSON = "model-card.json"
@@ -364,10 +363,6 @@ class Enrolment:
         }
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def locate_photo(reader: Any, path: Path, trust_grid: bool) -> EnrolledPhoto:
     """Detect the tiles of one grid photo, fit them to the grid, take their labels from it (or refuse)."""
     from vision.runtime.recognition import load_image
@@ -391,7 +386,7 @@ def locate_photo(reader: Any, path: Path, trust_grid: bool) -> EnrolledPhoto:
             f"{path}: the layout looks wrong: {'; '.join(mistakes[:4])} (if the grid is right, add --trust-grid)"
         )
     labels = np.array([LABEL_INDEX[c.label] for c in fit.cells])
-    return EnrolledPhoto(path, _sha256(path), image, found.xyxy, labels, np.asarray(found.data["angle_deg"]),
+    return EnrolledPhoto(path, file_sha256(path), image, found.xyxy, labels, np.asarray(found.data["angle_deg"]),
                          tuple(differ))  # fmt: skip
 
 

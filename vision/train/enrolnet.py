@@ -24,7 +24,6 @@ never imports torch or this package): it trains, chooses the temperature and wri
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import math
@@ -48,6 +47,7 @@ from vision.runtime.enrolcrops import (
 )
 from vision.runtime.enrolhead import EnrolmentHead
 from vision.runtime.enrolment import NetworkAdaptation, with_temperature
+from vision.runtime.familiarity import file_sha256
 from vision.runtime.models import BASE_CLASSIFIER_FILE, CLASSIFIER_FILE, model_card
 
 EPOCHS = 8
@@ -91,6 +91,11 @@ class AdaptedNetwork:
 def torch_available() -> bool:
     """Whether the train extra's torch and onnx are importable (network adaptation needs both)."""
     return all(importlib.util.find_spec(name) is not None for name in ("torch", "onnx"))
+
+
+def default_adaptation() -> str:
+    """``enrol``'s adaptation when none is asked for: the network where it can be trained, else the numpy head."""
+    return "network" if torch_available() else "head"
 
 
 def adapt_network(
@@ -196,7 +201,7 @@ def adapt_enrolment(
     if base_card:
         base.with_suffix(".json").write_text(json.dumps(base_card, indent=2) + "\n", encoding="utf-8")
     details = {
-        "base_classifier_sha256": hashlib.sha256(base.read_bytes()).hexdigest(),
+        "base_classifier_sha256": file_sha256(base),
         "epochs": adapted.epochs,
         "steps": adapted.steps,
         "stopped_by_budget": adapted.stopped_by_budget,

@@ -14,7 +14,7 @@ from vision.cli import main
 from vision.runtime import enrolment
 from vision.runtime.enrolcrops import EnrolledPhoto, network_frames
 from vision.runtime.enrolhead import HEAD_FILE, EnrolmentHead
-from vision.runtime.familiarity import FAMILIARITY_FILE
+from vision.runtime.familiarity import FAMILIARITY_FILE, file_sha256
 from vision.runtime.models import BASE_CLASSIFIER_FILE
 from vision.runtime.recognition import CLASSIFIER_FILE, TileReader, default_models_dir
 from vision.train import enrolnet
@@ -41,7 +41,7 @@ def test_enrol_adapts_the_network_into_a_folder_read_uses(
     network = card["network"]
     assert network["epochs"] == 2 and network["steps"] > 0 and network["export_max_diff"] < 1e-3
     shipped = default_models_dir() / CLASSIFIER_FILE
-    assert network["base_classifier_sha256"] == enrolment._sha256(shipped)
+    assert network["base_classifier_sha256"] == file_sha256(shipped)
     assert (out / CLASSIFIER_FILE).read_bytes() != shipped.read_bytes()
     # the classifier it started from stays beside it, with the statistics that describe that one
     assert (out / BASE_CLASSIFIER_FILE).read_bytes() == shipped.read_bytes()
