@@ -131,6 +131,12 @@ WHITE_BODY = 245.0
 bodies, and balancing by clipped bodies turns the inks' colour (black read red, all of a held-out frame at once)."""
 SMALL_FRAMES = 0.7
 """Share of the network's training frames brought down to a film's tile size (:func:`shrunk`)."""
+SMALL_BLUR = 0.3
+SMALL_NOISE = 4.0
+SMALL_JPEG = 0.6
+SMALL_JPEG_QUALITY = (40, 90)
+"""A shrunk frame is degraded at its own small scale, as a film's far tiles are: blurred (this share of frames,
+sigma 0.3-0.8 px), noisy (sigma up to this), JPEG-compressed (this share of frames, at this quality range)."""
 SMALL_SIDE_PX = (28.0, 64.0)
 """A shrunk frame's crops come from this many pixels (log-uniform; a scene's tiles of 20-65 px on their short side
 give crops of 30-100 px, and the grid photo's 60-80 px tiles give 100-130)."""
@@ -162,13 +168,29 @@ def shrunk(crops: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A frame of smaller tiles: each crop brought down to the pixels such a tile's crop holds, and back up to
     the classifier's size as :func:`vision.runtime.crops.crop_boxes` enlarges it."""
     side = math.exp(float(rng.uniform(*np.log(SMALL_SIDE_PX))))
+    sigma = float(rng.uniform(0.3, 0.8)) if rng.random() < SMALL_BLUR else 0.0
+    noise = float(rng.uniform(0.0, SMALL_NOISE))
+    quality = int(rng.integers(*SMALL_JPEG_QUALITY)) if rng.random() < SMALL_JPEG else 0
     out = crops.copy()
     for i, crop in enumerate(crops):
         pixels = round(float(np.clip(side * rng.uniform(0.9, 1.1), 16, CROP_SIZE)))
         if pixels < CROP_SIZE - 2:
             small = cv2.resize(crop, (pixels, pixels), interpolation=cv2.INTER_AREA)
-            out[i] = cv2.resize(small, (CROP_SIZE, CROP_SIZE), interpolation=cv2.INTER_LINEAR)
+            out[i] = cv2.resize(_degraded(small, rng, sigma, noise, quality), (CROP_SIZE, CROP_SIZE))
     return out
+
+
+def _degraded(image: np.ndarray, rng: np.random.Generator, sigma: float, noise: float, quality: int) -> np.ndarray:
+    """``image`` through a camera at its own scale: optical blur (``sigma`` px), sensor noise, JPEG (0: none)."""
+    if sigma:
+        image = cv2.GaussianBlur(image, (0, 0), sigma)
+    if noise:
+        image = np.clip(image + rng.normal(0, noise, image.shape), 0, 255).astype(np.uint8)
+    if quality:
+        ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+        decoded = cv2.imdecode(data, cv2.IMREAD_COLOR) if ok else None
+        image = image if decoded is None else decoded
+    return image
 
 
 def network_frames(photos: Sequence[EnrolledPhoto], rng: np.random.Generator, rounds: int) -> EnrolmentFrames:

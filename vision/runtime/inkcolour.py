@@ -19,7 +19,9 @@ Every tile's body is the same cream plastic, and the inks of one table come in a
    A washed-out ink is judged from the table's light where it can be: seen from the bodies' colour it points at the
    unwashed cluster of its own colour (spared) or of another (not spared by its hue). A cluster read black that a cast
    makes look surely coloured, beside the table's own cluster of that colour far farther from the light, is doubted,
-   never re-read (:func:`_blacks_under_a_cast`).
+   never re-read (:func:`_blacks_under_a_cast`). Tiles read in a colour among the black-looking inks, whose inks stand
+   apart from the blacks read beside them, are a cluster of their own, named by their votes (a deep blue ink is as
+   grey as black under a dim light: :func:`_colours_read_apart`).
    Measured at 172406d (issue 16's 10-game set, bench pipeline from a git archive export): every move ruled as at
    ebfd145 with the familiarity check on (it caps the same tiles); with it off (an experiment) clean moves ruled
    REVIEW 9/114 -> 7/114 (g1 move 5's red-11, g2 move 6's red-7), nothing else changed. ``bench colour``: F1,
@@ -369,7 +371,7 @@ def check_colours(tiles: Detections, inks: Inks) -> ColourCheck:
     n = len(tiles)
     read = _LABEL_COLOUR[tiles.class_id] if n else np.zeros(0, np.int64)
     usable = inks.measured & (read >= 0)
-    clusters = cluster_inks(inks, usable, read)
+    clusters, read_apart = _colours_read_apart(cluster_inks(inks, usable, read), inks, usable, read)
     expected = np.full(n, -1, np.int64)
     sure = np.zeros(n, bool)
     named: dict[int, list[int]] = {}
@@ -381,6 +383,7 @@ def check_colours(tiles: Detections, inks: Inks) -> ColourCheck:
         shows, certain = colour_of_ink(np.array([lightness, *clusters.centres[k]]))
         washed.append(is_washed_out(lightness, float(np.hypot(*clusters.centres[k]))))
         votes.append(np.bincount(read[members], weights=confidence[members], minlength=len(COLOURS)))
+        certain = certain and k not in read_apart
         names.append(shows.index if certain else int(votes[k].argmax()))
         certainties.append(certain)
     clustered = int(usable.sum()) >= MIN_TILES
@@ -417,6 +420,71 @@ def check_colours(tiles: Detections, inks: Inks) -> ColourCheck:
     doubted = usable & (expected != read) & ~spared
     reread = doubted & sure & (expected >= 0) & (_outvoted(clusters, doubted) | _close_runner_up(tiles, expected))
     return ColourCheck(_doubt(tiles, doubted, reread, expected), doubted, reread, clusters)
+
+
+READ_APART_MIN_TILES = 3
+READ_APART_DISTANCE = 5.0
+READ_APART_STRAYS = 0.1
+"""Among the table's black-looking inks, at least :data:`READ_APART_MIN_TILES` tiles read black and as many read in
+one colour whose inks lie apart (the coloured group's median at least :data:`READ_APART_DISTANCE` from the blacks',
+in that colour's direction; at most this share of both groups' inks nearer the other group's median) are two
+clusters (:func:`_colours_read_apart`)."""
+
+
+def _colours_read_apart(
+    clusters: InkClusters, inks: Inks, usable: np.ndarray, read: np.ndarray
+) -> tuple[InkClusters, set[int]]:
+    """The clusters with the tiles read in a colour, among the table's black-looking inks, made a cluster of their own
+    where they lie apart from the blacks read beside them; and the indices of those new clusters (named by their votes,
+    never surely: their inks alone did not tell them from black).
+
+    A dark ink is not always a black one: the classic edition's deep blue, on small digits under a dim or warm light,
+    measures chroma 4-9 (``enrol_bench``'s classic set, scene 16: blues at b -12 to -3, blacks at +2 to +7, L 29
+    against 6), under :data:`SURE_BLACK_CHROMA`, so the blues' cluster (merged with the blacks or not) was "surely
+    black", and the 21 blues the classifier read right at 1.0 were all re-read black: a whole colour flipped by the
+    check. The classifier tells the two groups apart and so do their inks, side by side: the inks of each group lie
+    nearer its own group's median than the other's (all but :data:`READ_APART_STRAYS` of them: scene 29's one blue
+    read blue among seven, but inked as its blacks), and the coloured group lies in its colour's direction from the
+    blacks, at least :data:`READ_APART_DISTANCE` away. A group read blue whose inks do not stand apart from the blacks
+    (blues read black under cool light read as the blacks do) is judged as before."""
+    black = Colour.BLACK.index
+    ab = inks.lab[:, 1:].astype(np.float64)
+    looks_black = np.zeros(len(read), bool)
+    for k in range(len(clusters.centres)):
+        inside = clusters.member == k
+        lightness = float(np.median(inks.lab[inside, 0])) if inside.any() else 0.0
+        if colour_of_ink(np.array([lightness, *clusters.centres[k]]))[0] == Colour.BLACK:
+            looks_black |= inside
+    dark = usable & looks_black
+    blacks = dark & (read == black)
+    groups = []
+    for colour in sorted(set(read[dark].tolist()) - {black}):
+        coloured = dark & (read == colour)
+        if blacks.sum() < READ_APART_MIN_TILES or coloured.sum() < READ_APART_MIN_TILES:
+            continue
+        black_centre, colour_centre = np.median(ab[blacks], axis=0), np.median(ab[coloured], axis=0)
+        shift = colour_centre - black_centre
+        direction, sure = _hue(*shift)
+        if np.hypot(*shift) < READ_APART_DISTANCE or direction.index != colour or not sure:
+            continue
+        both = np.flatnonzero(blacks | coloured)
+        from_black = np.linalg.norm(ab[both] - black_centre, axis=1)
+        nearer_black = from_black < np.linalg.norm(ab[both] - colour_centre, axis=1)
+        strays = int((nearer_black != (read[both] == black)).sum())
+        if strays <= READ_APART_STRAYS * len(both):
+            groups.append(coloured)
+    if not groups:
+        return clusters, set()
+    member = clusters.member.copy()
+    for index, coloured in enumerate(groups):
+        member[coloured] = len(clusters.centres) + index
+    kept = np.unique(member[member >= 0])
+    renumbered = np.full(int(kept.max()) + 1, -1, np.int64)
+    renumbered[kept] = np.arange(len(kept))
+    member = np.where(member >= 0, renumbered[np.maximum(member, 0)], -1)
+    centres = np.array([np.median(ab[member == k], axis=0) for k in range(len(kept))], np.float32).reshape(-1, 2)
+    apart = {int(renumbered[len(clusters.centres) + index]) for index in range(len(groups))}
+    return InkClusters(member, centres), apart
 
 
 def _black_against_the_tables_blacks(

@@ -39,7 +39,11 @@ import numpy as np
 from vision.runtime.crops import to_input
 from vision.runtime.enrolcrops import (
     BACKGROUND_PER_FRAME,
+    SMALL_BLUR,
     SMALL_FRAMES,
+    SMALL_JPEG,
+    SMALL_JPEG_QUALITY,
+    SMALL_NOISE,
     SMALL_SIDE_PX,
     EnrolledPhoto,
     EnrolmentFrames,
@@ -213,6 +217,12 @@ def adapt_enrolment(
         "background_crops_per_frame": BACKGROUND_PER_FRAME,
         "small_frames": SMALL_FRAMES,
         "small_side_px": list(SMALL_SIDE_PX),
+        "small_degraded": {
+            "blur_share": SMALL_BLUR,
+            "noise_sigma_max": SMALL_NOISE,
+            "jpeg_share": SMALL_JPEG,
+            "jpeg_quality": list(SMALL_JPEG_QUALITY),
+        },
         "export_max_diff": export_adapted(adapted, temperature, out / CLASSIFIER_FILE, hold_crops[:64]),
     }
     card = {**base_card, "temperature": temperature, "enrolment": {**details, "by": "rummikub-referee enrol"}}
