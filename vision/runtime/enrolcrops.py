@@ -164,13 +164,14 @@ def background_boxes(photo: EnrolledPhoto, rng: np.random.Generator, count: int)
     return np.array(found, np.float32).reshape(-1, 4)
 
 
-def shrunk(crops: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A frame of smaller tiles: each crop brought down to the pixels such a tile's crop holds, and back up to
-    the classifier's size as :func:`vision.runtime.crops.crop_boxes` enlarges it."""
+def shrunk(crops: np.ndarray, rng: np.random.Generator, *, degrade: bool = True) -> np.ndarray:
+    """A frame of smaller tiles: each crop brought down to the pixels such a tile's crop holds (``degrade``: then
+    blurred, noisy and compressed at that scale, :data:`SMALL_BLUR`), and back up to the classifier's size as
+    :func:`vision.runtime.crops.crop_boxes` enlarges it."""
     side = math.exp(float(rng.uniform(*np.log(SMALL_SIDE_PX))))
-    sigma = float(rng.uniform(0.3, 0.8)) if rng.random() < SMALL_BLUR else 0.0
-    noise = float(rng.uniform(0.0, SMALL_NOISE))
-    quality = int(rng.integers(*SMALL_JPEG_QUALITY)) if rng.random() < SMALL_JPEG else 0
+    sigma = float(rng.uniform(0.3, 0.8)) if degrade and rng.random() < SMALL_BLUR else 0.0
+    noise = float(rng.uniform(0.0, SMALL_NOISE)) if degrade else 0.0
+    quality = int(rng.integers(*SMALL_JPEG_QUALITY)) if degrade and rng.random() < SMALL_JPEG else 0
     out = crops.copy()
     for i, crop in enumerate(crops):
         pixels = round(float(np.clip(side * rng.uniform(0.9, 1.1), 16, CROP_SIZE)))
@@ -193,10 +194,12 @@ def _degraded(image: np.ndarray, rng: np.random.Generator, sigma: float, noise: 
     return image
 
 
-def network_frames(photos: Sequence[EnrolledPhoto], rng: np.random.Generator, rounds: int) -> EnrolmentFrames:
+def network_frames(
+    photos: Sequence[EnrolledPhoto], rng: np.random.Generator, rounds: int, *, degrade_small: bool = True
+) -> EnrolmentFrames:
     """``rounds`` simulated frames of each photo for the network: the tiles as :func:`augmented_crops` turns and
-    lights them (some frames shrunk to a film's scale; no tile body lit past :data:`WHITE_BODY`) with crops of the
-    table beside them, balanced by the tiles."""
+    lights them (some frames shrunk to a film's scale, degraded there unless ``degrade_small`` is off; no tile body
+    lit past :data:`WHITE_BODY`) with crops of the table beside them, balanced by the tiles."""
     tiles, labels, background = [], [], []
     for photo in photos:
         body = frame_body(crop_boxes(photo.image, photo.boxes))
@@ -207,7 +210,7 @@ def network_frames(photos: Sequence[EnrolledPhoto], rng: np.random.Generator, ro
             angles = np.concatenate([photo.angles_deg, rng.uniform(0, 360, len(extra))])
             crops = augmented_crops(photo.image, boxes, angles, rng, max_gain)
             if rng.random() < SMALL_FRAMES:
-                crops = shrunk(crops, rng)
+                crops = shrunk(crops, rng, degrade=degrade_small)
             n = len(photo.boxes)
             crops = frame_balance(crops[:n], body=frame_body(crops[:n])).apply(crops)
             tiles.append(crops[:n])
