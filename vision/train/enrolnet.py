@@ -222,7 +222,7 @@ def adapt_enrolment(
             "noise_sigma_max": SMALL_NOISE,
             "jpeg_share": SMALL_JPEG,
             "jpeg_quality": list(SMALL_JPEG_QUALITY),
-            "holdout_frames": False,
+            "holdout_frames_degraded": False,
         },
         "export_max_diff": export_adapted(adapted, temperature, out / CLASSIFIER_FILE, hold_crops[:64]),
     }
