@@ -99,11 +99,7 @@ def augmented_crops(
     sigma = float(rng.uniform(0.3, 1.1)) if rng.random() < 0.4 else 0.0
     quality = int(rng.integers(35, 95)) if rng.random() < 0.5 else 0
     for i in range(len(out)):
-        if sigma:
-            out[i] = cv2.GaussianBlur(out[i], (0, 0), sigma)
-        if quality:
-            ok, data = cv2.imencode(".jpg", out[i], [cv2.IMWRITE_JPEG_QUALITY, quality])
-            out[i] = cv2.imdecode(data, cv2.IMREAD_COLOR) if ok else out[i]
+        out[i] = _degraded(out[i], rng, sigma, 0.0, quality)  # the noise is the frame's, added above
     return out
 
 
@@ -137,6 +133,11 @@ SMALL_JPEG = 0.6
 SMALL_JPEG_QUALITY = (40, 90)
 """A shrunk frame is degraded at its own small scale, as a film's far tiles are: blurred (this share of frames,
 sigma 0.3-0.8 px), noisy (sigma up to this), JPEG-compressed (this share of frames, at this quality range)."""
+HOLDOUT_SMALL_DEGRADED = False
+"""Whether the held-out frames that choose an adapted network's temperature are degraded at their small scale too
+(:func:`network_frames`' ``degrade_small``). Not: a temperature set by the hardest of those (1.5-1.8 on three of the
+eight bench games) made a venue's right tiles unsure, 7 of 111 clean moves ruled REVIEW (models/README.md, "Deep
+blues kept blue")."""
 SMALL_SIDE_PX = (28.0, 64.0)
 """A shrunk frame's crops come from this many pixels (log-uniform; a scene's tiles of 20-65 px on their short side
 give crops of 30-100 px, and the grid photo's 60-80 px tiles give 100-130)."""

@@ -55,7 +55,14 @@ import numpy as np
 from referee.tiles import ALL_LABELS
 from vision.runtime.crops import to_input
 from vision.runtime.detections import Detections
-from vision.runtime.enrolcrops import EnrolledPhoto, augmented_crops, balanced, crop_plain, network_frames
+from vision.runtime.enrolcrops import (
+    HOLDOUT_SMALL_DEGRADED,
+    EnrolledPhoto,
+    augmented_crops,
+    balanced,
+    crop_plain,
+    network_frames,
+)
 from vision.runtime.enrolgrid import (
     COLOURS,
     COLUMNS,
@@ -510,9 +517,7 @@ def enrol(
         for part, values in zip(plain, (*features_of.read(crops)[:2], photo.labels), strict=True):
             part.append(values)
         if adapt == "network":  # held out: frames as the network trains on (network_frames), of this photo
-            # ...but the small ones not degraded: a temperature set by the hardest of those (1.5-1.8 on three of the
-            # eight bench games) made a venue's right tiles unsure, 7 of 111 clean moves ruled REVIEW (models/README)
-            held = network_frames([photo], rng, HOLDOUT_ROUNDS, degrade_small=False)
+            held = network_frames([photo], rng, HOLDOUT_ROUNDS, degrade_small=HOLDOUT_SMALL_DEGRADED)
             hold_crops.append(held.tiles)
             for part, values in zip(hold, (*features_of.read(held.tiles)[:2], held.labels), strict=True):
                 part.append(values)

@@ -39,6 +39,7 @@ import numpy as np
 from vision.runtime.crops import to_input
 from vision.runtime.enrolcrops import (
     BACKGROUND_PER_FRAME,
+    HOLDOUT_SMALL_DEGRADED,
     SMALL_BLUR,
     SMALL_FRAMES,
     SMALL_JPEG,
@@ -222,7 +223,7 @@ def adapt_enrolment(
             "noise_sigma_max": SMALL_NOISE,
             "jpeg_share": SMALL_JPEG,
             "jpeg_quality": list(SMALL_JPEG_QUALITY),
-            "holdout_frames_degraded": False,
+            "holdout_frames_degraded": HOLDOUT_SMALL_DEGRADED,
         },
         "export_max_diff": export_adapted(adapted, temperature, out / CLASSIFIER_FILE, hold_crops[:64]),
     }
