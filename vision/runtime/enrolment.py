@@ -496,8 +496,13 @@ def enrol(
     source = models / BASE_CLASSIFIER_FILE if (models / BASE_CLASSIFIER_FILE).is_file() else models / CLASSIFIER_FILE
     classifier = OnnxTileClassifier(source)
     classifier.head, classifier.base_path = None, None
-    reader = TileReader(
-        models, not_a_tile=0.0, colour=TableColour(balance=True, check=False), rescale=False, classifier=classifier
+    reader = TileReader(  # the grid names the tiles: no look is needed for their confidence
+        models,
+        not_a_tile=0.0,
+        colour=TableColour(balance=True, check=False),
+        rescale=False,
+        classifier=classifier,
+        turned_look=False,
     )
     reader.check_models()
     features_of = FeatureReader(classifier.session)

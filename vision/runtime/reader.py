@@ -33,7 +33,7 @@ from vision.runtime.detector import (
 from vision.runtime.familiarity import Familiarity, FamiliarityLoadError, load_familiarity, steady_probability
 from vision.runtime.inkcolour import check_colours, frame_balance, frame_body, global_balance, ink_features
 from vision.runtime.models import DEFAULT_PROVIDERS, ModelLoadError, default_models_dir
-from vision.runtime.secondlook import SecondLook
+from vision.runtime.secondlook import SecondLook, TurnedLook
 
 SMALL_TILE_PX = 26.0
 """Tiles found narrower than this at a photo's first reading (the detector's input size): the photo is read again,
@@ -194,6 +194,7 @@ class TileReader:
         detector: Detector | None = None,
         classifier: Classifier | None = None,
         second_look: bool = True,
+        turned_look: bool = True,
     ) -> None:
         self.colour = TableColour() if colour is None else colour
         self.use_familiarity = familiarity
@@ -212,6 +213,9 @@ class TileReader:
         self.second_look = SecondLook(self.classifier) if second_look else None
         """Doubtful tiles read again from a few crops cut slightly differently, the probabilities averaged
         (:mod:`vision.runtime.secondlook`); None: off."""
+        self.turned_look = TurnedLook(self.classifier) if turned_look else None
+        """Confident tiles read once more from their crop turned half-way round, doubted where it names another label
+        (:class:`vision.runtime.secondlook.TurnedLook`); None: off."""
         self.rescale = rescale
         self.scout = scout
         self.around = around
@@ -325,6 +329,10 @@ class TileReader:
         if self.not_a_tile > 0 and len(tiles):
             likely = tile_likelihood(tiles) >= self.not_a_tile
             tiles, crops, left_out = tiles[likely], crops[likely], tiles[~likely]
+        if self.turned_look is not None and len(tiles):  # after the not-a-tile rule: a doubt does not drop a tile
+            started = time.perf_counter()
+            tiles = self.turned_look.look(image_bgr, tiles, None if balance is None else balance.apply)
+            looked += time.perf_counter() - started
         if self.colour.check and len(tiles):  # no crop left: nothing to balance (an empty stack crashes cv2.LUT)
             balanced = frame_balance(crops, exact=True, body=body).apply(crops)
             tiles = check_colours(tiles, ink_features(balanced)).detections

@@ -68,6 +68,7 @@ def _reader(offsets: list[float]) -> Reader:
         detector=FixedBoxes(TABLE + RACK),
         classifier=Looks(offsets),
         second_look=False,  # the fake's features follow the boxes it was first given, not a crop's look
+        turned_look=False,  # (nor a turned crop's)
     )
 
 

@@ -20,6 +20,7 @@ from vision.runtime.secondlook import (
     SPLIT_CONFIDENCE,
     VARIANTS,
     SecondLook,
+    TurnedLook,
     Variant,
     crop_variant,
 )
@@ -247,3 +248,80 @@ def test_a_fairly_sure_tile_whose_looks_keep_its_label_but_not_its_confidence_ta
     assert int(looked.class_id[0]) == THIRTEEN
     assert looked.confidence[0] == pytest.approx(mean.max(), abs=1e-6)
     assert np.allclose(looked.data["probs"][0], mean, atol=1e-6)
+
+
+class TopHeavy:
+    """A classifier that reads red-10 where a crop's top half is the brighter, red-13 where its bottom half is, at
+    0.6 + 0.4 x the halves' difference in brightness: a tile turned half-way round reads the other label."""
+
+    labels = ALL_LABELS
+
+    def __init__(self) -> None:
+        self.crops_read = 0
+
+    def classify(self, image_bgr: np.ndarray, detections: Detections) -> Detections:
+        return self.classify_crops(crop_boxes(image_bgr, detections.xyxy), detections)
+
+    def classify_crops(self, crops: np.ndarray, detections: Detections) -> Detections:
+        n = len(detections)
+        self.crops_read += n
+        half = crops.shape[1] // 2
+        difference = (crops[:, :half].reshape(n, -1).mean(1) - crops[:, half:].reshape(n, -1).mean(1)) / 255.0
+        top = 0.6 + 0.4 * np.abs(difference)
+        probs = np.zeros((n, len(ALL_LABELS)), np.float32)
+        probs[np.arange(n), np.where(difference > 0, TEN, THIRTEEN)] = top
+        probs[np.arange(n), np.where(difference > 0, THIRTEEN, TEN)] = 1.0 - top
+        return classified(detections, probs, np.zeros((n, 3), np.float32))
+
+    def load(self) -> None:
+        pass
+
+
+def _top_bright(height: int = 120, width: int = 160) -> np.ndarray:
+    """White above row 60, black below: a crop across row 60 reads red-10, sure; one wholly on a side, unsure."""
+    image = np.zeros((height, width, 3), np.uint8)
+    image[:60] = 255
+    return image
+
+
+def test_a_confident_tile_whose_turned_crop_names_another_label_is_doubted_with_its_label_kept() -> None:
+    image = _top_bright()
+    boxes = np.array([[20.0, 40.0, 50.0, 80.0]])  # across the edge: red-10 at about 0.96
+    classifier = TopHeavy()
+    first = classifier.classify(image, Detections.of_boxes(boxes))
+    assert first.labels == ["red-10"] and first.confidence[0] >= DOUBTFUL
+    turned = TurnedLook(classifier).look(image, first)
+    assert turned.labels == ["red-10"]
+    assert turned.confidence[0] == pytest.approx(SPLIT_CONFIDENCE)
+    assert np.array_equal(turned.data["probs"], first.data["probs"])
+
+
+def test_a_tile_the_turn_does_not_change_keeps_its_confidence_and_unsure_tiles_are_not_read_again() -> None:
+    image = _top_bright()
+    boxes = np.array([[0.0, 0.0, 40.0, 40.0], [20.0, 40.0, 50.0, 80.0]])  # all white: 0.6, unsure; across: sure
+    first = Brightness().classify(image, Detections.of_boxes(boxes))  # a turn changes no mean brightness
+    assert TurnedLook(Brightness()).look(image, first) is first
+    classifier = TopHeavy()
+    first = classifier.classify(image, Detections.of_boxes(boxes))
+    assert first.confidence[0] < DOUBTFUL <= first.confidence[1]
+    classifier.crops_read = 0
+    turned = TurnedLook(classifier).look(image, first)
+    assert classifier.crops_read == 1  # the sure tile's turned crop only
+    assert turned.confidence[0] == first.confidence[0]
+
+
+@pytest.mark.parametrize("turned_look", [False, True])
+def test_the_reader_turns_confident_tiles_round_only_when_asked(turned_look: bool) -> None:
+    reader = TileReader(
+        Path("/nonexistent"),
+        not_a_tile=0.0,
+        colour=TableColour(balance=False, check=False),
+        familiarity=False,
+        detector=FixedBoxes([[20.0, 40.0, 50.0, 80.0]], 0.9),
+        classifier=TopHeavy(),
+        second_look=False,
+        turned_look=turned_look,
+    )
+    tiles = reader.read(_top_bright()).detections
+    assert tiles.labels == ["red-10"]
+    assert bool(tiles.confidence[0] == SPLIT_CONFIDENCE) is turned_look
