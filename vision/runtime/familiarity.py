@@ -269,7 +269,7 @@ def steady_probability(
     degrees); ``prepare`` turns the crops into what the classifier reads (the frame's white balance). A tile the second
     look looked at already carries those nine cuts' mean (its :data:`~vision.runtime.secondlook.LOOKED_PROBS` row):
     it is read from there, and only the other tiles are cut and classified."""
-    from vision.runtime.secondlook import LOOKED_PROBS, VARIANTS, Variant, crop_variant
+    from vision.runtime.secondlook import LOOKED_PROBS, VARIANTS, Variant, read_cuts
 
     if not len(tiles):
         return np.zeros(0)
@@ -284,10 +284,7 @@ def steady_probability(
         return steady
     cuts = (Variant(), *VARIANTS)
     boxes = np.asarray(tiles.xyxy, np.float32).reshape(-1, 4)[todo]
-    crops = np.concatenate([crop_variant(image, boxes, cut) for cut in cuts])
-    if prepare is not None:
-        crops = prepare(crops)
-    read = classifier.classify_crops(crops, Detections.of_boxes(np.tile(boxes, (len(cuts), 1))))
+    read = read_cuts(classifier, image, boxes, cuts, prepare)
     probs = np.asarray(read.data["probs"], np.float64).reshape(len(cuts), len(todo), -1)
     steady[todo] = probs[:, np.arange(len(todo)), labels[todo]].mean(axis=0)
     return steady

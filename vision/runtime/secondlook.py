@@ -128,6 +128,22 @@ def crop_variant(
     return crops
 
 
+def read_cuts(
+    classifier: Classifier,
+    image: np.ndarray,
+    boxes: np.ndarray,
+    variants: Sequence[Variant],
+    prepare: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> Detections:
+    """The boxes cut from ``image`` each way of ``variants`` (:func:`crop_variant`), ``prepare``-d (the frame's white
+    balance, as the first reading had it) and read in one batch: row ``v * len(boxes) + i`` is box ``i`` cut as
+    ``variants[v]``."""
+    crops = np.concatenate([crop_variant(image, boxes, variant) for variant in variants])
+    if prepare is not None:
+        crops = prepare(crops)
+    return classifier.classify_crops(crops, Detections.of_boxes(np.tile(boxes, (len(variants), 1))))
+
+
 class SecondLook:
     """``look(image, tiles) -> Detections``: the tiles read under ``checked`` read again from ``image`` with
     ``variants``, the first reading's probabilities and theirs averaged (see the module's docstring): a tile read
@@ -172,10 +188,7 @@ class SecondLook:
         if not len(chosen) or not self.variants:
             return tiles
         boxes = tiles.xyxy[chosen]
-        crops = np.concatenate([crop_variant(image, boxes, variant) for variant in self.variants])
-        if prepare is not None:
-            crops = prepare(crops)
-        again = self.classifier.classify_crops(crops, Detections.of_boxes(np.tile(boxes, (len(self.variants), 1))))
+        again = read_cuts(self.classifier, image, boxes, self.variants, prepare)
         count, looks = len(chosen), len(self.variants) + 1
         first = np.asarray(tiles.data["probs"], np.float32)
         mean = (
@@ -243,11 +256,7 @@ class TurnedLook:
         chosen = np.flatnonzero(confidence >= self.confident)
         if not len(chosen):
             return tiles
-        boxes = tiles.xyxy[chosen]
-        crops = crop_variant(image, boxes, TURN)
-        if prepare is not None:
-            crops = prepare(crops)
-        turned = self.classifier.classify_crops(crops, Detections.of_boxes(boxes))
+        turned = read_cuts(self.classifier, image, tiles.xyxy[chosen], (TURN,), prepare)
         split = chosen[np.asarray(turned.class_id) != np.asarray(tiles.class_id)[chosen]]
         if not len(split):
             return tiles
