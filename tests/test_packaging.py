@@ -13,16 +13,19 @@ from pathlib import Path
 import pytest
 from setuptools import find_packages
 
+from vision.runtime.models import float_weights
 from vision.runtime.recognition import CLASSIFIER_FILE, DETECTOR_FILE, MODELS_PACKAGE, default_models_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-# What the default reader loads (each model with its config, the classifier's familiarity) and the model card.
+# What the default reader loads (each model with its config, the classifier's familiarity), the INT8 classifier's
+# float weights (enrolment fine-tunes them) and the model card.
 SHIPPED = {
     "README.md",
     DETECTOR_FILE,
     DETECTOR_FILE.replace(".onnx", ".json"),
     CLASSIFIER_FILE,
+    float_weights(Path(CLASSIFIER_FILE)).name,
     CLASSIFIER_FILE.replace(".onnx", ".json"),
     CLASSIFIER_FILE.replace(".onnx", "-familiarity.npz"),
     CLASSIFIER_FILE.replace(".onnx", "-familiarity.json"),

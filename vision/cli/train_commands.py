@@ -65,25 +65,41 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     if target.resolve() == source.resolve():
         raise ValueError("--out must not overwrite --model (the FP32 source is the quantization's input)")
     game = Path(args.game) if args.game else None
+    scenes = Path(args.scenes) if args.scenes else None
     try:
-        from vision.runtime.recognition import TileReader, YoloOnnxDetector
-        from vision.train.quantize import calibration_reads, quantize_detector, record_detector_inputs, write_card_entry
+        from vision.runtime.recognition import OnnxTileClassifier, TileReader, YoloOnnxDetector
+        from vision.train import quantize as Q
 
-        reads = calibration_reads(args.photos, args.seed, game, args.frames)
-        reader = TileReader(args.models, rescale=False)  # its classifier; the detector read with is the FP32 source
-        reader.detector = YoloOnnxDetector(source)
-        feeds = record_detector_inputs(reader, reads)
+        kind = Q.model_kind(source)
+        reads = Q.calibration_reads(args.photos, args.seed, game, args.frames, scenes=scenes)
         with tempfile.TemporaryDirectory() as work:
-            entry = quantize_detector(source, target, feeds, Path(work))
+            if kind == "classifier":  # read as the referee reads, with the FP32 source as the classifier...
+                # ...but for the familiarity confirmation: its statistics describe the folder's own classifier (the
+                # INT8 one, once shipped), so whether they applied would depend on the folder's state
+                reader = TileReader(args.models, classifier=OnnxTileClassifier(source), familiarity=False)
+                crops = Q.record_classifier_crops(reader, reads)
+                entry = Q.quantize_classifier(source, target, crops, Path(work), seed=args.seed)
+                inputs = f"{entry['calibration_crops']} of {entry['crops_recorded']} crops"
+            else:
+                reader = TileReader(args.models, rescale=False)  # its classifier; the detector the FP32 source
+                reader.detector = YoloOnnxDetector(source)
+                feeds = Q.record_detector_inputs(reader, reads)
+                entry = Q.quantize_detector(source, target, feeds, Path(work))
+                inputs = f"{len(feeds)} inputs"
     except ImportError as error:
         raise TrainingUnavailable(f"quantizing needs onnx: pip install -e '.[train]' ({error})") from None
     command = f"rummikub-referee quantize --model {source} --out {target} --photos {args.photos} --seed {args.seed}"
+    if scenes:
+        command += f" --scenes {scenes}"
     if game:
         command += f" --game {game} --frames {args.frames}"
-    entry = {"command": command, "photos": args.photos, "seed": args.seed, "game": str(game) if game else None, **entry}
+    entry = {"command": command, "photos": args.photos, "seed": args.seed, "game": str(game) if game else None,
+             **({"scenes": Q.scenes_provenance(scenes)} if scenes else {}), **entry}  # fmt: skip
+    if kind == "classifier":  # training and enrolment start from the float weights: they stay beside it
+        entry["float_file"] = Q.keep_float_beside(source, target).name
     if args.card:
-        write_card_entry(Path(args.card), entry)
-    emit(args, entry, f"quantized {source} -> {target} ({entry['onnx_bytes']} bytes, {len(feeds)} inputs)")
+        Q.write_card_entry(Path(args.card), entry)
+    emit(args, entry, f"quantized the {kind} {source} -> {target} ({entry['onnx_bytes']} bytes, {inputs})")
     return 0
 
 
@@ -104,8 +120,10 @@ def _export_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _quantize_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, help="the FP32 detector (ONNX)")
-    parser.add_argument("--out", required=True, help="the INT8 detector to write")
+    parser.add_argument("--model", required=True, help="the FP32 detector or tile classifier (ONNX)")
+    parser.add_argument(
+        "--out", required=True, help="the INT8 model to write (a classifier's FP32 source is kept beside it)"
+    )
     parser.add_argument(
         "--photos",
         type=NumberArg(whole=True, minimum=0),
@@ -113,10 +131,13 @@ def _quantize_arguments(parser: argparse.ArgumentParser) -> None:
         help="real training photos to calibrate on (default 60)",
     )
     parser.add_argument("--seed", type=SEED, default=0, help="draws the photos (default 0)")
+    parser.add_argument("--scenes", help="a synth folder whose images calibrate too")
     parser.add_argument("--game", help="a synth-game folder whose play area frames calibrate too")
     parser.add_argument("--frames", type=COUNT, default=20, help="evenly spaced frames of --game (default 20)")
     parser.add_argument("--card", help="model card JSON to record the quantization in")
-    parser.add_argument("--models", help="folder of the classifier the reader uses (default: models/)")
+    parser.add_argument(
+        "--models", help="folder of the other model the reader uses (the classifier or detector; default: models/)"
+    )
     add_json_option(parser)
 
 
@@ -136,7 +157,8 @@ EXPORT = Command(
 )
 QUANTIZE = Command(
     "quantize",
-    "Quantize the FP32 detector to INT8, calibrated on real training photos and a synthetic game's frames.",
+    "Quantize the FP32 detector or tile classifier to INT8, calibrated on what it reads in real training photos,"
+    " synthetic scenes and a synthetic game's frames.",
     "rummikub-referee quantize --model runs/tile-detector-fp32.onnx --out models/tile-detector.onnx"
     " --game cache/calib-game --card models/tile-detector.json",
     _quantize_arguments,

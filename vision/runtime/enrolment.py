@@ -482,7 +482,7 @@ def enrol(
     ``network`` (the classifier fine-tuned by ``adapter``, :func:`vision.train.enrolnet.adapt_enrolment`, which needs
     the train extra) or ``head`` (a linear head on the shipped features, numpy only). ``notes``: warnings the caller
     adds to the card (``enrol`` says so when it fitted a head because torch is not installed)."""
-    from vision.runtime.models import BASE_CLASSIFIER_FILE
+    from vision.runtime.models import BASE_CLASSIFIER_FILE, float_weights
     from vision.runtime.recognition import CLASSIFIER_FILE, DETECTOR_FILE, OnnxTileClassifier, TableColour, TileReader
 
     start = time.perf_counter()
@@ -554,13 +554,17 @@ def enrol(
         "holdout": {"before": Figures.of(hold_p, hold_y), "after": Figures.of(after_hold, hold_y)},
     }
     copied = {models / name: out / name for name in (DETECTOR_FILE, "tile-detector.json", FAMILIARITY_FILE)}
-    if adapt == "head":  # the familiarity statistics describe the source
+    if adapt == "head":  # the familiarity statistics describe the source (and an INT8 one has its float weights)
         copied.update({source: out / CLASSIFIER_FILE, source.with_suffix(".json"): out / "tile-classifier.json"})
+        copied[float_weights(source)] = float_weights(out / CLASSIFIER_FILE)
     for copy_from, copy_to in copied.items():
         if copy_from.is_file() and copy_from.resolve() != copy_to.resolve():
             shutil.copyfile(copy_from, copy_to)
+    if adapt != "head" or not float_weights(source).is_file():  # the folder's classifier is its own float weights
+        float_weights(out / CLASSIFIER_FILE).unlink(missing_ok=True)
     if adapt == "head":  # a folder enrolled before with the network adapted
-        for stale in (out / BASE_CLASSIFIER_FILE, (out / BASE_CLASSIFIER_FILE).with_suffix(".json")):
+        base = out / BASE_CLASSIFIER_FILE
+        for stale in (base, base.with_suffix(".json"), float_weights(base)):
             stale.unlink(missing_ok=True)
     head.save(out / HEAD_FILE)
     result = Enrolment(out, enrolled, int(sum(len(p.boxes) for p in enrolled)), found_jokers, figures, temperature,

@@ -17,6 +17,8 @@ CLASSIFIER_FILE = "tile-classifier.onnx"
 BASE_CLASSIFIER_FILE = "tile-classifier-base.onnx"
 """In a model folder whose classifier ``enrol`` adapted: the classifier it started from (its statistics, the
 familiarity file, beside it describe this one), whose reading the enrolment head is weighed with."""
+FLOAT_SUFFIX = "-fp32"
+"""An INT8 model's float weights lie beside it with this suffix (:func:`float_weights`)."""
 DEFAULT_PROVIDERS: tuple[str, ...] = ("CPUExecutionProvider",)
 INTRA_OP_THREADS = 2
 """The referee station has 2 cores; more threads than cores only adds contention."""
@@ -62,6 +64,13 @@ def default_models_dir() -> Path:
             if (Path(location) / DETECTOR_FILE).is_file():
                 return Path(location)
     return Path(__file__).resolve().parents[2] / "models"
+
+
+def float_weights(path: Path) -> Path:
+    """Where the float (FP32) weights of the quantized model ``path`` lie: beside it, ``-fp32`` added to its stem
+    (``tile-classifier.onnx`` -> ``tile-classifier-fp32.onnx``). The referee runs the INT8 file; training from an
+    exported model and enrolment fine-tune the float one."""
+    return path.with_name(f"{path.stem}{FLOAT_SUFFIX}{path.suffix}")
 
 
 def check_provider(name: str) -> tuple[str, ...]:

@@ -53,7 +53,7 @@ from vision.runtime.enrolcrops import (
 from vision.runtime.enrolhead import EnrolmentHead
 from vision.runtime.enrolment import NetworkAdaptation, with_temperature
 from vision.runtime.familiarity import file_sha256
-from vision.runtime.models import BASE_CLASSIFIER_FILE, CLASSIFIER_FILE, model_card
+from vision.runtime.models import BASE_CLASSIFIER_FILE, CLASSIFIER_FILE, float_weights, model_card
 
 EPOCHS = 8
 ROUNDS_PER_EPOCH = 20
@@ -203,6 +203,8 @@ def adapt_enrolment(
     base = out / BASE_CLASSIFIER_FILE  # first: ``source`` may be the file the adapted network replaces
     if source.resolve() != base.resolve():
         shutil.copyfile(source, base)
+        if float_weights(source).is_file():  # an INT8 source: its float weights, to enrol from this folder again
+            shutil.copyfile(float_weights(source), float_weights(base))
     if base_card:
         base.with_suffix(".json").write_text(json.dumps(base_card, indent=2) + "\n", encoding="utf-8")
     details = {

@@ -83,6 +83,11 @@ def _load_onnx(path: Path | str) -> Any:
         raise OnnxWeightsError(f"{path}: not an ONNX model ({str(error).splitlines()[0][:200]})") from None
 
 
+def is_quantized(model: Any) -> bool:
+    """Whether the graph holds quantized tensors (QDQ pairs or quantized operators)."""
+    return any(n.op_type in ("DequantizeLinear", "QLinearConv", "ConvInteger") for n in model.graph.node)
+
+
 def initializers(model: Any) -> dict[str, np.ndarray]:
     """The graph's initializers by name (float weights as numpy arrays), with the names the exporter aliased to
     them through Identity nodes (it keeps one copy of equal tensors, e.g. heads' biases never trained apart)."""
@@ -179,10 +184,21 @@ def classifier_from_onnx(path: Path | str, width: float | None = None) -> Classi
     Folded convs are matched in graph order to the module's conv + BatchNorm pairs (shapes checked, and node
     names where the exporter named them after the modules); the heads are copied by name. ``width`` defaults
     to the one the convolutions' channels imply. The BatchNorms are the identity plus the folded bias: call
-    :func:`recalibrate_batchnorm` on training inputs before training in train mode."""
+    :func:`recalibrate_batchnorm` on training inputs before training in train mode. A quantized (INT8) classifier is
+    read from its float weights beside it (:func:`vision.runtime.models.float_weights`): int8 weights are not
+    trained on."""
     from vision.train.classifier import build_model
 
     model = _load_onnx(path)
+    if is_quantized(model):
+        from vision.runtime.models import float_weights
+
+        float_path = float_weights(Path(path))
+        if not float_path.is_file():
+            raise OnnxWeightsError(f"{path}: an INT8 model, and its float weights {float_path.name} are not beside it")
+        path, model = float_path, _load_onnx(float_path)
+        if is_quantized(model):
+            raise OnnxWeightsError(f"{path}: quantized too; float weights are needed")
     weights = initializers(model)
     convs = _backbone_convs(model)
     if not convs:

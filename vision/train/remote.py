@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from vision.runtime import realdata
+from vision.runtime.models import float_weights
 from vision.synth import fontfiles
 
 SYNTH_LINE = re.compile(r"^#\s+rummikub-referee (synth .*)$", re.MULTILINE)
@@ -113,7 +114,9 @@ def pack(out: Path, *, init: Path | None = None) -> dict[str, Any]:
         shutil.copy2(root / "labels" / f"{photo.path.stem}.txt", real / "labels" / f"{photo.path.stem}.txt")
     if init is not None:
         (out / "init").mkdir(exist_ok=True)
-        shutil.copy2(init, out / "init" / init.name)
+        for path in (init, float_weights(init)):  # an INT8 start model trains from its float weights beside it
+            if path == init or path.is_file():
+                shutil.copy2(path, out / "init" / path.name)
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     return {"fonts": len(fonts), "real_photos": len(photos), "init": None if init is None else init.name, "bytes": size}
 
@@ -167,7 +170,9 @@ def run(
     init = Path(str(start or ""))
     if init.suffix and not init.exists() and (pack_dir / "init" / init.name).is_file():
         init.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(pack_dir / "init" / init.name, init)
+        for path in (init, float_weights(init)):
+            if (pack_dir / "init" / path.name).is_file():
+                shutil.copy2(pack_dir / "init" / path.name, path)
     for step in synth_steps(recipe_text):
         render(step)
     rendered_s = time.monotonic() - started

@@ -17,6 +17,7 @@ from vision.runtime import enrolment
 from vision.runtime.enrolgrid import NUMBER_CELLS, Cell, EnrolmentError
 from vision.runtime.enrolhead import HEAD_FILE, EnrolmentHead
 from vision.runtime.enrolment import check_readings
+from vision.runtime.models import float_weights
 from vision.runtime.recognition import CLASSIFIER_FILE, DETECTOR_FILE, TileReader, default_models_dir
 
 EVERY_CELL = [*NUMBER_CELLS, Cell(5, 1), Cell(5, 2)]
@@ -77,6 +78,8 @@ def test_enrol_writes_a_model_folder_that_read_uses(
     assert {"before", "after"} <= set(card["figures"]["holdout"])
     for name in (DETECTOR_FILE, CLASSIFIER_FILE, HEAD_FILE, enrolment.CARD_JSON, enrolment.CARD_MARKDOWN):
         assert (out / name).is_file()
+    shipped = default_models_dir() / CLASSIFIER_FILE  # INT8: its float weights go with it, to enrol from out again
+    assert float_weights(out / CLASSIFIER_FILE).read_bytes() == float_weights(shipped).read_bytes()
     assert TileReader(out).classifier.head is not None
     assert main(["read", str(grid_photos["whole"]), "--models", str(out)]) == 0
 

@@ -15,7 +15,7 @@ from vision.runtime import enrolment
 from vision.runtime.enrolcrops import EnrolledPhoto, network_frames
 from vision.runtime.enrolhead import HEAD_FILE, EnrolmentHead
 from vision.runtime.familiarity import FAMILIARITY_FILE, file_sha256
-from vision.runtime.models import BASE_CLASSIFIER_FILE
+from vision.runtime.models import BASE_CLASSIFIER_FILE, float_weights
 from vision.runtime.recognition import CLASSIFIER_FILE, TileReader, default_models_dir
 from vision.train import enrolnet
 
@@ -45,6 +45,8 @@ def test_enrol_adapts_the_network_into_a_folder_read_uses(
     assert (out / CLASSIFIER_FILE).read_bytes() != shipped.read_bytes()
     # the classifier it started from stays beside it, with the statistics that describe that one
     assert (out / BASE_CLASSIFIER_FILE).read_bytes() == shipped.read_bytes()
+    assert float_weights(out / BASE_CLASSIFIER_FILE).read_bytes() == float_weights(shipped).read_bytes()
+    assert not float_weights(out / CLASSIFIER_FILE).exists()  # the adapted classifier is float itself
     assert (out / FAMILIARITY_FILE).read_bytes() == (default_models_dir() / FAMILIARITY_FILE).read_bytes()
     classifier_card = json.loads((out / "tile-classifier.json").read_text())
     assert classifier_card["temperature"] == card["head"]["temperature"]

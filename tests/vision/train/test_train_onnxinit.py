@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -106,6 +107,25 @@ def test_not_an_onnx_file_is_one_message(tmp_path: Path) -> None:
         with pytest.raises(O.OnnxWeightsError) as error:
             O.classifier_from_onnx(path)
         assert "\n" not in str(error.value)
+
+
+def test_an_int8_classifier_is_read_from_its_float_weights_beside_it(
+    exported: tuple[object, Path], tmp_path: Path
+) -> None:
+    from vision.train.quantize import quantize_classifier
+
+    net, path = exported
+    int8 = tmp_path / "tile-classifier.onnx"
+    crops = np.stack([np.transpose(c, (2, 0, 1)) for c in _crops(64, 5)]).astype(np.float32) / 255
+    quantize_classifier(path, int8, crops, tmp_path / "work")
+    with pytest.raises(O.OnnxWeightsError, match=r"tile-classifier-fp32\.onnx are not beside it") as error:
+        O.classifier_from_onnx(int8)
+    assert "\n" not in str(error.value)
+    shutil.copyfile(path, tmp_path / "tile-classifier-fp32.onnx")
+    loaded = O.classifier_from_onnx(int8)
+    logits, _ = C.predict_logits(net, _crops(8, 6))
+    again, _ = C.predict_logits(loaded.net, _crops(8, 6))
+    assert np.abs(again - logits).max() < 1e-4 * max(1.0, np.abs(logits).max())  # the float weights, exactly
 
 
 def test_recipe_init_from_onnx_trains_from_those_weights(exported: tuple[object, Path], tmp_path: Path) -> None:

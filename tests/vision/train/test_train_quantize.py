@@ -1,4 +1,5 @@
-"""INT8 quantization of the detector: on a tiny convolutional stand-in with the detector's input and names."""
+"""INT8 quantization: the detector on a tiny convolutional stand-in with its input and names, the tile classifier
+on the shipped float weights."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ import pytest
 
 from tests.extras import needs_real_photos
 from vision.cli import main
-from vision.train.quantize import float_head_nodes, quantize_detector, record_detector_inputs, write_card_entry
+from vision.train import quantize as Q
+from vision.train.quantize import (
+    float_head_nodes,
+    quantize_classifier,
+    quantize_detector,
+    record_detector_inputs,
+    sha256,
+    write_card_entry,
+)
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -128,3 +137,99 @@ def test_quantize_mistakes_are_one_line_errors(
         code = int(exit_.code or 0)
     err = capsys.readouterr().err
     assert code == 2 and message in err and err.count("\n") == 1
+
+
+# The tile classifier: the shipped float weights quantized on crops of a rendered table.
+
+
+@pytest.fixture(scope="module")
+def scene_crops() -> np.ndarray:
+    """The classifier's input (N, 3, 64, 64) for the tiles of one rendered table."""
+    from vision.eval.benchmark import bench_scene
+    from vision.runtime.crops import crop_boxes, to_input
+
+    scene = bench_scene((640, 480), 3)
+    return to_input(crop_boxes(scene.image, np.array([tile.box for tile in scene.tiles], np.float32)))
+
+
+def test_a_quantized_classifier_keeps_its_heads_float_and_reads_as_the_float_one(
+    scene_crops: np.ndarray, tmp_path: Path
+) -> None:
+    from vision.runtime.models import CLASSIFIER_FILE, default_models_dir, float_weights
+
+    source = float_weights(default_models_dir() / CLASSIFIER_FILE)
+    target = tmp_path / "int8.onnx"
+    entry = quantize_classifier(source, target, scene_crops, tmp_path / "work", seed=1)
+    assert entry["calibration_crops"] == 64 and entry["source_sha256"] == sha256(source)  # one whole batch of 69
+    graph = onnx.load(str(target)).graph
+    quantized = {n.input[0] for n in graph.node if n.op_type == "DequantizeLinear"}
+    assert any(name.startswith("onnx::Conv") for name in quantized)  # backbone weights are int8...
+    assert not any(name.startswith("net.label") or name.startswith("net.angle") for name in quantized)  # heads not
+    assert [o.name for o in graph.output] == ["probs", "angle_deg", "features"]
+    float_session, int8_session = (
+        ort.InferenceSession(str(p), providers=["CPUExecutionProvider"]) for p in (source, target)
+    )
+    expected, got = (s.run(None, {"crops": scene_crops}) for s in (float_session, int8_session))
+    assert (got[0].argmax(1) == expected[0].argmax(1)).mean() >= 0.95
+    assert np.abs(got[0] - expected[0]).max() < 0.2 and np.median(np.abs(got[2] - expected[2])) < 0.05
+
+
+def test_classifier_calibration_crops_are_drawn_up_to_the_cap(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    seen: list[np.ndarray] = []
+    monkeypatch.setattr(Q, "CLASSIFIER_CALIBRATION_CROPS", 100)
+    monkeypatch.setattr(Q, "_input_name", lambda _path: "crops")
+    monkeypatch.setattr(
+        Q,
+        "_quantize",
+        lambda _s, target, feeds, *_a: (seen.extend(f["crops"] for f in feeds), target.write_bytes(b"x")),
+    )
+    crops = np.arange(300, dtype=np.float32)[:, None, None, None] * np.ones((1, 3, 64, 64), np.float32)
+    (tmp_path / "fp32.onnx").write_bytes(b"float weights")  # its sha256 goes into the card
+    entry = Q.quantize_classifier(tmp_path / "fp32.onnx", tmp_path / "int8.onnx", crops, tmp_path, seed=0)
+    drawn = np.concatenate(seen)[:, 0, 0, 0]
+    assert entry["calibration_crops"] == 64 and entry["crops_recorded"] == 300  # whole batches only
+    assert len(set(drawn)) == 64 and [len(b) for b in seen] == [64]
+    seen.clear()
+    assert (
+        Q.quantize_classifier(tmp_path / "fp32.onnx", tmp_path / "int8.onnx", crops[:40], tmp_path)["calibration_crops"]
+        == 40
+    )
+    assert [len(b) for b in seen] == [40]  # fewer than a batch: one batch of them all
+    with pytest.raises(ValueError, match="no calibration crops"):
+        Q.quantize_classifier(tmp_path / "fp32.onnx", tmp_path / "int8.onnx", crops[:0], tmp_path)
+
+
+def test_the_model_kind_is_read_from_its_outputs(tmp_path: Path) -> None:
+    from vision.runtime.models import CLASSIFIER_FILE, default_models_dir
+
+    assert Q.model_kind(default_models_dir() / CLASSIFIER_FILE) == "classifier"
+    assert Q.model_kind(conv_detector(tmp_path / "fp32.onnx")) == "detector"
+    (tmp_path / "garbage.onnx").write_bytes(b"\x00not a model")
+    with pytest.raises(ValueError, match="not an ONNX model"):
+        Q.model_kind(tmp_path / "garbage.onnx")
+
+
+def test_the_float_weights_are_kept_beside_the_quantized_classifier(tmp_path: Path) -> None:
+    source = tmp_path / "runs" / "classifier.onnx"
+    source.parent.mkdir()
+    source.write_bytes(b"float weights")
+    beside = Q.keep_float_beside(source, tmp_path / "tile-classifier.onnx")
+    assert beside == tmp_path / "tile-classifier-fp32.onnx" and beside.read_bytes() == b"float weights"
+    assert Q.keep_float_beside(beside, tmp_path / "tile-classifier.onnx") == beside  # already there: left as it is
+
+
+def test_the_scenes_a_classifier_was_calibrated_on_are_named_so_they_can_be_made_again(tmp_path: Path) -> None:
+    (tmp_path / "summary.json").write_text(json.dumps({"images": 40, "seed": 901, "recipe": {"name": "r"}}))
+    assert Q.scenes_provenance(tmp_path) == {"folder": str(tmp_path), "recipe": "r", "seed": 901, "images": 40}
+    (tmp_path / "summary.json").write_text("{")
+    assert Q.scenes_provenance(tmp_path)["made_by"].startswith("unknown")
+
+
+def test_the_shipped_classifier_is_int8_and_its_float_weights_are_its_source() -> None:
+    from vision.runtime.models import CLASSIFIER_FILE, default_models_dir, float_weights, model_card
+
+    shipped = default_models_dir() / CLASSIFIER_FILE
+    card = model_card(shipped)
+    assert card is not None and card["quantization"]["float_file"] == float_weights(shipped).name
+    assert card["quantization"]["source_sha256"] == sha256(float_weights(shipped))
+    assert "DequantizeLinear" in {n.op_type for n in onnx.load(str(shipped)).graph.node}

@@ -33,11 +33,13 @@ def test_the_training_gets_what_the_budget_leaves() -> None:
 def test_a_pack_holds_the_fonts_the_training_photos_only_and_a_polars_stand_in(tmp_path: Path) -> None:
     init = tmp_path / "start.onnx"
     init.write_bytes(b"onnx")
+    (tmp_path / "start-fp32.onnx").write_bytes(b"float")  # an INT8 start model's float weights travel with it
     summary = pack(tmp_path / "pack", init=init)
     out = tmp_path / "pack"
     train = {photo.path.name for photo in realdata.load_photos(split="train")}
     assert {p.name for p in (out / "real" / "images").iterdir()} == train  # no held-out photo leaves
     assert summary["real_photos"] == len(train) and (out / "init" / "start.onnx").read_bytes() == b"onnx"
+    assert (out / "init" / "start-fp32.onnx").read_bytes() == b"float"
     assert summary["fonts"] >= 10 and any((out / "fonts").rglob("*.ttf"))
     spec = importlib.util.spec_from_file_location("polars_stand_in", out / "site" / "polars" / "__init__.py")
     assert spec is not None and spec.loader is not None
