@@ -11,7 +11,7 @@ time, recorded from its session while the reader works. The held-out real photos
 - Classifier (:func:`quantize_classifier`): only the backbone (stem, stages, last block: convolutions, ReLUs and
   additions) is int8; the pooling, and so the ``features`` the familiarity statistics and enrolment heads read, the
   label and angle heads and the softmax stay in float. Activation ranges are percentiles (99.999 %) of the values
-  over the calibration crops, not their extremes (:data:`CLASSIFIER_CALIBRATION`). Calibrated on the crops the
+  over the calibration crops, not their extremes (:data:`CLASSIFIER_QUANTIZATION`). Calibrated on the crops the
   reader cuts (every look but the familiarity confirmation: the first reading, the second and turned looks) from real
   training photos and synthetic scenes of the training editions. The float model stays beside the INT8 one
   (:func:`vision.runtime.models.float_weights`): training and enrolment start from it.
@@ -185,7 +185,6 @@ def quantize_detector(source: Path, target: Path, feeds: list[dict[str, np.ndarr
     if not feeds:
         raise ValueError("no calibration inputs: give --photos or --game")
     started = time.perf_counter()
-    # Ultralytics' dynamic-axes graph defeats symbolic shape inference; ONNX's own inference is enough here.
     _quantize(source, target, feeds, work, "minmax", lambda model: {"nodes_to_exclude": float_head_nodes(model)})
     shapes = sorted({tuple(int(d) for d in next(iter(feed.values())).shape[2:]) for feed in feeds})
     return {
@@ -260,6 +259,7 @@ def _quantize(
 
     work.mkdir(parents=True, exist_ok=True)
     prepared = work / "prepared.onnx"
+    # Ultralytics' dynamic-axes graph defeats symbolic shape inference; ONNX's own inference is enough for both.
     quant_pre_process(str(source), str(prepared), skip_symbolic_shape=True)
     methods = {"minmax": CalibrationMethod.MinMax, "percentile": CalibrationMethod.Percentile}
     with contextlib.redirect_stdout(io.StringIO()):  # ONNX Runtime prints its histogram settings: --json is stdout
