@@ -30,7 +30,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vision.eval.evaluate import Sample, match, score_image, summarize
+from vision.eval.evaluate import Sample, match, score_image, summarize, washed_out
 from vision.runtime.enrolment import ADAPTATIONS, enrol
 from vision.runtime.recognition import TileReader, default_models_dir
 from vision.synth.grid import film_style, render_grid_scene
@@ -198,10 +198,11 @@ def measure(
         readable = scene.readable()
         sample = Sample(Path(f"scene-{scene_seed}"), tuple(t.label for t in readable),
                         np.array([t.box for t in readable], np.float32).reshape(-1, 4))  # fmt: skip
+        washed = washed_out(scene.image, sample.boxes)
         for name, reader in readers.items():
             start = time.perf_counter()
             found = reader.read(scene.image).detections
-            row = score_image(sample, found, (time.perf_counter() - start) * 1e3)
+            row = score_image(sample, found, (time.perf_counter() - start) * 1e3, washed=washed)
             rows[name].append(row)
             confident = np.asarray(found.confidence) >= 0.8
             labels = found.labels
@@ -218,6 +219,7 @@ def measure(
             "tiles": summary["tiles_true"],
             "f1": summary["end_to_end"]["f1"],
             "detection_recall": summary["detection"]["recall"],
+            "visible": summary["visible"],
             "label_accuracy": summary["label_accuracy"],
             "wrong_at_0.8": confident_wrong[name],
             "ms_median": summary["ms"]["median"],

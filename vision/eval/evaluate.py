@@ -10,6 +10,12 @@ Each image belongs to a group: a synthetic image to its tile edition (its sideca
 renderer's ``style.edition``), any other image to the folder it was read from. :func:`group_summaries` gives
 one row per group (detection, tile F1, wrong labels read with confidence >= 0.8, colours flipped wholesale,
 time per photo) beside the overall figures.
+
+A labelled tile may lie under a glare that washes it white: its ink lifted as light as its body, nothing left to
+see (:mod:`vision.runtime.glare`; the synthetic scenes' "readable" knows occlusion, not light). Such a tile is
+measured from the photo's own pixels (:func:`washed_out`), still counted as missed in the plain figures, and
+reported apart: the ``visible`` figures leave out the washed-out tiles and any box matched to one. What the camera
+cannot show, the referee answers with a blind-spot REVIEW, not a reading.
 """
 
 from __future__ import annotations
@@ -33,6 +39,14 @@ from vision.runtime.yolofiles import DatasetError, class_names, image_size, read
 
 if TYPE_CHECKING:
     from vision.runtime.reader import Reader
+
+NO_INK_CONTRAST = 10
+"""A labelled tile is washed out when the middle of its box (less 15 % each side) is light, its darkest 5 % at
+:data:`vision.runtime.glare.WASHED_LEVEL` or more in every channel, and flat: in no channel do its 5th and 95th
+percentiles lie more than this many levels apart, so no ink shows, only noise. Chosen by eye on the 120 held-out
+edition scenes (seed 14): of the tiles as light as that, those with a faint digit still to be made out spread 12 or
+more; at 10 or less, 68 of 5,566 tiles, none shows a digit and the reader finds none of them."""
+MIDDLE_MARGIN = 0.15
 
 IOU_MATCH = 0.5
 """Overlap a reading's box needs with a labelled box to count as that tile (the usual detection threshold).
@@ -87,6 +101,12 @@ class Row:
     colour_ms: float = 0.0
     familiarity_ms: float = 0.0
     """The reading's own timings by step (:class:`vision.runtime.reader.ReadTimings`); ``ms`` is the whole read."""
+    washed_out: int = 0
+    """True tiles washed out by glare in the photo (:func:`washed_out`): counted in ``n_true`` and ``fn`` as well."""
+    washed_found: int = 0
+    """Of them, matched by a box (counted in ``tp``)."""
+    washed_right: int = 0
+    """Of them, matched and read right (counted in ``e2e_tp``)."""
 
     def to_csv(self) -> dict[str, Any]:
         data = asdict(self)
@@ -188,9 +208,34 @@ def match(true_boxes: np.ndarray, predicted: Detections, iou: float = IOU_MATCH)
     return pairs
 
 
-def score_image(sample: Sample, predicted: Detections, ms: float, *, iou: float = IOU_MATCH) -> Row:
+def washed_out(image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """(N,) bool: which labelled boxes show a tile washed white, no ink to be seen (:data:`NO_INK_CONTRAST`), from
+    the photo's own pixels."""
+    from vision.runtime.glare import WASHED_LEVEL
+
+    image = image_bgr if image_bgr.ndim == 3 else image_bgr[..., None]
+    height, width = image.shape[:2]
+    washed = np.zeros(len(boxes), bool)
+    for i, (x0, y0, x1, y1) in enumerate(np.asarray(boxes, np.float64).reshape(-1, 4)):
+        dx, dy = (x1 - x0) * MIDDLE_MARGIN, (y1 - y0) * MIDDLE_MARGIN
+        top, bottom = max(0, int(y0 + dy)), min(height, int(np.ceil(y1 - dy)))
+        left, right = max(0, int(x0 + dx)), min(width, int(np.ceil(x1 - dx)))
+        middle = image[top:bottom, left:right].reshape(-1, image.shape[2])
+        if not len(middle):
+            continue
+        low, high = np.percentile(middle, [5, 95], axis=0)
+        light = float(np.percentile(middle.min(axis=1), 5)) >= WASHED_LEVEL
+        washed[i] = light and float((high - low).max()) <= NO_INK_CONTRAST
+    return washed
+
+
+def score_image(
+    sample: Sample, predicted: Detections, ms: float, *, iou: float = IOU_MATCH, washed: np.ndarray | None = None
+) -> Row:
+    """One image's row; ``washed`` (one flag per labelled box, :func:`washed_out`) marks tiles glare hides."""
     pairs = match(sample.boxes, predicted, iou)
     labels = predicted.labels
+    white = np.zeros(len(sample.labels), bool) if washed is None else np.asarray(washed, bool)
     label_pairs = tuple((sample.labels[i], labels[j]) for i, j in pairs)
     correct = sum(t == p for t, p in label_pairs)
     confident_wrong = sum(
@@ -213,6 +258,9 @@ def score_image(sample: Sample, predicted: Detections, ms: float, *, iou: float 
         group=sample.group,
         confident_wrong=confident_wrong,
         colour_flipped=flips_a_colour(label_pairs),
+        washed_out=int(white.sum()),
+        washed_found=sum(bool(white[i]) for i, _ in pairs),
+        washed_right=sum(bool(white[i]) and sample.labels[i] == labels[j] for i, j in pairs),
     )
 
 
@@ -254,7 +302,8 @@ def evaluate(
         image = load_image(sample.path)
         start = time.perf_counter()
         reading = reader.read(image)
-        row = score_image(sample, reading.detections, (time.perf_counter() - start) * 1e3, iou=match_iou)
+        ms = (time.perf_counter() - start) * 1e3
+        row = score_image(sample, reading.detections, ms, iou=match_iou, washed=washed_out(image, sample.boxes))
         timings = reading.timings
         row = replace(
             row,
@@ -296,13 +345,38 @@ def confusion_matrix(rows: Iterable[Row]) -> np.ndarray:
     return matrix
 
 
+def _f1(precision: float | None, recall: float | None) -> float:
+    return round(2 * precision * recall / (precision + recall), 4) if precision and recall else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class VisibleFigures:
+    """Detection and end-to-end figures over the tiles the photo shows: the washed-out ones (:func:`washed_out`)
+    and the boxes matched to them left out of both sides."""
+
+    tiles: int
+    washed_out: int
+    detection_recall: float | None
+    detection_precision: float | None
+    f1: float
+
+    @classmethod
+    def of(cls, rows: Sequence[Row]) -> VisibleFigures:
+        washed, found = sum(r.washed_out for r in rows), sum(r.washed_found for r in rows)
+        n_true, n_pred = sum(r.n_true for r in rows) - washed, sum(r.n_pred for r in rows) - found
+        tp = sum(r.tp for r in rows) - found
+        right = sum(r.e2e_tp for r in rows) - sum(r.washed_right for r in rows)
+        f1 = _f1(_ratio(right, n_pred), _ratio(right, n_true))
+        return cls(n_true, washed, _ratio(tp, n_true), _ratio(tp, n_pred), f1)
+
+
 def summarize(rows: Sequence[Row]) -> dict[str, Any]:
     total: Counter[str] = Counter()
     for row in rows:
         total.update({k: getattr(row, k) for k in ("n_true", "n_pred", "tp", "fp", "fn", "label_correct", "e2e_tp")})
     precision = _ratio(total["e2e_tp"], total["n_pred"])
     recall = _ratio(total["e2e_tp"], total["n_true"])
-    f1 = round(2 * precision * recall / (precision + recall), 4) if precision and recall else 0.0
+    f1 = _f1(precision, recall)
     confusions = Counter(pair for row in rows for pair in row.pairs if pair[0] != pair[1])
     times = [row.ms for row in rows]
     confident_wrong = sum(row.confident_wrong for row in rows)
@@ -316,6 +390,7 @@ def summarize(rows: Sequence[Row]) -> dict[str, Any]:
         },
         "label_accuracy": _ratio(total["label_correct"], total["tp"]),
         "end_to_end": {"precision": precision, "recall": recall, "f1": f1},
+        "visible": asdict(VisibleFigures.of(rows)),
         "perfect_images": _ratio(sum(row.perfect for row in rows), len(rows)),
         "impossible_reads": impossible_reads(rows),
         "top_confusions": [
@@ -355,6 +430,11 @@ class GroupSummary:
     colour_flipped_images: int
     ms_mean: float | None
     ms_median: float | None
+    washed_out: int = 0
+    """True tiles washed white by glare (:func:`washed_out`)."""
+    visible_detection_recall: float | None = None
+    visible_f1: float = 0.0
+    """The figures without them (:class:`VisibleFigures`)."""
 
 
 def _group_summary(group: str, rows: Sequence[Row]) -> GroupSummary:
@@ -363,6 +443,7 @@ def _group_summary(group: str, rows: Sequence[Row]) -> GroupSummary:
     precision, recall = _ratio(right, n_pred), _ratio(right, n_true)
     wrong = sum(r.confident_wrong for r in rows)
     times = [r.ms for r in rows]
+    visible = VisibleFigures.of(rows)
     return GroupSummary(
         group=group,
         images=len(rows),
@@ -370,12 +451,15 @@ def _group_summary(group: str, rows: Sequence[Row]) -> GroupSummary:
         detection_recall=_ratio(tp, n_true),
         detection_precision=_ratio(tp, n_pred),
         label_accuracy=_ratio(sum(r.label_correct for r in rows), tp),
-        f1=round(2 * precision * recall / (precision + recall), 4) if precision and recall else 0.0,
+        f1=_f1(precision, recall),
         confident_wrong=wrong,
         confident_wrong_share=round(wrong / n_true, 5) if n_true else None,
         colour_flipped_images=sum(r.colour_flipped for r in rows),
         ms_mean=round(statistics.fmean(times), 2) if times else None,
         ms_median=round(statistics.median(times), 2) if times else None,
+        washed_out=visible.washed_out,
+        visible_detection_recall=visible.detection_recall,
+        visible_f1=visible.f1,
     )
 
 
@@ -418,6 +502,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"detection     precision {pct(det['precision'])}  recall {pct(det['recall'])}",
         f"labels        accuracy on matched boxes {pct(summary['label_accuracy'])}",
         f"end to end    precision {pct(e2e['precision'])}  recall {pct(e2e['recall'])}  F1 {pct(e2e['f1'])}",
+        *_visible_line(summary.get("visible")),
         f"perfect images {pct(summary['perfect_images'])}; impossible readings {summary['impossible_reads']}",
         f"time per image: mean {summary['ms']['mean']} ms, median {summary['ms']['median']} ms",
     ]
@@ -433,8 +518,17 @@ def format_summary(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _visible_line(visible: dict[str, Any] | None) -> list[str]:
+    if not visible or not visible["washed_out"]:
+        return []
+    return [
+        f"without the {visible['washed_out']} tiles washed white by glare (the photo shows no ink there):"
+        f" detection recall {100 * (visible['detection_recall'] or 0):.1f}%, F1 {100 * visible['f1']:.1f}%"
+    ]
+
+
 GROUP_HEADER = ("group", "images", "tiles", "det R", "det P", "label acc", "tile F1", "wrong>=0.8", "share",
-                "flipped", "ms mean")  # fmt: skip
+                "flipped", "ms mean", "washed", "vis det R", "vis F1")  # fmt: skip
 
 
 def format_groups(groups: Sequence[dict[str, Any]]) -> list[str]:
@@ -451,10 +545,12 @@ def format_groups(groups: Sequence[dict[str, Any]]) -> list[str]:
             g["images"], g["tiles"], number(g["detection_recall"]), number(g["detection_precision"]),
             number(g["label_accuracy"]), number(g["f1"]), g["confident_wrong"],
             "n/a" if share is None else f"{100 * share:.2f}%", g["colour_flipped_images"], number(g["ms_mean"], 1),
+            g.get("washed_out", 0), number(g.get("visible_detection_recall")), number(g.get("visible_f1", 0.0)),
         )  # fmt: skip
         lines.append(f"{g['group']:<{width}} " + " ".join(f"{c!s:>10}" for c in cells))
     lines.append(
         f"wrong>=0.8: matched tiles read as another label with confidence >= {CONFIDENT} (share of true tiles);"
-        " flipped: images with half or more of a colour's tiles read as numbers of another colour"
+        " flipped: images with half or more of a colour's tiles read as numbers of another colour;"
+        " washed: true tiles glare washes white in the photo, left out of vis det R and vis F1"
     )
     return lines

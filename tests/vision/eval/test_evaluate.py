@@ -25,6 +25,7 @@ from vision.eval.evaluate import (
     match,
     score_image,
     summarize,
+    washed_out,
     write_csv,
 )
 from vision.runtime.detections import Detections
@@ -90,6 +91,37 @@ def test_a_label_box_drawn_off_its_tile_matches_at_a_lower_iou() -> None:
     predicted = Detections.of_boxes([[4, 0, 14, 10]], [0.9], ["red-1"])  # IoU 6/14 = 0.43
     strict, tolerant = score_image(sample, predicted, 1.0), score_image(sample, predicted, 1.0, iou=0.4)
     assert (strict.tp, strict.fp, strict.fn) == (0, 1, 1) and (tolerant.tp, tolerant.fp, tolerant.fn) == (1, 0, 0)
+
+
+def test_a_tile_washed_white_is_told_from_a_faint_one_by_its_pixels() -> None:
+    rng = np.random.default_rng(0)
+    image = np.clip(rng.normal(250, 1.5, (40, 200, 3)), 0, 255).astype(np.uint8)  # a glare spot, camera noise
+    image[:, 150:] = 120  # a grey cloth beside it
+    image[15:25, 58:62] = 30  # a black digit in the glare
+    image[15:25, 98:102] = (255, 255, 225)  # a digit lifted nearly white, yet 25+ levels from its body
+    boxes = np.array([[10, 5, 30, 35], [50, 5, 70, 35], [90, 5, 110, 35], [160, 5, 180, 35]], np.float32)
+    # white on white; a digit that shows; a faint digit that still shows; flat but grey, not washed
+    assert washed_out(image, boxes).tolist() == [True, False, False, False]
+    assert washed_out(image, np.zeros((0, 4), np.float32)).tolist() == []
+
+
+def test_tiles_washed_out_count_as_missed_and_are_left_out_of_the_visible_figures() -> None:
+    boxes = np.array([[0, 0, 10, 10], [20, 0, 30, 10], [40, 0, 50, 10], [60, 0, 70, 10]], np.float32)
+    sample = Sample(Path("a.jpg"), ("red-1", "red-2", "red-3", "red-4"), boxes)
+    # red-1 and red-2 found and read right; red-3 washed out, found and misread; red-4 washed out, not found
+    predicted = Detections.of_boxes(boxes[:3], [0.9, 0.9, 0.4], ["red-1", "red-2", "red-5"])
+    row = score_image(sample, predicted, 1.0, washed=np.array([False, False, True, True]))
+    assert (row.tp, row.fn, row.washed_out, row.washed_found, row.washed_right) == (3, 1, 2, 1, 0)
+    assert score_image(sample, predicted, 1.0).washed_out == 0  # no flags: none washed out
+    summary = summarize([row])
+    assert summary["detection"]["recall"] == 0.75 and summary["end_to_end"]["recall"] == 0.5
+    # without red-3 and red-4 (and the box matched to red-3): 2 tiles, both found and read right
+    assert summary["visible"] == {
+        "tiles": 2, "washed_out": 2, "detection_recall": 1.0, "detection_precision": 1.0, "f1": 1.0
+    }  # fmt: skip
+    assert "without the 2 tiles washed white by glare" in format_summary(summary)
+    group = summary["groups"][-1]
+    assert (group["washed_out"], group["visible_detection_recall"], group["visible_f1"]) == (2, 1.0, 1.0)
 
 
 class FixedReader:
