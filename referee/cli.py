@@ -49,6 +49,8 @@ class TableFromFile(NamedTuple):
 
     table: Table
     left_out: int = 0
+    blind_tiles: float = 0.0
+    """A photo's area washed out by glare outside the tiles read, in tiles' areas: a tile there cannot be seen."""
 
 
 TableReader = Callable[[str], TableFromFile]

@@ -214,9 +214,25 @@ class _Findings:
 def unsure_of_left_out(ruling: Ruling, left_out: int) -> Ruling:
     """A REVERT becomes REVIEW when boxes were left out of the tables as not tiles: one of them may have been
     a tile (under glare, say), and a tile missing from the reading looks like a tile taken back."""
-    if not left_out or ruling.verdict is not Verdict.REVERT or all(v.code is Code.TIMEOUT for v in ruling.violations):
-        return ruling  # over time whatever the tiles are
-    note = f"{left_out} weak box(es) left out of the reading as not tiles: a tile may be missing; a person decides"
+    if not left_out:
+        return ruling
+    return _unsure(ruling, f"{left_out} weak box(es) left out of the reading as not tiles: a tile may be missing")
+
+
+def unsure_of_blind_spots(ruling: Ruling, blind_tiles: float) -> Ruling:
+    """A REVERT becomes REVIEW when glare washed part of a photo white (``blind_tiles``: its area in tiles' areas,
+    outside the tiles read): a tile lying there cannot be seen, and a tile missing looks like a tile taken back."""
+    if blind_tiles <= 0:
+        return ruling
+    return _unsure(ruling, f"glare washes out about {blind_tiles:.1f} tiles' area of a photo: a tile there is unseen")
+
+
+def _unsure(ruling: Ruling, why: str) -> Ruling:
+    """A REVERT ruled REVIEW, no penalty, with ``why`` noted; any other ruling, and one over time whatever the tiles
+    are, as it is."""
+    if ruling.verdict is not Verdict.REVERT or all(v.code is Code.TIMEOUT for v in ruling.violations):
+        return ruling
+    note = f"{why}; a person decides"
     return replace(ruling, verdict=Verdict.REVIEW, penalty_tiles=0, notes=(*ruling.notes, note))
 
 

@@ -21,7 +21,7 @@ from referee.cli import (
     read_json,
     rules_from,
 )
-from referee.moves import Ruling, Verdict, check_move, unsure_of_left_out
+from referee.moves import Ruling, Verdict, check_move, unsure_of_blind_spots, unsure_of_left_out
 from referee.table import Table, TableError
 
 HELP = "Rule on a move from the table before and after it (table JSON files, or photos with the vision package)."
@@ -74,16 +74,18 @@ def run(args: argparse.Namespace, read: TableReader = read_table) -> int:
     before, after = read(args.before), read(args.after)
     options: dict[str, Any] = {}
     left_out = before.left_out + after.left_out
+    blind_tiles = before.blind_tiles + after.blind_tiles
     if args.at_limit is not None:
         at_limit = read(args.at_limit)
         options["table_at_limit"] = at_limit.table
         left_out += at_limit.left_out
+        blind_tiles += at_limit.blind_tiles
     if args.touched_after_limit is not None:
         options["touched_after_limit"] = args.touched_after_limit
     ruling = check_move(
         before.table, after.table, opened=args.opened, profile=rules_from(args), elapsed_s=args.elapsed, **options
     )
-    ruling = unsure_of_left_out(ruling, left_out)
+    ruling = unsure_of_blind_spots(unsure_of_left_out(ruling, left_out), blind_tiles)
     emit(args, ruling.to_dict(), format_ruling(ruling))
     return 0
 

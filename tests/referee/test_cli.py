@@ -54,6 +54,28 @@ def test_a_revert_on_a_reading_with_boxes_left_out_asks_a_person(
     assert json.loads(capsys.readouterr().out)["verdict"] == "revert"
 
 
+def test_a_revert_on_a_photo_with_a_blind_spot_asks_a_person(
+    tables: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Glare washed part of the photo white: the joker's place in the run may hold a tile nobody could see."""
+    from referee import cli
+    from referee.commands import check
+    from referee.table import Table
+
+    kept = Table.from_json(json.loads(Path(tables["kept"]).read_text()))
+    args = build_parser().parse_args(["check", tables["before"], "after.scan", "--opened", "--json"])
+
+    def reader(blind_tiles: float) -> cli.TableReader:
+        return lambda path: cli.TableFromFile(kept, 0, blind_tiles) if path == "after.scan" else check.read_table(path)
+
+    assert check.run(args, read=reader(2.5)) == 0
+    ruling = json.loads(capsys.readouterr().out)
+    assert ruling["verdict"] == "review" and ruling["penalty_tiles"] == 0
+    assert "glare washes out about 2.5 tiles' area" in ruling["notes"][-1]
+    assert check.run(args, read=reader(0.0)) == 0  # no blind spot: the revert stands
+    assert json.loads(capsys.readouterr().out)["verdict"] == "revert"
+
+
 def test_validate(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run("validate", "red-5", "joker", "red-7", capsys=capsys)
     assert code == 0 and "valid run worth 18" in out and "red-6" in out

@@ -18,7 +18,9 @@ from referee.table import LOOSE, Table
 from vision.cli.options import add_models_options
 
 if TYPE_CHECKING:  # the models load when a command runs, never at import
-    from vision.runtime.reader import TileReader
+    import numpy as np
+
+    from vision.runtime.reader import Reading, TileReader
 
 PROG = rules_cli.PROG
 
@@ -51,8 +53,27 @@ def read_photo_table(path: str, models: Path | None = None, one_pass: bool = Fal
     from vision.runtime.tables import PHOTO, read_table
 
     image = load_image(path)
-    reading = read_table(_reader(models, one_pass).read(image), PHOTO)
-    return rules_cli.TableFromFile(reading.table, len(reading.left_out))
+    seen = _reader(models, one_pass).read(image)
+    reading = read_table(seen, PHOTO)
+    blind = _blind_spots(path, image, seen)
+    return rules_cli.TableFromFile(reading.table, len(reading.left_out), blind)
+
+
+def _blind_spots(path: str, image: np.ndarray, reading: Reading) -> float:
+    """The photo's area glare washes white outside every box read, in tiles' areas (0: none), said on stderr
+    (:func:`vision.runtime.glare.photo_blind_spots`)."""
+    import numpy as np
+
+    from vision.runtime.glare import photo_blind_spots
+
+    boxes = np.concatenate([reading.detections.xyxy, reading.left_out.xyxy]).reshape(-1, 4)
+    blind = photo_blind_spots(image, boxes)
+    if not blind or blind.centre_px is None:
+        return 0.0
+    x, y = blind.centre_px
+    print(f"warning: {path}: glare washes out about {blind.tiles:.1f} tiles' area around ({x:.0f}, {y:.0f}) px:"
+          " a tile there cannot be seen", file=sys.stderr)  # fmt: skip
+    return blind.tiles
 
 
 def check_annotation_target(out: Path | None) -> None:
@@ -108,7 +129,9 @@ def cmd_read(args: argparse.Namespace) -> int:
 
     check_annotation_target(args.annotate)
     image = load_image(args.image)
-    table = read_table(_reader(args.models, args.one_pass).read(image), PHOTO).table
+    seen = _reader(args.models, args.one_pass).read(image)
+    table = read_table(seen, PHOTO).table
+    _blind_spots(args.image, image, seen)
     if args.annotate:
         _write_annotation(args.annotate, image, table)
     rules_cli.emit(args, table.to_json(with_extras=True), format_table(table))

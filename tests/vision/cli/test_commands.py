@@ -182,3 +182,18 @@ def test_a_photo_of_small_tiles_is_read_again_at_tile_scale_unless_one_pass(
     assert [t["label"] for t in json.loads(stdout)["images"][0]["tiles"]] == ["red-5", "red-6", "red-7"]
     code, _, _ = run(["detect", str(image), "--models", str(models), "--json"], capsys)
     assert code == 0 and [r.width_px for r in regions] == [512]  # 640 px scaled: 40-px tiles to PHOTO_TILE_PX
+
+
+def test_a_photo_with_a_blind_spot_is_said_on_stderr_and_counted_for_check(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.vision.runtime.test_glare import table
+    from vision.cli.commands import _blind_spots
+    from vision.runtime.detections import Detections
+    from vision.runtime.reader import Reading
+
+    glared, boxes = table(spot=(1200, 700, 110), tiles=[(300 + 60 * i, 300) for i in range(4)])
+    reading = Reading(Detections.of_boxes(boxes[:3], [0.9] * 3), Detections.of_boxes(boxes[3:], [0.1]))
+    tiles = _blind_spots("table.jpg", glared, reading)
+    said = capsys.readouterr().err
+    assert tiles > 5 and said.startswith("warning: table.jpg: glare washes out about") and "cannot be seen" in said
+    plain, _ = table(tiles=[(300 + 60 * i, 300) for i in range(4)])
+    assert _blind_spots("table.jpg", plain, reading) == 0.0 and capsys.readouterr().err == ""

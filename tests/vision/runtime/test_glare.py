@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.runtime.glare import BLIND_LEVEL, blind_spots
+from vision.runtime.glare import BLIND_LEVEL, blind_spots, photo_blind_spots
 
 SIZE = (1920, 1080)
 SCALE = 320 / 1920
@@ -91,3 +91,14 @@ def test_reached_by_a_footprint_on_or_next_to_the_spot() -> None:
     far = np.zeros(spots.mask.shape, bool)
     far[5, 5] = True
     assert not spots.reached_by(far)
+
+
+def test_a_photo_is_searched_whole_for_blind_spots_its_tile_size_from_its_boxes() -> None:
+    tiles = [(300 + 60 * i, 300) for i in range(4)]
+    glared, boxes = table(spot=(1200, 700, 110), tiles=tiles)
+    spots = photo_blind_spots(glared, boxes)
+    assert spots and spots.centre_px is not None
+    assert abs(spots.centre_px[0] - 1200) < 40 and abs(spots.centre_px[1] - 700) < 40 and spots.tiles > 5
+    plain, _ = table(tiles=tiles)
+    assert not photo_blind_spots(plain, boxes)  # no glare: none
+    assert not photo_blind_spots(glared, boxes[:2])  # two boxes cannot tell a tile's size: none said

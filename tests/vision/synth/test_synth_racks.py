@@ -92,3 +92,18 @@ def test_the_rack_recipes_train_on_train_editions_and_hold_out_the_rest() -> Non
     heldout, _ = load_recipe("synth-racks-heldout")
     assert 0 < train.rack_view_probability < 1 and train.split == "train" and "large-print" not in train.editions
     assert heldout.rack_view_probability == 1.0 and heldout.split == "heldout"
+
+
+def test_a_rack_seen_from_above_shows_slivers_that_are_not_labelled() -> None:
+    # A held-out edition scene (the 49th of seed 14's draw) looking almost straight down at two racks: their tiles'
+    # faces lean back, 27 px wide but 1-8 px tall, and no one could read their digits.
+    params, _ = load_recipe("datasets/synth-editions-heldout.yaml")
+    scene = render_scene(3774107903, params)
+
+    def sides(tile) -> tuple[float, float]:
+        corners = np.asarray(tile.polygon)
+        return float(np.linalg.norm(corners[1] - corners[0])), float(np.linalg.norm(corners[3] - corners[0]))
+
+    slivers = [t for t in scene.tiles if t.kind == "rack" and sides(t)[0] >= 20 and sides(t)[1] < params.min_face_px]
+    assert len(slivers) >= 8 and not any(t.readable for t in slivers)
+    assert scene.readable() and all(min(sides(t)) >= params.min_face_px for t in scene.readable())
