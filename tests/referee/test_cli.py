@@ -31,10 +31,17 @@ def tables(tmp_path: Path) -> dict[str, str]:
     return paths
 
 
-def test_a_revert_on_a_reading_with_boxes_left_out_asks_a_person(
-    tables: dict[str, str], capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("left_out", "blind_tiles", "note"),
+    [
+        (1, 0.0, "1 weak box(es) left out"),  # a box left out as not a tile: the joker kept might be a tile missed
+        (0, 2.5, "glare washes out about 2.5 tiles' area"),  # a blind spot: a tile there nobody could see
+    ],
+)
+def test_a_revert_on_a_reading_that_may_miss_a_tile_asks_a_person(
+    tables: dict[str, str], capsys: pytest.CaptureFixture[str], left_out: int, blind_tiles: float, note: str
 ) -> None:
-    """A photo reader that left a box out as not a tile: the joker kept might be a tile it missed."""
+    """A photo reader that left a box out as not a tile, or saw part of the photo washed white by glare."""
     from referee import cli
     from referee.commands import check
     from referee.table import Table
@@ -42,37 +49,18 @@ def test_a_revert_on_a_reading_with_boxes_left_out_asks_a_person(
     kept = Table.from_json(json.loads(Path(tables["kept"]).read_text()))
     args = build_parser().parse_args(["check", tables["before"], "after.scan", "--opened", "--json"])
 
-    def reader(left_out: int) -> cli.TableReader:
-        return lambda path: cli.TableFromFile(kept, left_out) if path == "after.scan" else check.read_table(path)
+    def reader(left_out: int, blind_tiles: float) -> cli.TableReader:
+        def read(path: str) -> cli.TableFromFile:
+            return cli.TableFromFile(kept, left_out, blind_tiles) if path == "after.scan" else check.read_table(path)
 
-    assert check.run(args, read=reader(1)) == 0
+        return read
+
+    assert check.run(args, read=reader(left_out, blind_tiles)) == 0
     ruling = json.loads(capsys.readouterr().out)
     assert ruling["verdict"] == "review" and ruling["penalty_tiles"] == 0
     assert [v["code"] for v in ruling["violations"]] == ["joker-kept"]
-    assert "1 weak box(es) left out" in ruling["notes"][-1]
-    assert check.run(args, read=reader(0)) == 0  # nothing left out: the revert stands
-    assert json.loads(capsys.readouterr().out)["verdict"] == "revert"
-
-
-def test_a_revert_on_a_photo_with_a_blind_spot_asks_a_person(
-    tables: dict[str, str], capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Glare washed part of the photo white: the joker's place in the run may hold a tile nobody could see."""
-    from referee import cli
-    from referee.commands import check
-    from referee.table import Table
-
-    kept = Table.from_json(json.loads(Path(tables["kept"]).read_text()))
-    args = build_parser().parse_args(["check", tables["before"], "after.scan", "--opened", "--json"])
-
-    def reader(blind_tiles: float) -> cli.TableReader:
-        return lambda path: cli.TableFromFile(kept, 0, blind_tiles) if path == "after.scan" else check.read_table(path)
-
-    assert check.run(args, read=reader(2.5)) == 0
-    ruling = json.loads(capsys.readouterr().out)
-    assert ruling["verdict"] == "review" and ruling["penalty_tiles"] == 0
-    assert "glare washes out about 2.5 tiles' area" in ruling["notes"][-1]
-    assert check.run(args, read=reader(0.0)) == 0  # no blind spot: the revert stands
+    assert note in ruling["notes"][-1]
+    assert check.run(args, read=reader(0, 0.0)) == 0  # nothing left out, nothing unseen: the revert stands
     assert json.loads(capsys.readouterr().out)["verdict"] == "revert"
 
 
