@@ -35,6 +35,7 @@ import numpy as np
 from referee.profiles import DEFAULT_PROFILE, get_profile
 from referee.tiles import ALL_LABELS, Tile, TileError
 from vision.runtime.detections import Detections, box_iou
+from vision.runtime.glare import WASHED_LEVEL
 from vision.runtime.yolofiles import DatasetError, class_names, image_size, read_label_file
 
 if TYPE_CHECKING:
@@ -45,8 +46,10 @@ NO_INK_CONTRAST = 10
 :data:`vision.runtime.glare.WASHED_LEVEL` or more in every channel, and flat: in no channel do its 5th and 95th
 percentiles lie more than this many levels apart, so no ink shows, only noise. Chosen by eye on the 120 held-out
 edition scenes (seed 14): of the tiles as light as that, those with a faint digit still to be made out spread 12 or
-more; at 10 or less, 68 of 5,566 tiles, none shows a digit and the reader finds none of them."""
+more; at 10 or less, 68 tiles of the 5,566 labelled then, none shows a digit and the reader finds none of them."""
 MIDDLE_MARGIN = 0.15
+"""Share of a box's width and height left out on each side before :func:`washed_out` looks: the table around a tile
+and its rim."""
 
 IOU_MATCH = 0.5
 """Overlap a reading's box needs with a labelled box to count as that tile (the usual detection threshold).
@@ -211,8 +214,6 @@ def match(true_boxes: np.ndarray, predicted: Detections, iou: float = IOU_MATCH)
 def washed_out(image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray:
     """(N,) bool: which labelled boxes show a tile washed white, no ink to be seen (:data:`NO_INK_CONTRAST`), from
     the photo's own pixels."""
-    from vision.runtime.glare import WASHED_LEVEL
-
     image = image_bgr if image_bgr.ndim == 3 else image_bgr[..., None]
     height, width = image.shape[:2]
     washed = np.zeros(len(boxes), bool)
