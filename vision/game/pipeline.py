@@ -78,7 +78,7 @@ from vision.game.tilememory import TileMemory
 from vision.game.timelimit import LimitWatch
 from vision.runtime.detections import Detections
 from vision.runtime.detector import TILE_PX, Region
-from vision.runtime.glare import TILE_AREA_MM2, WASHED_LEVEL, BlindSpots, blind_spots
+from vision.runtime.glare import TILE_AREA_MM2, WASHED_LEVEL, BlindSpots, blind_spots, median_tile_area
 from vision.runtime.layout import MIN_CONFIDENCE, SetFinder
 from vision.runtime.motion import Activity, ActivityMeter, ReadPicture
 from vision.runtime.reader import Reader, TileReader
@@ -747,9 +747,7 @@ class TablePipeline:
         px_per_mm = measured_px_per_mm(self.calibration)
         if px_per_mm is not None:
             return TILE_AREA_MM2 * px_per_mm * px_per_mm
-        if len(boxes_xyxy) < 3:
-            return 0.0
-        return float(np.median((boxes_xyxy[:, 2] - boxes_xyxy[:, 0]) * (boxes_xyxy[:, 3] - boxes_xyxy[:, 1])))
+        return median_tile_area(boxes_xyxy)
 
     def _warn_blind(self, blind: BlindSpots, time_s: float, frame: int) -> list[Event]:
         """A ``glare`` warning when blind spots appear (again after a settle without them)."""

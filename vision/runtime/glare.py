@@ -33,6 +33,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from vision.runtime.motion import WORK_WIDTH
+
 BLIND_LEVEL = 250
 """Smallest of B, G, R (8-bit) from which the camera is saturated. On the eight games of ``bench pipeline --inputs 8``
 and four more glare games (issue 16) only game-2013's hot spot on a light grey cloth reaches it outside the tiles
@@ -114,18 +116,19 @@ def blind_spots(
     return BlindSpots(np.isin(labels, spots), area / tile_area, centre)
 
 
-PHOTO_WORK_WIDTH = 320
-"""The longer side of the small image a photo's blind spots are measured on (as the live pipeline's meter)."""
+def median_tile_area(boxes_xyxy: np.ndarray) -> float:
+    """A tile's area in pixels from the boxes read: their median (0: fewer than 3 boxes cannot tell it)."""
+    boxes = np.asarray(boxes_xyxy, np.float64).reshape(-1, 4)
+    if len(boxes) < 3:
+        return 0.0
+    return float(np.median((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])))
 
 
 def photo_blind_spots(image: np.ndarray, boxes_xyxy: np.ndarray) -> BlindSpots:
-    """The blind spots of a whole photo (BGR) outside ``boxes_xyxy`` (every box read, those left out too), a tile's
-    area taken from the boxes' median; none where fewer than 3 boxes tell a tile's size."""
-    boxes = np.asarray(boxes_xyxy, np.float64).reshape(-1, 4)
+    """The blind spots of a whole photo (BGR) outside ``boxes_xyxy`` (every box read, those left out too), measured
+    on an image :data:`vision.runtime.motion.WORK_WIDTH` wide as the live pipeline's are, a tile's area from the
+    boxes (:func:`median_tile_area`); none where fewer than 3 boxes tell a tile's size."""
     height, width = image.shape[:2]
-    scale = PHOTO_WORK_WIDTH / max(height, width)
+    scale = WORK_WIDTH / max(height, width)
     shape = (max(1, round(height * scale)), max(1, round(width * scale)))
-    if len(boxes) < 3:
-        return BlindSpots.none(shape)
-    tile_area = float(np.median((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])))
-    return blind_spots(image, np.ones(shape, np.uint8), scale, boxes, tile_area)
+    return blind_spots(image, np.ones(shape, np.uint8), scale, boxes_xyxy, median_tile_area(boxes_xyxy))

@@ -56,6 +56,8 @@ MAX_VIEW_ANGLE_DEG = 75.0
 height or less (a rack's tiles seen from above, faces turned toward their player). On the 120 held-out edition scenes
 (seed 14) the reader found none of the 35 rack tiles beyond 75 degrees, nor of 41 beyond 72.5, and 10 of 56 beyond
 66.4; the visibility grid counts such a face seen, because its sample points land on the tile's own pixels."""
+MIN_FACING = math.cos(math.radians(MAX_VIEW_ANGLE_DEG))
+"""The cosine between a readable face's normal and the direction to the camera, at least."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -571,8 +573,7 @@ def _shade_face(texture: np.ndarray, pose: TilePose, lighting: effects.Lighting,
     normal = pose.face_normal()
     light = _light_vector(lighting)
     diffuse = 0.6 + 0.4 * max(0.0, float(np.dot(normal, light)))
-    view = np.asarray(camera.position) - pose.centre()
-    view /= np.linalg.norm(view)
+    view = _toward_camera(pose, camera)
     half = light + view
     half /= np.linalg.norm(half)
     specular = max(0.0, float(np.dot(normal, half))) ** 40 * 0.5
@@ -582,6 +583,12 @@ def _shade_face(texture: np.ndarray, pose: TilePose, lighting: effects.Lighting,
     rgb = out[..., :3].astype(np.float32) * diffuse + 255 * specular
     out[..., :3] = np.clip(rgb, 0, 255).astype(np.uint8)
     return out
+
+
+def _toward_camera(pose: TilePose, camera: Camera) -> np.ndarray:
+    """The unit vector from the tile's face centre to the camera."""
+    view = np.asarray(camera.position, float) - pose.centre()
+    return view / np.linalg.norm(view)
 
 
 def _shrinks(quad: np.ndarray, texture_width: int) -> bool:
@@ -606,14 +613,13 @@ def _labels(
         box = _clipped_box(outline, camera.width, camera.height)
         visible, digit = float(seen.mean()), float(seen[digit_region].mean())
         face_px = min(float(np.linalg.norm(corners[1] - corners[0])), float(np.linalg.norm(corners[3] - corners[0])))
-        view = np.asarray(camera.position, float) - tile.pose.centre()
-        facing = float(np.dot(tile.pose.face_normal(), view / np.linalg.norm(view)))
+        facing = float(np.dot(tile.pose.face_normal(), _toward_camera(tile.pose, camera)))
         readable = (
             box is not None
             and visible >= params.readable_visible
             and digit >= params.readable_visible
             and face_px >= params.min_face_px
-            and facing >= math.cos(math.radians(MAX_VIEW_ANGLE_DEG))
+            and facing >= MIN_FACING
         )
         kind = {POOL_SET: "pool", RACK_SET: "rack", -1: "loose"}.get(tile.set_id, "set")
         up = corners[0] + corners[1] - corners[3] - corners[2]
