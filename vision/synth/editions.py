@@ -228,6 +228,48 @@ TRAVEL = Edition(
 )
 """A compact travel set: smaller wider tiles, mid-size digits, no circle, yellow for orange and teal for blue."""
 
+ROUNDED = Edition(
+    name="rounded",
+    held_out=False,
+    body=_hsv((32.0, 56.0), (0.03, 0.14), (0.86, 0.97)),
+    face_aspect=(0.74, 0.82),
+    corner_radius=(0.12, 0.20),
+    bevel_width=(0.04, 0.08),
+    train_fonts=(
+        "mplus1-black",
+        "mplus2-black",
+        "manrope-extrabold",
+        "quicksand-bold",
+        "comic-neue-bold",
+        "oxygen-sans-bold",
+        "comfortaa-bold",
+        "league-spartan-black",
+    ),
+    heldout_fonts=("source-sans-pro-black",),
+    digit_weight=(1.4, 3.6),
+    digit_width=(0.95, 1.12),
+    digit_height=(0.40, 0.54),
+    digit_centre_y=(0.40, 0.45),
+    two_digit_condense=(0.62, 0.80),
+    two_digit_gap=(-0.05, 0.03),
+    circle=None,
+    inks=Inks(
+        black=_hsv((0.0, 360.0), (0.05, 0.30), (0.05, 0.18)),
+        red=_hsv((-10.0, 6.0), (0.80, 1.00), (0.70, 0.95)),
+        blue=_hsv((200.0, 230.0), (0.80, 1.00), (0.50, 0.82)),
+        orange=_hsv((22.0, 40.0), (0.85, 1.00), (0.85, 1.00)),
+    ),
+    joker_variants=("smiley", "classic", "outline-smiley"),
+    joker_colours=("red", "black"),
+    joker_scale=(0.32, 0.40),
+    mark=Mark(texts=("Rummikub", "Rummi"), strength=(0.2, 0.6), y=(0.85, 0.91), width=(0.40, 0.55)),
+    wear=(0.0, 0.4),
+    gloss=(0.1, 1.0),
+)
+"""Heavy rounded or geometric digits (M+ Black, Manrope, Quicksand and Comic Neue made heavy, Comfortaa), whose 6 and
+9 close almost to an 8, on a flat face: taught so that a never-seen heavy font is read by shape, not by one family's
+counters. A training edition; large-print (rounded too, in a circle, its own fonts) stays held out."""
+
 LARGE_PRINT = Edition(
     name="large-print",
     held_out=True,
@@ -259,7 +301,7 @@ LARGE_PRINT = Edition(
 )
 """A large-print set for poor eyesight: wide rounded tiles, big rounded digits in a big circle. Held out."""
 
-EDITIONS: dict[str, Edition] = {e.name: e for e in (MODERN_CIRCLE, CLASSIC, TRAVEL, LARGE_PRINT)}
+EDITIONS: dict[str, Edition] = {e.name: e for e in (MODERN_CIRCLE, CLASSIC, TRAVEL, ROUNDED, LARGE_PRINT)}
 EDITION_NAMES: tuple[str, ...] = tuple(EDITIONS)
 HELD_OUT_EDITIONS: frozenset[str] = frozenset(name for name, e in EDITIONS.items() if e.held_out)
 

@@ -36,6 +36,11 @@ heldout    wordmark: FreeSerifBoldItalic    Debian ``fonts-freefont-ttf``
 train      digits, named editions only      Debian ``fonts-roboto-unhinted`` (Apache-2.0)
            (``vision.synth.editions``):
            RobotoCondensed-Bold
+train      digits, the ``rounded``          Debian ``fonts-mplus`` (M+ FONT LICENSE: free use,
+           edition only: Mplus1-Black,      modification and redistribution); ``fonts-manrope``,
+           Mplus2-Black, Manrope-ExtraBold, ``fonts-quicksand``, ``fonts-comic-neue``,
+           Quicksand-Bold, ComicNeue-Bold,  ``fonts-oxygen`` (SIL OFL 1.1)
+           Oxygen-Sans-Bold
 heldout    digits, named editions only:     Debian ``fonts-paratype`` (ParaType Free Font License:
            PTN77F (PT Sans Narrow Bold)     free use, modification and redistribution)
 heldout    digits, named editions only:     Debian ``fonts-dosis`` (SIL OFL 1.1)
@@ -43,7 +48,7 @@ heldout    digits, named editions only:     Debian ``fonts-dosis`` (SIL OFL 1.1)
 =========  ===============================  ==========================================================
 
 Every font above is under a licence that allows use and redistribution (SIL OFL 1.1, Apache-2.0, the Bitstream
-Vera / DejaVu licence, GPL with the font exception for FreeFont, the ParaType Free Font License).
+Vera / DejaVu licence, GPL with the font exception for FreeFont, the ParaType Free Font License, the M+ FONT LICENSE).
 
 CI installs them with::
 
@@ -51,6 +56,7 @@ CI installs them with::
     apt-get install -y fonts-open-sans fonts-cantarell fonts-league-spartan fonts-b612 fonts-comfortaa \
         fonts-inter fonts-texgyre   # the "wide" font set
     apt-get install -y fonts-roboto-unhinted fonts-paratype fonts-dosis   # the named editions' extra fonts
+    apt-get install -y fonts-mplus fonts-manrope fonts-quicksand fonts-comic-neue fonts-oxygen   # the rounded edition
     pip install font-roboto font-lato font-source-sans-pro font-fjallaone
 
 The "wide" set leaves out every Helvetica, Arial and Lato clone (Nimbus Sans, TeX Gyre Heros, Arimo, Carlito):
@@ -129,7 +135,15 @@ _WIDE_DIGIT_FONTS: dict[str, tuple[FontSpec, ...]] = {
 """Extra digit fonts of the "wide" font set (``SceneParams.fonts``): more editions for the classifier to learn."""
 FONT_SETS: tuple[str, ...] = ("base", "wide")
 _EDITION_DIGIT_FONTS: dict[str, tuple[FontSpec, ...]] = {
-    "train": (FontSpec("roboto-condensed-bold", "RobotoCondensed-Bold.ttf", "debian", "fonts-roboto-unhinted"),),
+    "train": (
+        FontSpec("roboto-condensed-bold", "RobotoCondensed-Bold.ttf", "debian", "fonts-roboto-unhinted"),
+        FontSpec("mplus1-black", "Mplus1-Black.otf", "debian", "fonts-mplus"),
+        FontSpec("mplus2-black", "Mplus2-Black.otf", "debian", "fonts-mplus"),
+        FontSpec("manrope-extrabold", "Manrope-ExtraBold.ttf", "debian", "fonts-manrope"),
+        FontSpec("quicksand-bold", "Quicksand-Bold.ttf", "debian", "fonts-quicksand"),
+        FontSpec("comic-neue-bold", "ComicNeue-Bold.otf", "debian", "fonts-comic-neue"),
+        FontSpec("oxygen-sans-bold", "Oxygen-Sans-Bold.ttf", "debian", "fonts-oxygen"),
+    ),
     "heldout": (
         FontSpec("pt-sans-narrow-bold", "PTN77F.ttf", "debian", "fonts-paratype"),
         FontSpec("dosis-bold", "Dosis-Bold.otf", "debian", "fonts-dosis"),

@@ -107,6 +107,27 @@ def test_held_out_editions_and_fonts_never_appear_in_the_train_split() -> None:
         editions.sample_edition_style(np.random.default_rng(0), editions.LARGE_PRINT, "train")
 
 
+def _ink_fill(edition: editions.Edition, label: str, n: int = 16) -> np.ndarray:
+    """How much of its own bounding box a digit's ink covers, for n table styles: heavy digits close their counters."""
+    fills = []
+    for style in _styles(edition, "train", n, seed=5):
+        ink = faces._ink_mask(style, label) > 0.5
+        ys, xs = np.nonzero(ink)
+        fills.append(ink.sum() / ((np.ptp(ys) + 1) * (np.ptp(xs) + 1)))
+    return np.array(fills)
+
+
+def test_the_rounded_edition_trains_heavy_digits_in_fonts_no_other_edition_draws() -> None:
+    rounded = editions.ROUNDED
+    assert not rounded.held_out and rounded.circle is None
+    others = {key for e in editions.EDITIONS.values() if e is not rounded for key in (*e.train_fonts, *e.heldout_fonts)}
+    assert len(set(rounded.train_fonts) - others) >= 6
+    assert not set(rounded.train_fonts) & set(editions.LARGE_PRINT.heldout_fonts)
+    # heavier than the training photos' edition, and 6s as closed as the held-out large-print's (0.70-0.77)
+    assert _ink_fill(rounded, "black-8").mean() >= _ink_fill(editions.MODERN_CIRCLE, "black-8").mean() + 0.03
+    assert _ink_fill(rounded, "black-6").max() >= 0.72
+
+
 def test_blends_lie_between_their_editions() -> None:
     mid = editions.blend(editions.CLASSIC, editions.TRAVEL, 0.5)
     assert editions.CLASSIC.digit_height[0] > mid.digit_height[0] > editions.TRAVEL.digit_height[0]
