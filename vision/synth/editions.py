@@ -266,9 +266,10 @@ ROUNDED = Edition(
     wear=(0.0, 0.4),
     gloss=(0.1, 1.0),
 )
-"""Heavy rounded or geometric digits (M+ Black, Manrope, Quicksand and Comic Neue made heavy, Comfortaa), whose 6 and
-9 close almost to an 8, on a flat face: taught so that a never-seen heavy font is read by shape, not by one family's
-counters. A training edition; large-print (rounded too, in a circle, its own fonts) stays held out."""
+"""Heavy rounded or geometric digits (M+ Black, Manrope, Quicksand, Comic Neue and Oxygen made heavy, Comfortaa, League
+Spartan Black), whose 6 and 9 close almost to an 8, on a flat face: taught so that a never-seen heavy font is read by
+shape, not by one family's counters. A training edition (no held-out recipe names it: its held-out font is there only
+so that every edition renders in both splits); large-print (rounded too, in a circle, its own fonts) stays held out."""
 
 LARGE_PRINT = Edition(
     name="large-print",

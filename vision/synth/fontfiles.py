@@ -36,10 +36,10 @@ heldout    wordmark: FreeSerifBoldItalic    Debian ``fonts-freefont-ttf``
 train      digits, named editions only      Debian ``fonts-roboto-unhinted`` (Apache-2.0)
            (``vision.synth.editions``):
            RobotoCondensed-Bold
-train      digits, the ``rounded``          Debian ``fonts-mplus`` (M+ FONT LICENSE: free use,
-           edition only: Mplus1-Black,      modification and redistribution); ``fonts-manrope``,
-           Mplus2-Black, Manrope-ExtraBold, ``fonts-quicksand``, ``fonts-comic-neue``,
-           Quicksand-Bold, ComicNeue-Bold,  ``fonts-oxygen`` (SIL OFL 1.1)
+train      digits, the ``rounded``          Debian ``fonts-mplus``, ``fonts-manrope``,
+           edition only: Mplus1-Black,      ``fonts-quicksand``, ``fonts-comic-neue``, ``fonts-oxygen``
+           Mplus2-Black, Manrope-ExtraBold, (all SIL OFL 1.1; Oxygen also GPL-3+ with the font
+           Quicksand-Bold, ComicNeue-Bold,  exception)
            Oxygen-Sans-Bold
 heldout    digits, named editions only:     Debian ``fonts-paratype`` (ParaType Free Font License:
            PTN77F (PT Sans Narrow Bold)     free use, modification and redistribution)
@@ -48,7 +48,7 @@ heldout    digits, named editions only:     Debian ``fonts-dosis`` (SIL OFL 1.1)
 =========  ===============================  ==========================================================
 
 Every font above is under a licence that allows use and redistribution (SIL OFL 1.1, Apache-2.0, the Bitstream
-Vera / DejaVu licence, GPL with the font exception for FreeFont, the ParaType Free Font License, the M+ FONT LICENSE).
+Vera / DejaVu licence, GPL with the font exception for FreeFont, the ParaType Free Font License).
 
 CI installs them with::
 
