@@ -5,7 +5,8 @@ of the real training photos' tiles: the squared Mahalanobis distance to the mean
 covariance shared by every label (shrunk a little towards its average variance). A tile further than
 ``tile_threshold`` is *unfamiliar*; so is every tile of a frame of at least ``min_frame_tiles`` tiles whose
 median distance is over ``frame_threshold`` (a whole set of another edition: most of its tiles look a little
-off, and the few that do not are read no better). An unfamiliar tile's confidence is capped at
+off, and the few that do not are read no better); in a frame *near* it (median over :data:`NEAR_FRAME` of the
+threshold), so is each tile whose own distance is over that share. An unfamiliar tile's confidence is capped at
 :data:`UNFAMILIAR_CONFIDENCE`, as :mod:`vision.runtime.inkcolour` caps a colour in doubt, so the layout marks it
 uncertain and the referee rules REVIEW, never REVERT. Chosen among max softmax, energy, max logit, k-nearest-neighbour
 cosine and relative Mahalanobis distance on held-out editions (models/README.md, "Familiarity").
@@ -69,6 +70,14 @@ UNFAMILIAR_CONFIDENCE = 0.5
 """An unfamiliar tile's confidence is capped here (under the layout's 0.8: uncertain, so REVIEW)."""
 CONFIDENT = 0.8
 """Confidence at which a reading counts as confident (the layout's ``MIN_CONFIDENCE``)."""
+NEAR_FRAME = 0.87
+"""A frame whose median distance is over this share of its frame threshold is *near* unfamiliar: each of its tiles
+whose own distance is over that share too is unfamiliar (the frame rule, tile by tile), never confirmed away. The
+frame rule alone is a cliff: a held-out edition's frame just under it kept every tile confident (one large-print
+frame of ``synth-editions-heldout-120`` at 295 against 296 kept 5 misreads). Chosen (2026-11-29, classifier v7) as
+the strongest share that keeps the cost on the real held-out photos under its 1 % budget (their correct confident
+tiles capped, true boxes: 13 of 1,650 at 0.87-0.9, 19 at 0.86, 20 at 0.85; 7 without the rule); on
+``synth-editions-heldout-dev`` it takes 4 of 12 confident misreads (models/README.md, "Familiarity")."""
 CONFIRM_PROBABILITY = 0.95
 """A tile unfamiliar by the tile rule alone keeps its confidence when its label's mean probability over nine cuts
 (:func:`steady_probability`) is at least this. Measured on classifier v7 (2026-11-26, true boxes, tiles over the tile
@@ -164,7 +173,8 @@ class Familiarity:
 
     def rules(self, scores: np.ndarray, short_side: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(tile rule, frame rule), each (N,) bool: over the tile threshold; every tile of a frame whose median is
-        over the frame's (all or none). With
+        over the frame's, and in a frame near it (median over :data:`NEAR_FRAME` of it) each tile over that share
+        too. With
         ``short_side`` (each tile's box, px) and size bins, the thresholds of each tile's size (a small tile lies
         further from the full-size real photos' statistics); with count bins, the frame threshold of its count.
 
@@ -183,8 +193,11 @@ class Familiarity:
         if len(self.count_edges):
             frame_threshold = self.frame_threshold_of(len(scores))
         tile = scores > tile_threshold
-        whole = len(scores) >= self.min_frame_tiles and float(np.median(scores)) > frame_threshold
-        return tile, np.full(len(scores), whole)
+        counted = len(scores) >= self.min_frame_tiles
+        median = float(np.median(scores)) if len(scores) else 0.0
+        whole = counted and median > frame_threshold
+        near = counted and median > NEAR_FRAME * frame_threshold
+        return tile, np.full(len(scores), whole) | (near & (scores > NEAR_FRAME * frame_threshold))
 
     def check(self, tiles: Detections, confirm: Confirm | None = None) -> Detections:
         """The tiles of one frame with ``familiarity`` (score), ``unfamiliar`` and ``confirmed`` in ``data``,

@@ -14,7 +14,7 @@ from tests.vision.runtime.fakes import FixedBoxes, classified
 from vision.runtime.detections import Detections
 from vision.runtime.detector import Region
 from vision.runtime.familiarity import UNFAMILIAR_CONFIDENCE, Familiarity
-from vision.runtime.reader import TableColour, TileReader
+from vision.runtime.reader import CUT_CONFIDENCE, TableColour, TileReader
 
 DIMS = 4
 TABLE = [[100 + 30 * i, 100, 124 + 30 * i, 132] for i in range(6)]
@@ -158,3 +158,19 @@ def test_the_reader_asks_its_second_look_about_a_tile_unfamiliar_alone(wavers: b
     assert table.data["confirmed"].tolist() == [False] * 5 + [not wavers]
     assert table.data["unfamiliar"].tolist() == [False] * 5 + [wavers]
     assert table.confidence.tolist() == pytest.approx([0.97] * 5 + [last_tile])
+
+
+def test_tiles_the_edge_of_the_picture_may_cut_are_uncertain() -> None:
+    # six familiar tiles: one at the region's left edge, one at its bottom; read in the whole photo, only the one
+    # the photo's own edge cuts
+    boxes = [[0, 100, 24, 132], [100, 100, 124, 132], [200, 100, 224, 132], [300, 100, 324, 132]]
+    boxes += [[400, 448, 424, 480], [500, 100, 524, 132]]
+    reader = _reader([0.0] * 6)
+    reader.detector = FixedBoxes(boxes)
+    tiles = reader.read(IMAGE, region=REGION).detections
+    assert tiles.data["cut"].tolist() == [True, False, False, False, True, False]
+    assert tiles.confidence.tolist() == pytest.approx([CUT_CONFIDENCE, 0.97, 0.97, 0.97, CUT_CONFIDENCE, 0.97])
+    inside = reader.read(IMAGE, region=Region(-50, 0, 640, 600, 640)).detections  # the region reaches past both
+    assert not inside.data["cut"].any()
+    whole = reader.read(IMAGE).detections
+    assert whole.data["cut"].tolist() == [True, False, False, False, True, False]
