@@ -140,6 +140,7 @@ def pipeline_reader(
         models,
         iou=OVERHEAD_NMS_IOU,
         not_a_tile=FRAMES.reader_not_a_tile,
+        near_frame=None,  # fitted on photos; frames at tile scale sit nearer the threshold (NEAR_FRAME's docstring)
         rescale=False,
         providers=providers,
         threads=threads,

@@ -163,7 +163,8 @@ class OnnxTileClassifier:
             return np.zeros(len(features), bool)
         from vision.runtime.familiarity import short_side
 
-        return ~self._familiarity.unfamiliar(self._familiarity.scores(features, own), short_side(xyxy))
+        scores = self._familiarity.scores(features, own)
+        return ~self._familiarity.unfamiliar(scores, short_side(xyxy), near=None)  # the weighing as fitted
 
     def classify(self, image_bgr: np.ndarray, detections: Detections) -> Detections:
         return self.classify_crops(crop_boxes(image_bgr, detections.xyxy), detections)

@@ -77,7 +77,10 @@ frame rule alone is a cliff: a held-out edition's frame just under it kept every
 frame of ``synth-editions-heldout-120`` at 295 against 296 kept 5 misreads). Chosen (2026-11-29, classifier v7) as
 the strongest share that keeps the cost on the real held-out photos under its 1 % budget (their correct confident
 tiles capped, true boxes: 13 of 1,650 at 0.87-0.9, 19 at 0.86, 20 at 0.85; 7 without the rule); on
-``synth-editions-heldout-dev`` it takes 4 of 12 confident misreads (models/README.md, "Familiarity")."""
+``synth-editions-heldout-dev`` it takes 4 of 12 confident misreads (models/README.md, "Familiarity"). For photos
+only: a game's frames, read at the play area's tile scale, sit nearer the photo-fitted frame threshold (bench game
+1003, glare: median frame at 0.86 of it), where the rule made 3 of 155 moves REVIEW that were ruled right
+(:func:`vision.game.pipeline.pipeline_reader` turns it off)."""
 CONFIRM_PROBABILITY = 0.95
 """A tile unfamiliar by the tile rule alone keeps its confidence when its label's mean probability over nine cuts
 (:func:`steady_probability`) is at least this. Measured on classifier v7 (2026-11-26, true boxes, tiles over the tile
@@ -165,16 +168,20 @@ class Familiarity:
         labels = np.clip(np.asarray(class_id, np.int64), 0, len(self.means) - 1)
         return ((z - self.means[labels]) ** 2).sum(axis=1)
 
-    def unfamiliar(self, scores: np.ndarray, short_side: np.ndarray | None = None) -> np.ndarray:
+    def unfamiliar(
+        self, scores: np.ndarray, short_side: np.ndarray | None = None, near: float | None = NEAR_FRAME
+    ) -> np.ndarray:
         """(N,) bool: over the tile threshold, or every tile of a frame whose median is over the frame's (see
         :meth:`rules`)."""
-        tile, frame = self.rules(scores, short_side)
+        tile, frame = self.rules(scores, short_side, near)
         return tile | frame
 
-    def rules(self, scores: np.ndarray, short_side: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def rules(
+        self, scores: np.ndarray, short_side: np.ndarray | None = None, near: float | None = NEAR_FRAME
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(tile rule, frame rule), each (N,) bool: over the tile threshold; every tile of a frame whose median is
-        over the frame's, and in a frame near it (median over :data:`NEAR_FRAME` of it) each tile over that share
-        too. With
+        over the frame's, and in a frame near it (median over ``near`` of it, :data:`NEAR_FRAME`; None: no such
+        rule) each tile over that share too. With
         ``short_side`` (each tile's box, px) and size bins, the thresholds of each tile's size (a small tile lies
         further from the full-size real photos' statistics); with count bins, the frame threshold of its count.
 
@@ -196,20 +203,22 @@ class Familiarity:
         counted = len(scores) >= self.min_frame_tiles
         median = float(np.median(scores)) if len(scores) else 0.0
         whole = counted and median > frame_threshold
-        near = counted and median > NEAR_FRAME * frame_threshold
-        return tile, np.full(len(scores), whole) | (near & (scores > NEAR_FRAME * frame_threshold))
+        frame = np.full(len(scores), whole)
+        if near is not None and counted and median > near * frame_threshold:
+            frame |= scores > near * frame_threshold
+        return tile, frame
 
-    def check(self, tiles: Detections, confirm: Confirm | None = None) -> Detections:
+    def check(self, tiles: Detections, confirm: Confirm | None = None, near: float | None = NEAR_FRAME) -> Detections:
         """The tiles of one frame with ``familiarity`` (score), ``unfamiliar`` and ``confirmed`` in ``data``,
         unfamiliar ones' confidence capped at :data:`UNFAMILIAR_CONFIDENCE`; unchanged without a ``features`` column.
         With ``confirm``, the tiles over the tile threshold in a frame the frame rule passes are asked about; one
         whose label's mean probability comes back at :data:`CONFIRM_PROBABILITY` or over is ``confirmed``: its
-        confidence is kept."""
+        confidence is kept. ``near``: the near-frame share (:meth:`rules`; None: off)."""
         features = tiles.data.get("features")
         if features is None or not len(tiles):
             return tiles
         scores = self.scores(features, tiles.class_id)
-        tile, frame = self.rules(scores, short_side(tiles.xyxy))
+        tile, frame = self.rules(scores, short_side(tiles.xyxy), near)
         confirmed = np.zeros(len(tiles), bool)
         asked = np.flatnonzero(tile & ~frame)
         if confirm is not None and len(asked):

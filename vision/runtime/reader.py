@@ -30,7 +30,13 @@ from vision.runtime.detector import (
     with_nms,
     without_nested,
 )
-from vision.runtime.familiarity import Familiarity, FamiliarityLoadError, load_familiarity, steady_probability
+from vision.runtime.familiarity import (
+    NEAR_FRAME,
+    Familiarity,
+    FamiliarityLoadError,
+    load_familiarity,
+    steady_probability,
+)
 from vision.runtime.inkcolour import check_colours, frame_balance, frame_body, global_balance, ink_features
 from vision.runtime.models import DEFAULT_PROVIDERS, ModelLoadError, default_models_dir
 from vision.runtime.secondlook import SecondLook, TurnedLook
@@ -219,6 +225,7 @@ class TileReader:
         providers: Sequence[str] = DEFAULT_PROVIDERS,
         colour: TableColour | None = None,
         familiarity: bool = True,
+        near_frame: float | None = NEAR_FRAME,
         threads: int | None = None,
         detector: Detector | None = None,
         classifier: Classifier | None = None,
@@ -229,6 +236,8 @@ class TileReader:
         self.use_familiarity = familiarity
         """Cap unfamiliar-looking tiles' confidence (:mod:`vision.runtime.familiarity`) when the model folder holds the
         statistics and the classifier reads with its own label head (an enrolment head is the venue's own set)."""
+        self.near_frame = near_frame
+        """The familiarity check's near-frame share (:data:`vision.runtime.familiarity.NEAR_FRAME`; None: off)."""
         self._familiarity: Familiarity | None = None
         self._familiarity_loaded = False
         self.not_a_tile = PHOTO_NOT_A_TILE if not_a_tile is None else not_a_tile
@@ -373,7 +382,7 @@ class TileReader:
             if self.second_look is not None:  # a tile unfamiliar alone keeps its reading if it holds over nine cuts
                 prepare = None if balance is None else balance.apply
                 confirm = partial(steady_probability, self.classifier, image_bgr, prepare=prepare)
-            tiles = familiarity.check(tiles, confirm)
+            tiles = familiarity.check(tiles, confirm, self.near_frame)
         if len(tiles):
             height, width = image_bgr.shape[:2]
             edges = (0.0, 0.0, width, height) if region is None else (region.x0, region.y0, region.x1, region.y1)

@@ -117,6 +117,8 @@ def test_in_a_frame_near_the_threshold_each_tile_as_far_is_capped_for_good() -> 
     assert confirm.asked == []
     assert near.data["unfamiliar"].tolist() == [True, True, True, False, True]
     assert near.confidence.tolist() == pytest.approx([UNFAMILIAR_CONFIDENCE] * 3 + [0.99, UNFAMILIAR_CONFIDENCE])
+    off = _toy().check(_tiles([1.9, 1.9, 1.9, 1.0, 3.5], labels), near=None)  # a game's frames: no such rule
+    assert off.data["unfamiliar"].tolist() == [False, False, False, False, True]  # 12.25: the tile rule's
     # median 3.24, under 3.48: judged tile by tile, 6.25 under the tile threshold (9) stays confident
     under = _toy().check(_tiles([1.8, 1.8, 1.8, 2.5, 0.0], labels))
     assert not under.data["unfamiliar"].any()
