@@ -67,8 +67,8 @@ drops 20 true tiles); on the classifier's 42 development photos (which it never 
 boxes and no true tile."""
 
 CUT_PX = 1.0
-"""A box within this many pixels of the picture's edge (the photo's, or the region's the detector looked at) is a
-tile the edge may cut: part of its digit can be out of the picture."""
+"""A box within this many pixels of the picture's edge (the photo's, or that of the part of it the detector looked at)
+is a tile the edge may cut: part of its digit can be out of the picture."""
 CUT_CONFIDENCE = 0.5
 """A cut tile's confidence is capped here (under the layout's 0.8: uncertain, so REVIEW). Measured on the three
 held-out edition sets (2026-11-29, ``synth-editions-heldout-120``, ``-200b``, ``-300f``: 26,507 tiles): 12 of their 57
@@ -385,7 +385,9 @@ class TileReader:
             tiles = familiarity.check(tiles, confirm, self.near_frame)
         if len(tiles):
             height, width = image_bgr.shape[:2]
-            edges = (0.0, 0.0, width, height) if region is None else (region.x0, region.y0, region.x1, region.y1)
+            edges = (0.0, 0.0, float(width), float(height))
+            if region is not None:  # the part of it the detector looked at
+                edges = (max(0.0, region.x0), max(0.0, region.y0), min(width, region.x1), min(height, region.y1))
             tiles = with_cut_tiles_uncertain(tiles, edges)
         timings = ReadTimings(
             detect_ms=(middle - start) * 1e3,

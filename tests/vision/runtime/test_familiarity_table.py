@@ -161,8 +161,7 @@ def test_the_reader_asks_its_second_look_about_a_tile_unfamiliar_alone(wavers: b
 
 
 def test_tiles_the_edge_of_the_picture_may_cut_are_uncertain() -> None:
-    # six familiar tiles: one at the region's left edge, one at its bottom; read in the whole photo, only the one
-    # the photo's own edge cuts
+    # six familiar tiles: one at the photo's left edge, one at its bottom
     boxes = [[0, 100, 24, 132], [100, 100, 124, 132], [200, 100, 224, 132], [300, 100, 324, 132]]
     boxes += [[400, 448, 424, 480], [500, 100, 524, 132]]
     reader = _reader([0.0] * 6)
@@ -170,7 +169,8 @@ def test_tiles_the_edge_of_the_picture_may_cut_are_uncertain() -> None:
     tiles = reader.read(IMAGE, region=REGION).detections
     assert tiles.data["cut"].tolist() == [True, False, False, False, True, False]
     assert tiles.confidence.tolist() == pytest.approx([CUT_CONFIDENCE, 0.97, 0.97, 0.97, CUT_CONFIDENCE, 0.97])
-    inside = reader.read(IMAGE, region=Region(-50, 0, 640, 600, 640)).detections  # the region reaches past both
-    assert not inside.data["cut"].any()
-    whole = reader.read(IMAGE).detections
-    assert whole.data["cut"].tolist() == [True, False, False, False, True, False]
+    assert reader.read(IMAGE).detections.data["cut"].tolist() == [True, False, False, False, True, False]
+    past = reader.read(IMAGE, region=Region(-50, -50, 700, 600, 640)).detections  # a region past the photo's edges:
+    assert past.data["cut"].tolist() == [True, False, False, False, True, False]  # the photo's edges still cut
+    region_edge = reader.read(IMAGE, region=Region(99.5, 0, 640, 480, 640)).detections  # the region's own edge too
+    assert region_edge.data["cut"].tolist() == [True, True, False, False, True, False]
