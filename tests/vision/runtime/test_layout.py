@@ -215,3 +215,41 @@ def test_two_valid_sets_in_a_row_stay_two_and_an_invalid_join_stays_apart() -> N
     stray = row(["orange-5"], (300 + 3 * (TILE_W + 2) + 0.6 * TILE_W, 300))
     table = group_tiles(Detections.merge([first, stray]))
     assert table.same_layout(Table.of([["red-1", "red-2", "red-3"]], ["orange-5"])) and not table.uncertain
+
+
+def turned_round_at(detections: Detections, *indices: int) -> Detections:
+    """``detections`` with the tiles at ``indices`` read half-way round (their up 180 degrees off)."""
+    angle = np.asarray(detections.data["angle_deg"], np.float64).copy()
+    angle[list(indices)] = (angle[list(indices)] + 180.0) % 360.0
+    return detections.with_(angle_deg=angle)
+
+
+@pytest.mark.parametrize("angle", [0, 90, 180, 270])
+@pytest.mark.parametrize("index", [0, 2, 3])
+def test_a_tile_read_half_way_round_in_its_row_is_read_with_the_row(angle: float, index: int) -> None:
+    tiles = shuffled(turned_round_at(row(RUN, (300, 300), angle, jitter=2.0), index))
+    table = group_tiles(tiles)
+    assert table == Table.of([RUN])
+    assert not table.uncertain  # a 5, 7 or 8 is the same tile either way up
+    assert [p for p, extra in table.extras.items() if extra.get("turned_round")] == [(0, index)]
+
+
+@pytest.mark.parametrize(("labels", "index"), [(RUN, 1), (["blue-8", "blue-9", "blue-10"], 1), (RUN[:3], 1)])
+def test_a_6_or_9_read_half_way_round_in_its_row_is_uncertain(labels: list[str], index: int) -> None:
+    table = group_tiles(turned_round_at(row(labels, (200, 200), 90), index))
+    assert table.sets == Table.of([labels]).sets
+    assert table.uncertain == {(0, index)}  # turned round, it would be the other number
+
+
+def test_a_set_laid_the_other_way_round_end_to_end_with_another_stays_a_set_of_its_own() -> None:
+    left = row(["red-3", "red-4", "red-5"], (100, 100))
+    right = row(["blue-7", "blue-8", "blue-9"], (100 + 5 * 32, 100), 180)  # read right to left, 2 px after red-5
+    table = group_tiles(shuffled(Detections.merge([left, right])))
+    assert table == Table.of([["red-3", "red-4", "red-5"], ["blue-7", "blue-8", "blue-9"]])
+    assert not any(extra.get("turned_round") for extra in table.extras.values())
+
+
+def test_two_tiles_turned_apart_are_left_as_read() -> None:
+    """Which of two is turned round nobody can say: both stay loose, as before."""
+    table = group_tiles(turned_round_at(row(["red-3", "red-4"], (100, 100)), 1))
+    assert table == Table.of([], ["red-3", "red-4"])
