@@ -253,3 +253,14 @@ def test_two_tiles_turned_apart_are_left_as_read() -> None:
     """Which of two is turned round nobody can say: both stay loose, as before."""
     table = group_tiles(turned_round_at(row(["red-3", "red-4"], (100, 100)), 1))
     assert table == Table.of([], ["red-3", "red-4"])
+
+
+def test_a_row_whose_tiles_drift_across_it_as_a_tilted_camera_shows_them_is_one_set() -> None:
+    """Each tile 0.4 of a height further across than the one before (perspective, a sloppy row): one run."""
+    tiles = Detections.merge([row([label], (100 + i * 32, 100 + i * 0.4 * TILE_H)) for i, label in enumerate(RUN)])
+    assert group_tiles(shuffled(tiles)) == Table.of([RUN])
+
+
+def test_tiles_half_a_height_across_from_each_other_are_not_one_row() -> None:
+    tiles = Detections.merge([row([label], (100 + i * 32, 100 + i * 0.5 * TILE_H)) for i, label in enumerate(RUN)])
+    assert group_tiles(tiles) == Table.of([], RUN)
