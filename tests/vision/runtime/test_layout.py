@@ -264,3 +264,11 @@ def test_a_row_whose_tiles_drift_across_it_as_a_tilted_camera_shows_them_is_one_
 def test_tiles_half_a_height_across_from_each_other_are_not_one_row() -> None:
     tiles = Detections.merge([row([label], (100 + i * 32, 100 + i * 0.5 * TILE_H)) for i, label in enumerate(RUN)])
     assert group_tiles(tiles) == Table.of([], RUN)
+
+
+def test_a_run_whose_ups_are_read_25_degrees_off_its_upright_boxes_is_one_set() -> None:
+    """Upright boxes read as turned 25 degrees (a tilted camera's tile is no turned rectangle): solved exactly, the
+    tiles would be 16 px wide and 37 high, and the run would fall apart into gaps of 0.8 such widths."""
+    boxes = [[100 + i * 32, 100, 100 + i * 32 + TILE_W, 100 + TILE_H] for i in range(len(RUN))]
+    tiles = Detections.of_boxes(boxes, [0.99] * len(RUN), RUN, angle_deg=[25.0] * len(RUN))
+    assert group_tiles(shuffled(tiles)) == Table.of([RUN])
