@@ -114,6 +114,33 @@ def _angle_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.abs((a - b + 180.0) % 360.0 - 180.0)
 
 
+@dataclass(frozen=True, slots=True)
+class PairGeometry:
+    """Every pair of tiles ``[i, j]`` seen along the pair's mean reading axis: ``along`` (signed: j's centre ahead of
+    i's) and ``across`` it in pixels, the pair's mean width and height; ``has_axis`` False where the two readings
+    cancel (tiles turned apart half-way round, unless ``turned`` turned one of them round first)."""
+
+    along: np.ndarray
+    across: np.ndarray
+    mean_w: np.ndarray
+    mean_h: np.ndarray
+    has_axis: np.ndarray
+
+    @classmethod
+    def of(cls, g: TileGeometry, turned: np.ndarray | None = None) -> PairGeometry:
+        """``turned`` ((N, N) bool): pairs whose j is read the other way round for the pair's axis."""
+        sign = 1.0 if turned is None else np.where(turned, -1.0, 1.0)[..., None]
+        direction = g.right[:, None, :] + sign * g.right[None, :, :]
+        norm = np.linalg.norm(direction, axis=2)
+        direction = direction / np.where(norm > 0, norm, 1.0)[..., None]
+        offset = g.centers[None, :, :] - g.centers[:, None, :]  # centre of j minus centre of i
+        along = np.einsum("ijk,ijk->ij", offset, direction)
+        across = np.abs(offset[..., 0] * -direction[..., 1] + offset[..., 1] * direction[..., 0])
+        mean_w = (g.width[:, None] + g.width[None, :]) / 2
+        mean_h = (g.height[:, None] + g.height[None, :]) / 2
+        return cls(along, across, mean_w, mean_h, norm > 0)
+
+
 class SetFinder:
     """Chains of neighbouring tiles in reading order: ``find(detections) -> list[list[int]]`` (indices)."""
 
@@ -153,29 +180,29 @@ class SetFinder:
 
     def _right_neighbours(self, g: TileGeometry) -> dict[int, int]:
         """Each tile's nearest tile to its right in the same row (all pairs at once: this runs on every reading)."""
-        n = len(g.centers)
-        if n < 2:
+        if len(g.centers) < 2:
             return {}
-        direction = g.right[:, None, :] + g.right[None, :, :]  # [i, j]: the pair's mean reading direction
-        norm = np.linalg.norm(direction, axis=2)
-        direction = direction / np.where(norm > 0, norm, 1.0)[..., None]
-        offset = g.centers[None, :, :] - g.centers[:, None, :]  # centre of j minus centre of i
-        along = np.einsum("ijk,ijk->ij", offset, direction)
-        across = np.abs(offset[..., 0] * -direction[..., 1] + offset[..., 1] * direction[..., 0])
-        mean_w = (g.width[:, None] + g.width[None, :]) / 2
-        mean_h = (g.height[:, None] + g.height[None, :]) / 2
-        gap = along - mean_w
+        pairs = PairGeometry.of(g)
         linked = (
             (_angle_difference(g.angle[:, None], g.angle[None, :]) <= self.angle_tolerance_deg)
-            & (norm > 0)
-            & (along > 0)
-            & (across <= self.align_tolerance * mean_h)
-            & (gap > -OVERLAP_TOLERANCE * mean_w)
-            & (gap < self.gap_tolerance * mean_w)
+            & (pairs.along > 0)
+            & self.placed_side_by_side(pairs)
         )
-        np.fill_diagonal(linked, False)
-        nearest = np.argmin(np.where(linked, along, np.inf), axis=1)  # the first of equals, as before
+        nearest = np.argmin(np.where(linked, pairs.along, np.inf), axis=1)  # the first of equals, as before
         return {i: int(nearest[i]) for i in np.flatnonzero(linked.any(axis=1)).tolist()}
+
+    def placed_side_by_side(self, pairs: PairGeometry) -> np.ndarray:
+        """(N, N) bool: tiles i and j lie side by side as neighbours in a set do, along their pair's axis either way
+        (their gap and their offset across it within this finder's tolerances; never a tile with itself)."""
+        gap = np.abs(pairs.along) - pairs.mean_w
+        placed = (
+            pairs.has_axis
+            & (pairs.across <= self.align_tolerance * pairs.mean_h)
+            & (gap > -OVERLAP_TOLERANCE * pairs.mean_w)
+            & (gap < self.gap_tolerance * pairs.mean_w)
+        )
+        np.fill_diagonal(placed, False)
+        return placed
 
     @staticmethod
     def _gap(g: TileGeometry, i: int, j: int) -> float:
@@ -305,27 +332,11 @@ def turned_round(detections: Detections, finder: SetFinder | None = None) -> np.
     difference = _angle_difference(g.angle[:, None], g.angle[None, :])
     opposite = difference >= TURNED_DEG
     alike = difference <= finder.angle_tolerance_deg
-    sign = np.where(opposite, -1.0, 1.0)
-    direction = g.right[:, None, :] + sign[..., None] * g.right[None, :, :]  # the pair's axis, either way round
-    norm = np.linalg.norm(direction, axis=2)
-    direction = direction / np.where(norm > 0, norm, 1.0)[..., None]
-    offset = g.centers[None, :, :] - g.centers[:, None, :]
-    along = np.einsum("ijk,ijk->ij", offset, direction)
-    across = np.abs(offset[..., 0] * -direction[..., 1] + offset[..., 1] * direction[..., 0])
-    mean_w = (g.width[:, None] + g.width[None, :]) / 2
-    mean_h = (g.height[:, None] + g.height[None, :]) / 2
-    gap = np.abs(along) - mean_w
-    linked = (
-        (opposite | alike)
-        & (norm > 0)
-        & (across <= finder.align_tolerance * mean_h)
-        & (gap > -OVERLAP_TOLERANCE * mean_w)
-        & (gap < finder.gap_tolerance * mean_w)
-    )
-    np.fill_diagonal(linked, False)
+    pairs = PairGeometry.of(g, turned=opposite)  # the pair's axis, either way round
+    linked = (opposite | alike) & finder.placed_side_by_side(pairs)
     # each tile's nearest neighbour on either side of it along its own reading axis
-    side = np.einsum("ijk,ik->ij", offset, g.right) > 0
-    distance = np.where(linked, np.abs(along), np.inf)
+    side = np.einsum("ijk,ik->ij", g.centers[None, :, :] - g.centers[:, None, :], g.right) > 0
+    distance = np.where(linked, np.abs(pairs.along), np.inf)
     neighbours: list[list[int]] = []
     for i in range(n):
         near = []
