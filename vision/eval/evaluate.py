@@ -16,6 +16,11 @@ see (:mod:`vision.runtime.glare`; the synthetic scenes' "readable" knows occlusi
 measured from the photo's own pixels (:func:`washed_out`), still counted as missed in the plain figures, and
 reported apart: the ``visible`` figures leave out the washed-out tiles and any box matched to one. What the camera
 cannot show, the referee answers with a blind-spot REVIEW, not a reading.
+
+Where a synthetic image's sidecar lists the sets laid on its table, the reading is also grouped into a table as
+``read`` and ``check`` group a photo (:func:`vision.runtime.tables.read_table`, :data:`~vision.runtime.tables.PHOTO`):
+``sets`` counts the valid sets laid that the table holds whole, tile for tile in reading order (either way round),
+and the invalid sets it holds with no tile uncertain (what a ``check`` of the photo would send back).
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from vision.runtime.glare import WASHED_LEVEL
 from vision.runtime.yolofiles import DatasetError, class_names, image_size, read_label_file
 
 if TYPE_CHECKING:
-    from vision.runtime.reader import Reader
+    from vision.runtime.reader import Reader, Reading
 
 NO_INK_CONTRAST = 10
 """A labelled tile is washed out when the middle of its box (less 15 % each side) is light, its darkest 5 % at
@@ -74,6 +79,8 @@ class Sample:
     boxes: np.ndarray
     group: str = ""
     """The tile edition of a synthetic image, else the folder's name (what eval reports per group)."""
+    sets: tuple[tuple[str, ...], ...] = ()
+    """The valid sets laid on a synthetic image's table (its sidecar's), each in reading order; none for a photo."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +117,12 @@ class Row:
     """Of them, matched by a box (counted in ``tp``)."""
     washed_right: int = 0
     """Of them, matched and read right (counted in ``e2e_tp``)."""
+    sets_true: int = 0
+    """Valid sets laid on the table (a synthetic image's sidecar; 0 for a photo)."""
+    sets_whole: int = 0
+    """Of them, held whole by the table the reading groups into (:func:`score_sets`)."""
+    sets_invalid_confident: int = 0
+    """Invalid sets in that table with no tile uncertain (the image's whole table: racks' rows too)."""
 
     def to_csv(self) -> dict[str, Any]:
         data = asdict(self)
@@ -146,8 +159,10 @@ def load_yolo_folder(data_dir: str | Path) -> list[Sample]:
         width, height = image_size(path)
         objects = read_label_file(label_file, names, width, height)
         boxes = np.asarray([[*points.min(axis=0), *points.max(axis=0)] for _, points in objects], np.float32)
-        group = sidecar_edition(data_dir / "meta" / relative.with_suffix(".json")) or folder
-        samples.append(Sample(path, tuple(name for name, _ in objects), boxes.reshape(-1, 4), group))
+        sidecar = data_dir / "meta" / relative.with_suffix(".json")
+        group = sidecar_edition(sidecar) or folder
+        samples.append(Sample(path, tuple(name for name, _ in objects), boxes.reshape(-1, 4), group,
+                              sidecar_sets(sidecar)))  # fmt: skip
     return samples
 
 
@@ -157,19 +172,39 @@ def folder_name(data_dir: str | Path) -> str:
     return path.parent.name if path.name in {"train", "valid", "val", "test"} and path.parent.name else path.name
 
 
-def sidecar_edition(path: Path) -> str | None:
-    """The tile edition a synthetic image was rendered in (its sidecar's ``style.edition``); None without one."""
+def _sidecar(path: Path) -> dict[str, Any] | None:
+    """A synthetic image's sidecar (``meta/<name>.json``); None where there is none or it cannot be read."""
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
-    style = meta.get("style") if isinstance(meta, dict) else None
+    return meta if isinstance(meta, dict) else None
+
+
+def sidecar_edition(path: Path) -> str | None:
+    """The tile edition a synthetic image was rendered in (its sidecar's ``style.edition``); None without one."""
+    meta = _sidecar(path)
+    style = meta.get("style") if meta is not None else None
     if not isinstance(style, dict):
         return None
     edition = style.get("edition", LEGACY_EDITION)
     if not isinstance(edition, str) or not edition:
         return LEGACY_EDITION
     return BLEND_GROUP if BLEND_MARK in edition else edition
+
+
+def sidecar_sets(path: Path) -> tuple[tuple[str, ...], ...]:
+    """The valid sets laid on a synthetic image's table, in reading order (its sidecar's ``sets`` marked valid);
+    none without a sidecar or where it lists none."""
+    meta = _sidecar(path)
+    sets = meta.get("sets") if meta is not None else None
+    if not isinstance(sets, list):
+        return ()
+    return tuple(
+        tuple(str(label) for label in laid["labels"])
+        for laid in sets
+        if isinstance(laid, dict) and laid.get("valid") and isinstance(laid.get("labels"), list)
+    )
 
 
 def load_real_split(data_dir: str | Path, split: str, *, audited: bool = True) -> list[Sample]:
@@ -308,6 +343,7 @@ def evaluate(
         timings = reading.timings
         row = replace(
             row,
+            **score_sets(sample.sets, reading),
             left_out=len(reading.left_out),
             detect_ms=round(timings.detect_ms, 2),
             classify_ms=round(timings.classify_ms, 2),
@@ -318,6 +354,22 @@ def evaluate(
         if progress is not None:
             progress(row)
     return rows, {**summarize(rows), "match_iou": match_iou, "labels": labels}
+
+
+def score_sets(laid: Sequence[Sequence[str]], reading: Reading) -> dict[str, int]:
+    """``sets_true``, ``sets_whole`` and ``sets_invalid_confident`` of a reading (:class:`Row`) against the valid sets
+    ``laid`` on its table; all 0 where none were laid (a photo: its sets are not known)."""
+    if not laid:
+        return {"sets_true": 0, "sets_whole": 0, "sets_invalid_confident": 0}
+    from vision.runtime.tables import PHOTO, read_table
+
+    table = read_table(reading, PHOTO).table
+    found = [tuple(str(tile) for tile in tiles) for tiles in table.sets]
+    held = set(found) | {labels[::-1] for labels in found}
+    doubted = {place[0] for place in table.uncertain}
+    invalid = sum(1 for k, tiles in enumerate(table.sets) if k not in doubted and not tiles.is_valid())
+    whole = sum(1 for labels in laid if tuple(labels) in held)
+    return {"sets_true": len(laid), "sets_whole": whole, "sets_invalid_confident": invalid}
 
 
 # -- from the rows ---------------------------------------------------------------------------------------
@@ -409,7 +461,19 @@ def summarize(rows: Sequence[Row]) -> dict[str, Any]:
             "share_of_tiles": round(confident_wrong / total["n_true"], 5) if total["n_true"] else None,
         },
         "colour_flipped_images": sum(row.colour_flipped for row in rows),
+        "sets": sets_summary(rows),
         "groups": [asdict(g) for g in group_summaries(rows)],
+    }
+
+
+def sets_summary(rows: Sequence[Row]) -> dict[str, Any]:
+    """The valid sets laid on synthetic tables and how many the readings' tables hold whole (:func:`score_sets`)."""
+    laid, whole = sum(row.sets_true for row in rows), sum(row.sets_whole for row in rows)
+    return {
+        "laid": laid,
+        "read_whole": whole,
+        "share": _ratio(whole, laid),
+        "invalid_confident": sum(row.sets_invalid_confident for row in rows),
     }
 
 
@@ -507,6 +571,12 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"perfect images {pct(summary['perfect_images'])}; impossible readings {summary['impossible_reads']}",
         f"time per image: mean {summary['ms']['mean']} ms, median {summary['ms']['median']} ms",
     ]
+    sets = summary.get("sets")
+    if sets and sets["laid"]:
+        lines.append(
+            f"tables        {sets['read_whole']} of the {sets['laid']} valid sets laid read whole"
+            f" ({pct(sets['share'])}); invalid sets with no tile uncertain {sets['invalid_confident']}"
+        )
     if "step_ms_median" in summary:
         steps = ", ".join(f"{step} {ms}" for step, ms in summary["step_ms_median"].items())
         lines.append(f"median ms by step: {steps}; boxes left out as not tiles {summary['left_out']}")

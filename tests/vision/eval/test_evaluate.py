@@ -228,6 +228,43 @@ def test_synthetic_images_are_grouped_by_edition_and_others_by_folder(dataset: P
     assert [r.group for r in evaluate(FixedReader(), dataset)[0]] == ["classic", "mix"]
 
 
+class RunReader:
+    """Reads every image as three touching tiles in a row (``labels``), the last one at confidence ``last``."""
+
+    def __init__(self, labels: tuple[str, ...] = ("red-1", "red-2", "red-3"), last: float = 0.9) -> None:
+        self.labels, self.last = labels, last
+
+    def read(self, image: np.ndarray, *, region: object = None) -> Reading:
+        boxes = [[10, 10, 30, 40], [32, 10, 52, 40], [54, 10, 74, 40]]
+        found = Detections.of_boxes(boxes, [0.9, 0.9, self.last], list(self.labels))
+        return Reading(found.with_(angle_deg=np.zeros(3)))
+
+    def check_models(self) -> None:
+        pass
+
+
+def test_the_sets_laid_on_a_synthetic_table_are_scored_as_a_table_the_reading_groups(dataset: Path) -> None:
+    """A sidecar's valid sets are counted, and held whole when the table read from the photo holds them tile for tile
+    (either way round); invalid sets in that table with no tile uncertain are counted too; a sidecar's invalid
+    sets and images without a sidecar count for nothing."""
+    (dataset / "meta").mkdir()
+    laid = [
+        {"labels": ["red-3", "red-2", "red-1"], "valid": True},  # read the other way round: whole
+        {"labels": ["blue-5", "blue-6", "blue-7"], "valid": True},  # not on the photo
+        {"labels": ["red-1", "blue-2"], "valid": False},
+    ]
+    (dataset / "meta" / "a.json").write_text(json.dumps({"style": {"edition": "classic"}, "sets": laid}))
+    assert load_yolo_folder(dataset)[0].sets == (("red-3", "red-2", "red-1"), ("blue-5", "blue-6", "blue-7"))
+    rows, summary = evaluate(RunReader(), dataset)
+    assert [(r.sets_true, r.sets_whole, r.sets_invalid_confident) for r in rows] == [(2, 1, 0), (0, 0, 0)]
+    assert summary["sets"] == {"laid": 2, "read_whole": 1, "share": 0.5, "invalid_confident": 0}
+    assert "1 of the 2 valid sets laid read whole (50.0%)" in format_summary(summary)
+    misread = RunReader(("red-3", "red-2", "blue-1"))  # one tile misread: the run is held neither whole nor valid
+    (row_a, row_b), summary = evaluate(misread, dataset)
+    assert (row_a.sets_whole, row_a.sets_invalid_confident, row_b.sets_invalid_confident) == (0, 1, 0)
+    assert evaluate(RunReader(("red-3", "red-2", "blue-1"), last=0.5), dataset)[1]["sets"]["invalid_confident"] == 0
+
+
 def test_a_folder_without_sidecars_is_one_group_named_after_it(tmp_path: Path) -> None:
     assert folder_name(tmp_path / "rummikub-nvypk-train") == "rummikub-nvypk-train"
     assert folder_name(tmp_path / "club-photos" / "valid") == "club-photos"
