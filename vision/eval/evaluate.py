@@ -19,8 +19,9 @@ cannot show, the referee answers with a blind-spot REVIEW, not a reading.
 
 Where a synthetic image's sidecar lists the sets laid on its table, the reading is also grouped into a table as
 ``read`` and ``check`` group a photo (:func:`vision.runtime.tables.read_table`, :data:`~vision.runtime.tables.PHOTO`):
-``sets`` counts the valid sets laid that the table holds whole, tile for tile in reading order (either way round),
-and the invalid sets it holds with no tile uncertain (what a ``check`` of the photo would send back).
+``sets`` counts the valid sets laid that the photo shows whole (every tile readable), those the table holds whole,
+tile for tile in reading order (either way round), and the invalid sets it holds with no tile uncertain (what a
+``check`` of the photo would send back).
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ class Sample:
     group: str = ""
     """The tile edition of a synthetic image, else the folder's name (what eval reports per group)."""
     sets: tuple[tuple[str, ...], ...] = ()
-    """The valid sets laid on a synthetic image's table (its sidecar's), each in reading order; none for a photo."""
+    """The valid sets laid on a synthetic image's table that it shows whole (:func:`sidecar_sets`), each in reading
+    order; none for a photo."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +120,7 @@ class Row:
     washed_right: int = 0
     """Of them, matched and read right (counted in ``e2e_tp``)."""
     sets_true: int = 0
-    """Valid sets laid on the table (a synthetic image's sidecar; 0 for a photo)."""
+    """Valid sets laid on the table that the image shows whole (a synthetic image's sidecar; 0 for a photo)."""
     sets_whole: int = 0
     """Of them, held whole by the table the reading groups into (:func:`score_sets`)."""
     sets_invalid_confident: int = 0
@@ -194,16 +196,23 @@ def sidecar_edition(path: Path) -> str | None:
 
 
 def sidecar_sets(path: Path) -> tuple[tuple[str, ...], ...]:
-    """The valid sets laid on a synthetic image's table, in reading order (its sidecar's ``sets`` marked valid);
-    none without a sidecar or where it lists none."""
+    """The valid sets laid on a synthetic image's table that the photo shows whole, in reading order: its sidecar's
+    ``sets`` marked valid whose every tile is among its ``tiles`` and readable (a set partly hidden by a hand or an
+    object, or partly outside the frame, cannot be read whole); none without a sidecar or where it lists none."""
     meta = _sidecar(path)
-    sets = meta.get("sets") if meta is not None else None
-    if not isinstance(sets, list):
+    sets, tiles = (meta.get("sets"), meta.get("tiles")) if meta is not None else (None, None)
+    if not isinstance(sets, list) or not isinstance(tiles, list):
         return ()
+    shown = Counter(
+        t.get("set_id") for t in tiles if isinstance(t, dict) and t.get("kind") == "set" and t.get("readable")
+    )
     return tuple(
         tuple(str(label) for label in laid["labels"])
         for laid in sets
-        if isinstance(laid, dict) and laid.get("valid") and isinstance(laid.get("labels"), list)
+        if isinstance(laid, dict)
+        and laid.get("valid")
+        and isinstance(laid.get("labels"), list)
+        and shown[laid.get("id")] == len(laid["labels"])
     )
 
 

@@ -244,16 +244,21 @@ class RunReader:
 
 
 def test_the_sets_laid_on_a_synthetic_table_are_scored_as_a_table_the_reading_groups(dataset: Path) -> None:
-    """A sidecar's valid sets are counted, and held whole when the table read from the photo holds them tile for tile
-    (either way round); invalid sets in that table with no tile uncertain are counted too; a sidecar's invalid
-    sets and images without a sidecar count for nothing."""
+    """A sidecar's valid sets that the photo shows whole are counted, and held whole when the table read from the
+    photo holds them tile for tile (either way round); invalid sets in that table with no tile uncertain are counted
+    too; a sidecar's invalid sets, sets with a tile hidden and images without a sidecar count for nothing."""
     (dataset / "meta").mkdir()
     laid = [
-        {"labels": ["red-3", "red-2", "red-1"], "valid": True},  # read the other way round: whole
-        {"labels": ["blue-5", "blue-6", "blue-7"], "valid": True},  # not on the photo
-        {"labels": ["red-1", "blue-2"], "valid": False},
+        {"id": 0, "labels": ["red-3", "red-2", "red-1"], "valid": True},  # read the other way round: whole
+        {"id": 1, "labels": ["blue-5", "blue-6", "blue-7"], "valid": True},  # not read
+        {"id": 2, "labels": ["red-1", "blue-2"], "valid": False},
+        {"id": 3, "labels": ["black-4", "black-5", "black-6"], "valid": True},  # a tile hidden: never read whole
     ]
-    (dataset / "meta" / "a.json").write_text(json.dumps({"style": {"edition": "classic"}, "sets": laid}))
+    shown = [(0, True)] * 3 + [(1, True)] * 3 + [(2, True)] * 2 + [(3, True), (3, False), (3, True)]
+    tiles = [{"kind": "set", "set_id": i, "readable": readable} for i, readable in shown]
+    tiles.append({"kind": "rack", "set_id": -1, "readable": True})
+    sidecar = {"style": {"edition": "classic"}, "sets": laid, "tiles": tiles}
+    (dataset / "meta" / "a.json").write_text(json.dumps(sidecar))
     assert load_yolo_folder(dataset)[0].sets == (("red-3", "red-2", "red-1"), ("blue-5", "blue-6", "blue-7"))
     rows, summary = evaluate(RunReader(), dataset)
     assert [(r.sets_true, r.sets_whole, r.sets_invalid_confident) for r in rows] == [(2, 1, 0), (0, 0, 0)]
