@@ -350,9 +350,12 @@ def evaluate(
         ms = (time.perf_counter() - start) * 1e3
         row = score_image(sample, reading.detections, ms, iou=match_iou, washed=washed_out(image, sample.boxes))
         timings = reading.timings
+        sets = score_sets(sample.sets, reading)
         row = replace(
             row,
-            **score_sets(sample.sets, reading),
+            sets_true=sets.laid,
+            sets_whole=sets.whole,
+            sets_invalid_confident=sets.invalid_confident,
             left_out=len(reading.left_out),
             detect_ms=round(timings.detect_ms, 2),
             classify_ms=round(timings.classify_ms, 2),
@@ -365,11 +368,23 @@ def evaluate(
     return rows, {**summarize(rows), "match_iou": match_iou, "labels": labels}
 
 
-def score_sets(laid: Sequence[Sequence[str]], reading: Reading) -> dict[str, int]:
-    """``sets_true``, ``sets_whole`` and ``sets_invalid_confident`` of a reading (:class:`Row`) against the valid sets
-    ``laid`` on its table; all 0 where none were laid (a photo: its sets are not known)."""
+@dataclass(frozen=True, slots=True)
+class SetFigures:
+    """One reading's table against the valid sets laid (:func:`score_sets`)."""
+
+    laid: int = 0
+    """Valid sets laid that the image shows whole."""
+    whole: int = 0
+    """Of them, held whole by the reading's table, tile for tile in reading order (either way round)."""
+    invalid_confident: int = 0
+    """Invalid sets in that table with no tile uncertain."""
+
+
+def score_sets(laid: Sequence[Sequence[str]], reading: Reading) -> SetFigures:
+    """A reading grouped into a table as ``read`` and ``check`` group a photo, against the valid sets ``laid`` on its
+    table; nothing where none were laid (a photo: its sets are not known)."""
     if not laid:
-        return {"sets_true": 0, "sets_whole": 0, "sets_invalid_confident": 0}
+        return SetFigures()
     from vision.runtime.tables import PHOTO, read_table
 
     table = read_table(reading, PHOTO).table
@@ -377,8 +392,7 @@ def score_sets(laid: Sequence[Sequence[str]], reading: Reading) -> dict[str, int
     held = set(found) | {labels[::-1] for labels in found}
     doubted = {place[0] for place in table.uncertain}
     invalid = sum(1 for k, tiles in enumerate(table.sets) if k not in doubted and not tiles.is_valid())
-    whole = sum(1 for labels in laid if tuple(labels) in held)
-    return {"sets_true": len(laid), "sets_whole": whole, "sets_invalid_confident": invalid}
+    return SetFigures(len(laid), sum(1 for labels in laid if tuple(labels) in held), invalid)
 
 
 # -- from the rows ---------------------------------------------------------------------------------------
