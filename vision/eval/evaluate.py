@@ -387,12 +387,19 @@ def score_sets(laid: Sequence[Sequence[str]], reading: Reading) -> SetFigures:
         return SetFigures()
     from vision.runtime.tables import PHOTO, read_table
 
+    def either_way(labels: Sequence[str]) -> tuple[str, ...]:
+        return min(tuple(labels), tuple(labels)[::-1])
+
     table = read_table(reading, PHOTO).table
-    found = [tuple(str(tile) for tile in tiles) for tiles in table.sets]
-    held = set(found) | {labels[::-1] for labels in found}
+    held = Counter(either_way([str(tile) for tile in tiles]) for tiles in table.sets)
+    whole = 0
+    for labels in map(either_way, laid):  # two copies of one set laid are two sets: each needs its own
+        if held[labels]:
+            held[labels] -= 1
+            whole += 1
     doubted = {place[0] for place in table.uncertain}
     invalid = sum(1 for k, tiles in enumerate(table.sets) if k not in doubted and not tiles.is_valid())
-    return SetFigures(len(laid), sum(1 for labels in laid if tuple(labels) in held), invalid)
+    return SetFigures(len(laid), whole, invalid)
 
 
 # -- from the rows ---------------------------------------------------------------------------------------

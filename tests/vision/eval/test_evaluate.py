@@ -16,6 +16,7 @@ from vision.eval.evaluate import (
     DatasetError,
     Row,
     Sample,
+    SetFigures,
     evaluate,
     folder_name,
     format_summary,
@@ -24,6 +25,7 @@ from vision.eval.evaluate import (
     load_yolo_folder,
     match,
     score_image,
+    score_sets,
     summarize,
     washed_out,
     write_csv,
@@ -268,6 +270,12 @@ def test_the_sets_laid_on_a_synthetic_table_are_scored_as_a_table_the_reading_gr
     (row_a, row_b), summary = evaluate(misread, dataset)
     assert (row_a.sets_whole, row_a.sets_invalid_confident, row_b.sets_invalid_confident) == (0, 1, 0)
     assert evaluate(RunReader(("red-3", "red-2", "blue-1"), last=0.5), dataset)[1]["sets"]["invalid_confident"] == 0
+
+
+def test_two_copies_of_a_set_laid_need_two_sets_read() -> None:
+    reading = RunReader().read(np.zeros((80, 100, 3), np.uint8))
+    run = ("red-1", "red-2", "red-3")
+    assert score_sets([run, run[::-1]], reading) == SetFigures(laid=2, whole=1, invalid_confident=0)
 
 
 def test_a_folder_without_sidecars_is_one_group_named_after_it(tmp_path: Path) -> None:
