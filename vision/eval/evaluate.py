@@ -161,10 +161,10 @@ def load_yolo_folder(data_dir: str | Path) -> list[Sample]:
         width, height = image_size(path)
         objects = read_label_file(label_file, names, width, height)
         boxes = np.asarray([[*points.min(axis=0), *points.max(axis=0)] for _, points in objects], np.float32)
-        sidecar = data_dir / "meta" / relative.with_suffix(".json")
-        group = sidecar_edition(sidecar) or folder
+        meta = read_sidecar(data_dir / "meta" / relative.with_suffix(".json"))
+        group = sidecar_edition(meta) or folder
         samples.append(Sample(path, tuple(name for name, _ in objects), boxes.reshape(-1, 4), group,
-                              sidecar_sets(sidecar)))  # fmt: skip
+                              sidecar_sets(meta)))  # fmt: skip
     return samples
 
 
@@ -174,7 +174,7 @@ def folder_name(data_dir: str | Path) -> str:
     return path.parent.name if path.name in {"train", "valid", "val", "test"} and path.parent.name else path.name
 
 
-def _sidecar(path: Path) -> dict[str, Any] | None:
+def read_sidecar(path: Path) -> dict[str, Any] | None:
     """A synthetic image's sidecar (``meta/<name>.json``); None where there is none or it cannot be read."""
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
@@ -183,9 +183,9 @@ def _sidecar(path: Path) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) else None
 
 
-def sidecar_edition(path: Path) -> str | None:
-    """The tile edition a synthetic image was rendered in (its sidecar's ``style.edition``); None without one."""
-    meta = _sidecar(path)
+def sidecar_edition(meta: dict[str, Any] | None) -> str | None:
+    """The tile edition a synthetic image was rendered in (its sidecar's ``style.edition``, :func:`read_sidecar`);
+    None without one."""
     style = meta.get("style") if meta is not None else None
     if not isinstance(style, dict):
         return None
@@ -195,11 +195,11 @@ def sidecar_edition(path: Path) -> str | None:
     return BLEND_GROUP if BLEND_MARK in edition else edition
 
 
-def sidecar_sets(path: Path) -> tuple[tuple[str, ...], ...]:
+def sidecar_sets(meta: dict[str, Any] | None) -> tuple[tuple[str, ...], ...]:
     """The valid sets laid on a synthetic image's table that the photo shows whole, in reading order: its sidecar's
-    ``sets`` marked valid whose every tile is among its ``tiles`` and readable (a set partly hidden by a hand or an
-    object, or partly outside the frame, cannot be read whole); none without a sidecar or where it lists none."""
-    meta = _sidecar(path)
+    (:func:`read_sidecar`) ``sets`` marked valid whose every tile is among its ``tiles`` and readable (a set partly
+    hidden by a hand or an object, or partly outside the frame, cannot be read whole); none without a sidecar or where
+    it lists none."""
     sets, tiles = (meta.get("sets"), meta.get("tiles")) if meta is not None else (None, None)
     if not isinstance(sets, list) or not isinstance(tiles, list):
         return ()
