@@ -57,6 +57,14 @@ SCOUT_SIDE = 320
 """``TileReader(scout=SCOUT_SIDE)``: the side of a smaller first reading that finds the tiles' scale. Not the
 default: on the 120 held-out edition photos it finds under 3 tiles or calls them large on 12 the 448 reading calls
 small, and recall drops (models/README.md, 2026-11-26)."""
+MIN_TILES_FOR_SCALE = 3
+"""A first reading that finds fewer tiles than this cannot tell their scale (:func:`tile_scale_region`)."""
+CLOSER_LOOK = 2.0
+"""A photo whose first reading found fewer than :data:`MIN_TILES_FOR_SCALE` tiles, none of them large, is read once
+more with its longer side this many times the detector's input (:func:`needs_a_closer_look`), and the tile-scale
+reading follows from what that finds. Tiles 10 px wide at a 448 input can be missed almost all: two of the 300
+held-out edition photos of seed 4242 (tiles 23 and 30 px wide in 1280x960) gave 1 and 2 boxes of 61 and 70 tiles,
+too few to read them again at tile scale."""
 NOT_A_TILE = 0.1
 """Detector confidence x classifier confidence under this: table texture, glare or a tile's edge, not a tile.
 The live pipeline's rule, applied to readings fused over several frames (:func:`vision.runtime.tables.read_table`)."""
@@ -150,7 +158,7 @@ def tile_scale_region(
     """The part of the image holding the tiles found in it (their bounding box widened by ``margin`` tiles on each
     side; None: the whole image), scaled so its tiles are ``tile_px`` wide, when those tiles are
     narrower than :data:`SMALL_TILE_PX` at the detector's input (None otherwise, or with under 3 tiles)."""
-    if len(boxes) < 3:
+    if len(boxes) < MIN_TILES_FOR_SCALE:
         return None
     height, width = shape
     narrow = np.minimum(boxes.xyxy[:, 2] - boxes.xyxy[:, 0], boxes.xyxy[:, 3] - boxes.xyxy[:, 1])
@@ -173,6 +181,24 @@ column of its stride that would be mostly padding (:func:`fit_to_stride`); 1: ne
 not 32; the 1280x960 bench photo 5 % fewer input pixels), 2026-11-26: with the rect first reading (detector.py's
 ``rect``) held-out editions recall 0.9427 -> 0.9452, F1 0.9153 -> 0.9152, wrong at >= 0.8 25 -> 25; without it
 recall 0.9418, F1 0.9119, wrong 21, so off while the rect reading is (models/README.md)."""
+
+
+def needs_a_closer_look(shape: tuple[int, int], boxes: Detections, input_size: int) -> bool:
+    """Whether a photo's first reading at the detector's ``input_size`` found too few tiles to tell their scale
+    (under :data:`MIN_TILES_FOR_SCALE`, none of them as wide as :data:`SMALL_TILE_PX` there) in a photo larger than
+    that input: its tiles may be too small to be found at all (:data:`CLOSER_LOOK`). A photo of one or two large
+    tiles is read once, as before."""
+    if len(boxes) >= MIN_TILES_FOR_SCALE or max(shape) <= input_size:
+        return False
+    narrow = np.minimum(boxes.xyxy[:, 2] - boxes.xyxy[:, 0], boxes.xyxy[:, 3] - boxes.xyxy[:, 1])
+    return bool((narrow * input_size / max(shape) < SMALL_TILE_PX).all())
+
+
+def closer_region(shape: tuple[int, int], input_size: int) -> Region:
+    """The whole photo, its longer side read at :data:`CLOSER_LOOK` x ``input_size`` (:func:`needs_a_closer_look`)."""
+    height, width = shape
+    width_px = max(1, round(width * CLOSER_LOOK * input_size / max(height, width)))
+    return Region(0.0, 0.0, float(width), float(height), width_px=fit_to_stride(width, height, width_px))
 
 
 def fit_to_stride(
@@ -309,6 +335,9 @@ class TileReader:
         if small is None:  # no scout, or it saw large tiles or too few to tell: the photo at the input size
             boxes = detector.detect(image_bgr)
             shape = image_bgr.shape[:2]
+            if self.rescale and needs_a_closer_look(shape, boxes, detector.input_size):
+                closer = detector.detect_region(image_bgr, closer_region(shape, detector.input_size))
+                boxes = without_nested(with_nms(Detections.merge([closer, boxes]), detector.iou), NESTED_SHARE)
             small = (
                 tile_scale_region(shape, boxes, detector.input_size, margin=self.around, tile_px=self.tile_px)
                 if self.rescale

@@ -112,7 +112,7 @@ def test_the_shipped_detector_weights_fit_in_7_bits() -> None:
 
 
 def test_reader_combines_both_and_times_them(models: Path) -> None:
-    reader = TileReader(models, not_a_tile=0.0)
+    reader = TileReader(models, not_a_tile=0.0, rescale=False)  # the stand-in finds the same two boxes at any scale
     reading = reader.read(tiles_photo())
     read, timings = reading.detections, reading.timings
     assert len(read) == 2 and len(reading.left_out) == 0
@@ -126,10 +126,10 @@ def test_reader_combines_both_and_times_them(models: Path) -> None:
 def test_reader_drops_boxes_the_classifier_cannot_name(standin_models: Callable, make_yolo_output: Callable) -> None:
     # Detector 0.9 and 0.6 on a red and a grey crop: 0.9 x 1.0 is a tile; 0.6 x 1/53 (equal odds) is texture.
     models = standin_models(make_yolo_output([(60, 105, 20, 30), (110, 105, 20, 30)], [0.9, 0.6]))
-    reading = TileReader(models).read(tiles_photo())
+    reading = TileReader(models, rescale=False).read(tiles_photo())
     assert reading.detections.labels == ["red-5"] and len(reading.left_out) == 1  # the grey crop, labelled too
     assert tile_likelihood(reading.left_out).tolist() == pytest.approx([0.6 / 53], abs=0.01)
-    kept = TileReader(models, not_a_tile=0.0).read(tiles_photo()).detections  # the live pipeline: fused, then judged
+    kept = TileReader(models, not_a_tile=0.0, rescale=False).read(tiles_photo()).detections  # fused, then judged
     assert len(kept) == 2 and tile_likelihood(kept).tolist() == pytest.approx([0.9, 0.6 / 53], abs=0.01)
 
 
@@ -424,6 +424,9 @@ class RecordingDetector(YoloOnnxDetector):
 
     def detect(self, image_bgr: np.ndarray, *, size: int | None = None, **_: object) -> Detections:
         self.calls.append(size)
+        return self.tiles()
+
+    def tiles(self) -> Detections:
         side = self.tile
         return Detections.of_boxes(
             [[100 + side * 1.5 * k, 100, 100 + side * (1.5 * k + 1), 100 + side] for k in range(5)], [0.9] * 5
@@ -472,6 +475,61 @@ def test_the_reader_reads_again_the_whole_photo_or_only_around_its_tiles(
     reader.read(np.full((960, 1280, 3), 90, np.uint8))
     (region,) = [call for call in detector.calls if isinstance(call, Region)]
     assert (region.x0, region.y0, region.x1, region.y1) == expected
+
+
+@pytest.mark.parametrize(
+    ("sides", "shape", "expected"),
+    [
+        ([30.0, 32.0], (960, 1280), True),  # two tiles of 10 px at the 448 input: most were likely missed
+        ([], (960, 1280), True),  # nothing found: the tiles may all be too small
+        ([30.0, 30.0, 30.0], (960, 1280), False),  # three: enough to tell the scale (tile_scale_region's job)
+        ([120.0], (960, 1280), False),  # one large tile: a close-up, read once
+        ([30.0, 120.0], (960, 1280), False),  # one of them large
+        ([], (400, 440), False),  # a photo no bigger than the input is read whole already
+    ],
+)
+def test_a_photo_whose_first_reading_found_too_few_small_tiles_gets_a_closer_look(
+    sides: list[float], shape: tuple[int, int], expected: bool
+) -> None:
+    from vision.runtime.reader import MIN_TILES_FOR_SCALE, needs_a_closer_look
+
+    found = Detections.of_boxes([[50 * k, 10, 50 * k + side, 10 + side * 1.35] for k, side in enumerate(sides)],
+                                [0.9] * len(sides))  # fmt: skip
+    assert MIN_TILES_FOR_SCALE == 3
+    assert needs_a_closer_look(shape, found, 448) is expected
+
+
+def test_the_closer_look_reads_the_whole_photo_at_twice_the_input_and_then_at_tile_scale(
+    standin_models: Callable, make_yolo_output: Callable
+) -> None:
+    from vision.runtime.reader import CLOSER_LOOK, PHOTO_TILE_PX, closer_region
+
+    region = closer_region((960, 1280), 448)
+    assert (region.x0, region.y0, region.x1, region.y1, region.width_px) == (0, 0, 1280, 960, 896)
+    assert CLOSER_LOOK == 2.0
+
+    class FindsTwoAtInputSize(RecordingDetector):
+        """Two of the five tiles at the input size, all five in the first region read (the closer look)."""
+
+        def detect(self, image_bgr: np.ndarray, *, size: int | None = None, **_: object) -> Detections:
+            return super().detect(image_bgr, size=size)[:2]
+
+        def detect_region(self, image_bgr: np.ndarray, region: Region) -> Detections:
+            self.calls.append(region)
+            return self.tiles() if len(self.calls) == 2 else Detections.empty()
+
+    detector = FindsTwoAtInputSize(30.0)
+    reader = TileReader(standin_models(make_yolo_output([], [])), detector=detector, not_a_tile=0)
+    reader.read(np.full((960, 1280, 3), 90, np.uint8))
+    first, closer, tile_scale = detector.calls
+    assert first is None and closer == region  # the input size, then the closer look
+    assert isinstance(tile_scale, Region) and tile_scale.width_px == round(1280 * PHOTO_TILE_PX / 30.0)
+
+    large = FindsTwoAtInputSize(120.0)  # two large tiles at the input size: read once
+    TileReader(standin_models(make_yolo_output([], [])), detector=large, not_a_tile=0).read(
+        np.full((960, 1280, 3), 90, np.uint8)
+    )
+    assert large.calls == [None]
 
 
 # -- the label order of a classifier, checked against its model card when it loads ------------------------------
