@@ -179,14 +179,42 @@ def test_set_context_mends_two_tiles_when_that_is_likelier_than_changing_one() -
     assert table.same_layout(Table.of([["red-10", "blue-10", "orange-10"]]))
     assert table.uncertain == {(0, 1), (0, 2)} and table.extras[(0, 1)]["read_as"] == "blue-13"
     unlikely = [rows[0], {"blue-13": 0.97, "blue-10": 0.03}, {"orange-13": 0.9, "orange-10": 0.09}]
-    assert group_tiles(with_probabilities(read, unlikely)).same_layout(Table.of([["red-13", "blue-13", "orange-13"]]))
+    sure = read.with_(confidence=np.array([0.946, 0.97, 0.9]))  # no check doubted them (see weighed_by_doubt)
+    assert group_tiles(with_probabilities(sure, unlikely)).same_layout(Table.of([["red-13", "blue-13", "orange-13"]]))
     hopeless = [{"red-10": 0.99}, *unlikely[1:]]  # 0.033 x 0.1 for two tiles, nothing for one: left as read
-    assert group_tiles(with_probabilities(read, hopeless)).same_layout(Table.of([["red-10", "blue-13", "orange-13"]]))
+    surer = sure.with_(confidence=np.array([0.99, 0.97, 0.9]))
+    assert group_tiles(with_probabilities(surer, hopeless)).same_layout(Table.of([["red-10", "blue-13", "orange-13"]]))
     # with a joker in the set already (two more jokers there would be three: no shortcut, still mended)
     joker_read = row(["joker", "red-13", "red-11", "red-13"], (300, 300))
     joker_rows = [{"joker": 0.99}, {"red-13": 0.6, "red-10": 0.4}, {"red-11": 0.99}, {"red-13": 0.6, "red-12": 0.4}]
     table = group_tiles(with_probabilities(joker_read.with_(confidence=np.array([0.99, 0.6, 0.99, 0.6])), joker_rows))
     assert table.same_layout(Table.of([["joker", "red-10", "red-11", "red-12"]]))
+
+
+def test_a_tile_a_check_doubted_keeps_its_doubt_and_its_runners_up_share_the_rest() -> None:
+    from vision.runtime.layout import weighed_by_doubt
+
+    labels = ["orange-1", "orange-7", "orange-4"]
+    probs = np.zeros((2, len(ALL_LABELS)))
+    probs[:, [ALL_LABELS.index(name) for name in labels]] = [0.998, 0.0015, 0.0005]
+    class_id = np.full(2, ALL_LABELS.index("orange-1"))
+    weighed = weighed_by_doubt(probs, class_id, np.array([0.5, 0.998]))  # the first doubted by a check, to 0.5
+    np.testing.assert_allclose(weighed[0, [ALL_LABELS.index(name) for name in labels]], [0.5, 0.375, 0.125])
+    np.testing.assert_allclose(weighed[1], probs[1])  # no check doubted it: the classifier's own
+    assert weighed.sum(axis=1) == pytest.approx([1.0, 1.0])
+    assert weighed_by_doubt(probs[:0], class_id[:0], np.zeros(0)).shape == (0, len(ALL_LABELS))
+
+
+def test_set_context_rereads_a_tile_a_check_doubted_though_the_classifier_was_sure() -> None:
+    # an orange 7 read 1 at 0.998 (7 the runner-up at 0.0015), its turned crop naming another label: 0.5
+    read = row(["orange-4", "orange-5", "orange-6", "orange-1"], (300, 300))
+    rows = [{"orange-4": 0.99}, {"orange-5": 0.99}, {"orange-6": 0.99}, {"orange-1": 0.998, "orange-7": 0.0015}]
+    doubted = with_probabilities(read.with_(confidence=np.array([0.99, 0.99, 0.99, 0.5])), rows)
+    table = group_tiles(doubted)
+    assert table.same_layout(Table.of([["orange-4", "orange-5", "orange-6", "orange-7"]]))
+    assert (0, 3) in table.uncertain and table.extras[(0, 3)]["read_as"] == "orange-1"
+    sure = with_probabilities(read.with_(confidence=np.array([0.99, 0.99, 0.99, 0.998])), rows)
+    assert group_tiles(sure).same_layout(Table.of([["orange-4", "orange-5", "orange-6", "orange-1"]]))  # as read
 
 
 def test_set_context_can_be_switched_off() -> None:
