@@ -39,13 +39,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from referee.profiles import DEFAULT_PROFILE, get_profile
+from referee.table import Table
 from referee.tiles import ALL_LABELS, Tile, TileError
 from vision.runtime.detections import Detections, box_iou
 from vision.runtime.glare import WASHED_LEVEL
 from vision.runtime.yolofiles import DatasetError, class_names, image_size, read_label_file
 
 if TYPE_CHECKING:
-    from vision.runtime.reader import Reader, Reading
+    from vision.runtime.reader import Reader
 
 NO_INK_CONTRAST = 10
 """A labelled tile is washed out when the middle of its box (less 15 % each side) is light, its darkest 5 % at
@@ -125,6 +126,10 @@ class Row:
     """Of them, held whole by the table the reading groups into (:func:`score_sets`)."""
     sets_invalid_confident: int = 0
     """Invalid sets in that table with no tile uncertain (the image's whole table: racks' rows too)."""
+    table_tiles: int = 0
+    """Tiles in the table the reading groups into (:func:`score_table_labels`)."""
+    table_right: int = 0
+    """Of them, matched to a true tile and labelled right as the table reads them (after :class:`SetContext`)."""
 
     def to_csv(self) -> dict[str, Any]:
         data = asdict(self)
@@ -337,6 +342,7 @@ def evaluate(
     and score it: (rows, summary)."""
     from vision.runtime import realdata
     from vision.runtime.recognition import load_image
+    from vision.runtime.tables import PHOTO, read_table
 
     samples = load_real_split(data_dir, split, audited=audited) if split else load_yolo_folder(data_dir)
     labels = (realdata.audit_summary() if audited else "labels as published") if split else "labels as in the folder"
@@ -350,12 +356,16 @@ def evaluate(
         ms = (time.perf_counter() - start) * 1e3
         row = score_image(sample, reading.detections, ms, iou=match_iou, washed=washed_out(image, sample.boxes))
         timings = reading.timings
-        sets = score_sets(sample.sets, reading)
+        table = read_table(reading, PHOTO).table
+        sets = score_sets(sample.sets, table)
+        table_tiles, table_right = score_table_labels(sample, table, match_iou)
         row = replace(
             row,
             sets_true=sets.laid,
             sets_whole=sets.whole,
             sets_invalid_confident=sets.invalid_confident,
+            table_tiles=table_tiles,
+            table_right=table_right,
             left_out=len(reading.left_out),
             detect_ms=round(timings.detect_ms, 2),
             classify_ms=round(timings.classify_ms, 2),
@@ -380,17 +390,16 @@ class SetFigures:
     """Invalid sets in that table with no tile uncertain."""
 
 
-def score_sets(laid: Sequence[Sequence[str]], reading: Reading) -> SetFigures:
-    """A reading grouped into a table as ``read`` and ``check`` group a photo, against the valid sets ``laid`` on its
-    table; nothing where none were laid (a photo: its sets are not known)."""
+def score_sets(laid: Sequence[Sequence[str]], table: Table) -> SetFigures:
+    """The table a reading groups into (as ``read`` and ``check`` group a photo: ``read_table(reading, PHOTO)``)
+    against the valid sets ``laid`` on the photo's table; nothing where none were laid (a photo: its sets are not
+    known)."""
     if not laid:
         return SetFigures()
-    from vision.runtime.tables import PHOTO, read_table
 
     def either_way(labels: Sequence[str]) -> tuple[str, ...]:
         return min(tuple(labels), tuple(labels)[::-1])
 
-    table = read_table(reading, PHOTO).table
     held = Counter(either_way([str(tile) for tile in tiles]) for tiles in table.sets)
     whole = 0
     for labels in map(either_way, laid):  # two copies of one set laid are two sets: each needs its own
@@ -400,6 +409,21 @@ def score_sets(laid: Sequence[Sequence[str]], reading: Reading) -> SetFigures:
     doubted = {place[0] for place in table.uncertain}
     invalid = sum(1 for k, tiles in enumerate(table.sets) if k not in doubted and not tiles.is_valid())
     return SetFigures(len(laid), whole, invalid)
+
+
+def score_table_labels(sample: Sample, table: Table, iou: float = IOU_MATCH) -> tuple[int, int]:
+    """(tiles in ``table``, those matched to a true tile of ``sample`` and labelled right): the labels as ``read`` and
+    ``check`` report them, where a tile that breaks its set may be re-read from the set's context
+    (:class:`vision.runtime.layout.SetContext`: always uncertain) and a tile turned round read with its row."""
+    placed = list(table.places())
+    if not placed:
+        return 0, 0
+    places, labels = [place for place, _ in placed], [str(tile) for _, tile in placed]
+    boxes = [table.extras[place]["box"] for place in places]
+    confidence = [float(table.extras[place]["confidence"]) for place in places]
+    found = Detections.of_boxes(np.asarray(boxes, np.float32), confidence)
+    right = sum(sample.labels[i] == labels[j] for i, j in match(sample.boxes, found, iou))
+    return len(places), right
 
 
 # -- from the rows ---------------------------------------------------------------------------------------
@@ -473,6 +497,7 @@ def summarize(rows: Sequence[Row]) -> dict[str, Any]:
         },
         "label_accuracy": _ratio(total["label_correct"], total["tp"]),
         "end_to_end": {"precision": precision, "recall": recall, "f1": f1},
+        "as_read": as_read_figures(rows),
         "visible": asdict(VisibleFigures.of(rows)),
         "perfect_images": _ratio(sum(row.perfect for row in rows), len(rows)),
         "impossible_reads": impossible_reads(rows),
@@ -494,6 +519,14 @@ def summarize(rows: Sequence[Row]) -> dict[str, Any]:
         "sets": sets_summary(rows),
         "groups": [asdict(g) for g in group_summaries(rows)],
     }
+
+
+def as_read_figures(rows: Sequence[Row]) -> dict[str, float | None]:
+    """End-to-end precision, recall and F1 of the labels as ``read`` and ``check`` report them: the tables the
+    readings group into, where a tile that breaks its set may be re-read from the set's context (uncertain)."""
+    right, read, true = (sum(getattr(row, k) for row in rows) for k in ("table_right", "table_tiles", "n_true"))
+    precision, recall = _ratio(right, read), _ratio(right, true)
+    return {"precision": precision, "recall": recall, "f1": _f1(precision, recall)}
 
 
 def sets_summary(rows: Sequence[Row]) -> dict[str, Any]:
@@ -530,6 +563,8 @@ class GroupSummary:
     visible_detection_recall: float | None = None
     visible_f1: float = 0.0
     """The figures without them (:class:`VisibleFigures`)."""
+    as_read_f1: float = 0.0
+    """End-to-end tile F1 of the labels as ``read`` and ``check`` report them (:func:`as_read_figures`)."""
 
 
 def _group_summary(group: str, rows: Sequence[Row]) -> GroupSummary:
@@ -555,6 +590,7 @@ def _group_summary(group: str, rows: Sequence[Row]) -> GroupSummary:
         washed_out=visible.washed_out,
         visible_detection_recall=visible.detection_recall,
         visible_f1=visible.f1,
+        as_read_f1=as_read_figures(rows)["f1"] or 0.0,
     )
 
 
@@ -597,6 +633,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"detection     precision {pct(det['precision'])}  recall {pct(det['recall'])}",
         f"labels        accuracy on matched boxes {pct(summary['label_accuracy'])}",
         f"end to end    precision {pct(e2e['precision'])}  recall {pct(e2e['recall'])}  F1 {pct(e2e['f1'])}",
+        *_as_read_line(summary.get("as_read")),
         *_visible_line(summary.get("visible")),
         f"perfect images {pct(summary['perfect_images'])}; impossible readings {summary['impossible_reads']}",
         f"time per image: mean {summary['ms']['mean']} ms, median {summary['ms']['median']} ms",
@@ -619,6 +656,16 @@ def format_summary(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _as_read_line(as_read: dict[str, Any] | None) -> list[str]:
+    if not as_read or as_read["precision"] is None:
+        return []
+    precision, recall, f1 = (f"{100 * (as_read[k] or 0):.1f}%" for k in ("precision", "recall", "f1"))
+    return [
+        f"as read       precision {precision}  recall {recall}  F1 {f1} (the labels of `read` and `check`:"
+        " a tile breaking its set re-read from the set, uncertain)"
+    ]
+
+
 def _visible_line(visible: dict[str, Any] | None) -> list[str]:
     if not visible or not visible["washed_out"]:
         return []
@@ -629,7 +676,7 @@ def _visible_line(visible: dict[str, Any] | None) -> list[str]:
 
 
 GROUP_HEADER = ("group", "images", "tiles", "det R", "det P", "label acc", "tile F1", "wrong>=0.8", "share",
-                "flipped", "ms mean", "washed", "vis det R", "vis F1")  # fmt: skip
+                "flipped", "ms mean", "washed", "vis det R", "vis F1", "read F1")  # fmt: skip
 
 
 def format_groups(groups: Sequence[dict[str, Any]]) -> list[str]:
@@ -647,11 +694,13 @@ def format_groups(groups: Sequence[dict[str, Any]]) -> list[str]:
             number(g["label_accuracy"]), number(g["f1"]), g["confident_wrong"],
             "n/a" if share is None else f"{100 * share:.2f}%", g["colour_flipped_images"], number(g["ms_mean"], 1),
             g.get("washed_out", 0), number(g.get("visible_detection_recall")), number(g.get("visible_f1", 0.0)),
+            number(g.get("as_read_f1", 0.0)),
         )  # fmt: skip
         lines.append(f"{g['group']:<{width}} " + " ".join(f"{c!s:>10}" for c in cells))
     lines.append(
         f"wrong>=0.8: matched tiles read as another label with confidence >= {CONFIDENT} (share of true tiles);"
         " flipped: images with half or more of a colour's tiles read as numbers of another colour;"
-        " washed: true tiles glare washes white in the photo, left out of vis det R and vis F1"
+        " washed: true tiles glare washes white in the photo, left out of vis det R and vis F1;"
+        " read F1: the labels as `read` and `check` report them (a tile breaking its set re-read from the set)"
     )
     return lines

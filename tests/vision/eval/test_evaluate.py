@@ -26,6 +26,7 @@ from vision.eval.evaluate import (
     match,
     score_image,
     score_sets,
+    score_table_labels,
     summarize,
     washed_out,
     write_csv,
@@ -273,9 +274,31 @@ def test_the_sets_laid_on_a_synthetic_table_are_scored_as_a_table_the_reading_gr
 
 
 def test_two_copies_of_a_set_laid_need_two_sets_read() -> None:
-    reading = RunReader().read(np.zeros((80, 100, 3), np.uint8))
+    from vision.runtime.tables import PHOTO, read_table
+
+    table = read_table(RunReader().read(np.zeros((80, 100, 3), np.uint8)), PHOTO).table
     run = ("red-1", "red-2", "red-3")
-    assert score_sets([run, run[::-1]], reading) == SetFigures(laid=2, whole=1, invalid_confident=0)
+    assert score_sets([run, run[::-1]], table) == SetFigures(laid=2, whole=1, invalid_confident=0)
+
+
+def test_the_labels_as_read_are_the_tables_where_a_tile_breaking_its_set_is_re_read() -> None:
+    from vision.runtime.tables import PHOTO, read_table
+
+    boxes = [[10, 10, 30, 40], [32, 10, 52, 40], [54, 10, 74, 40]]
+    sample = Sample(Path("a.jpg"), ("red-1", "red-2", "red-3"), np.asarray(boxes, np.float32))
+    probs = np.zeros((3, len(ALL_LABELS)), np.float32)
+    for i, name, p in [(0, "red-1", 0.99), (1, "red-2", 0.99), (2, "red-8", 0.6), (2, "red-3", 0.35)]:
+        probs[i, ALL_LABELS.index(name)] = p
+    found = Detections.of_boxes(boxes, [0.99, 0.99, 0.6], ["red-1", "red-2", "red-8"])
+    table = read_table(Reading(found.with_(angle_deg=np.zeros(3), probs=probs)), PHOTO).table
+    assert [str(tile) for tile in table.tiles()] == ["red-1", "red-2", "red-3"]  # the run re-reads its last tile
+    assert score_table_labels(sample, table) == (3, 3)
+    assert score_table_labels(sample, read_table(Reading(found[:0]), PHOTO).table) == (0, 0)
+    row = replace(score_image(sample, found, 1.0), table_tiles=3, table_right=3)
+    summary = summarize([row])
+    assert summary["end_to_end"]["f1"] == 0.6667 and summary["as_read"] == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    assert "as read       precision 100.0%  recall 100.0%  F1 100.0%" in format_summary(summary)
+    assert summarize([row])["groups"][-1]["as_read_f1"] == 1.0
 
 
 def test_a_folder_without_sidecars_is_one_group_named_after_it(tmp_path: Path) -> None:
