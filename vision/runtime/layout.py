@@ -59,6 +59,7 @@ CONTEXT_MIN_PROBABILITY = 0.03
 """...and each new label has at least this probability."""
 CONTEXT_ALTERNATIVES = 3
 """...among each tile's most probable other labels (a mend needs a close runner-up, not the 20th label)."""
+JOKER_INDEX = ALL_LABELS.index(JOKER_LABEL)
 TURNED_DEG = 150.0
 """A tile whose up is at least this far from its row neighbours' is read turned round (see :func:`turned_round`)."""
 TURN_SENSITIVE_NUMBERS = frozenset({6, 9})
@@ -259,7 +260,7 @@ class SetContext:
             return []
         options = [self._alternatives(index, labels[position], probs) for position, index in enumerate(chain)]
         singles = [(ratio, {p: label}) for p, choices in enumerate(options) for label, ratio in choices]
-        joker = ALL_LABELS.index(JOKER_LABEL)
+        joker = JOKER_INDEX
         pairs = [
             (ratio_a * ratio_b, {first: label_a, second: label_b})
             for first, second in combinations(range(len(chain)), 2)
@@ -285,10 +286,12 @@ class SetContext:
         ]
 
     def _alternatives(self, index: int, read: int, probs: np.ndarray) -> list[tuple[int, float]]:
-        """(label, probability ratio to the label read) of a tile's most probable other labels worth trying."""
+        """(label, probability ratio to the label read) of a tile's most probable other labels worth trying: never
+        the joker, which mends every set, so a set made valid by it is no evidence for it (2 tiles in 106). Measured on
+        770 held-out edition scenes (2026-11-29): 19 tiles re-read as jokers, 2 of them right, 6 read right before."""
         row = probs[index].astype(np.float64)
         read_probability = max(float(row[read]), 1e-9)
-        ranked = [int(label) for label in np.argsort(-row, kind="stable") if int(label) != read]
+        ranked = [int(label) for label in np.argsort(-row, kind="stable") if int(label) not in (read, JOKER_INDEX)]
         return [
             (label, float(row[label]) / read_probability)
             for label in ranked[: self.alternatives]

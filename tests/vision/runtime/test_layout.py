@@ -217,6 +217,16 @@ def test_set_context_rereads_a_tile_a_check_doubted_though_the_classifier_was_su
     assert group_tiles(sure).same_layout(Table.of([["orange-4", "orange-5", "orange-6", "orange-1"]]))  # as read
 
 
+def test_set_context_never_re_reads_a_tile_as_a_joker() -> None:
+    # a blurred red 9 read 8 in a group of 8s: the joker mends any set, so the set is no evidence for it
+    read = row(["blue-8", "red-8", "red-9"], (300, 300)).with_(confidence=np.array([0.99, 0.99, 0.5]))
+    rows = [{"blue-8": 0.99}, {"red-8": 0.99}, {"red-9": 0.5, "joker": 0.3, "orange-8": 0.1}]
+    table = group_tiles(with_probabilities(read, rows))
+    assert table.same_layout(Table.of([["blue-8", "red-8", "orange-8"]]))  # the next label that mends it
+    rows[2] = {"red-9": 0.5, "joker": 0.45}
+    assert group_tiles(with_probabilities(read, rows)).same_layout(Table.of([["blue-8", "red-8", "red-9"]]))
+
+
 def test_set_context_can_be_switched_off() -> None:
     read = row(["black-13", "black-11", "black-12"], (300, 300)).with_(confidence=np.array([0.55, 0.99, 0.99]))
     table = group_tiles(with_probs(read, {0: ("black-10", 0.40)}), use_context=False)
