@@ -121,6 +121,8 @@ class PairGeometry:
     i's) and ``across`` it in pixels, the pair's mean width and height; ``has_axis`` False where the two readings
     cancel (tiles turned apart half-way round, unless ``turned`` turned one of them round first)."""
 
+    offset: np.ndarray
+    """(N, N, 2): the centre of j minus the centre of i."""
     along: np.ndarray
     across: np.ndarray
     mean_w: np.ndarray
@@ -139,7 +141,7 @@ class PairGeometry:
         across = np.abs(offset[..., 0] * -direction[..., 1] + offset[..., 1] * direction[..., 0])
         mean_w = (g.width[:, None] + g.width[None, :]) / 2
         mean_h = (g.height[:, None] + g.height[None, :]) / 2
-        return cls(along, across, mean_w, mean_h, norm > 0)
+        return cls(offset, along, across, mean_w, mean_h, norm > 0)
 
 
 class SetFinder:
@@ -260,7 +262,6 @@ class SetContext:
             return []
         options = [self._alternatives(index, labels[position], probs) for position, index in enumerate(chain)]
         singles = [(ratio, {p: label}) for p, choices in enumerate(options) for label, ratio in choices]
-        joker = JOKER_INDEX
         pairs = [
             (ratio_a * ratio_b, {first: label_a, second: label_b})
             for first, second in combinations(range(len(chain)), 2)
@@ -268,7 +269,7 @@ class SetContext:
             and options[second]
             # jokers in both places must make the set valid first (one check instead of up to nine), unless the
             # set holds a joker already: a third one is never valid
-            and (joker in labels or _valid_somewhere(_changed(labels, {first: joker, second: joker})))
+            and (JOKER_INDEX in labels or _valid_somewhere(_changed(labels, {first: JOKER_INDEX, second: JOKER_INDEX})))
             for label_a, ratio_a in options[first]
             for label_b, ratio_b in options[second]
         ]
@@ -338,7 +339,7 @@ def turned_round(detections: Detections, finder: SetFinder | None = None) -> np.
     pairs = PairGeometry.of(g, turned=opposite)  # the pair's axis, either way round
     linked = (opposite | alike) & finder.placed_side_by_side(pairs)
     # each tile's nearest neighbour on either side of it along its own reading axis
-    side = np.einsum("ijk,ik->ij", g.centers[None, :, :] - g.centers[:, None, :], g.right) > 0
+    side = np.einsum("ijk,ik->ij", pairs.offset, g.right) > 0
     distance = np.where(linked, np.abs(pairs.along), np.inf)
     neighbours: list[list[int]] = []
     for i in range(n):

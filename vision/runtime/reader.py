@@ -147,6 +147,11 @@ class Reader(Protocol):
         ...
 
 
+def tile_widths(boxes: Detections) -> np.ndarray:
+    """Each box's narrower side: a tile's width in the image's pixels, whatever its orientation."""
+    return np.minimum(boxes.xyxy[:, 2] - boxes.xyxy[:, 0], boxes.xyxy[:, 3] - boxes.xyxy[:, 1])
+
+
 def tile_scale_region(
     shape: tuple[int, int],
     boxes: Detections,
@@ -161,8 +166,7 @@ def tile_scale_region(
     if len(boxes) < MIN_TILES_FOR_SCALE:
         return None
     height, width = shape
-    narrow = np.minimum(boxes.xyxy[:, 2] - boxes.xyxy[:, 0], boxes.xyxy[:, 3] - boxes.xyxy[:, 1])
-    tile = float(np.median(narrow))  # a tile's width in the image's pixels, whatever its orientation
+    tile = float(np.median(tile_widths(boxes)))
     if tile * input_size / max(width, height) >= SMALL_TILE_PX:
         return None
     x0, y0, x1, y1 = 0.0, 0.0, float(width), float(height)
@@ -190,8 +194,7 @@ def needs_a_closer_look(shape: tuple[int, int], boxes: Detections, input_size: i
     tiles is read once, as before."""
     if len(boxes) >= MIN_TILES_FOR_SCALE or max(shape) <= input_size:
         return False
-    narrow = np.minimum(boxes.xyxy[:, 2] - boxes.xyxy[:, 0], boxes.xyxy[:, 3] - boxes.xyxy[:, 1])
-    return bool((narrow * input_size / max(shape) < SMALL_TILE_PX).all())
+    return bool((tile_widths(boxes) * input_size / max(shape) < SMALL_TILE_PX).all())
 
 
 def closer_region(shape: tuple[int, int], input_size: int) -> Region:
